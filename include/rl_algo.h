@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The rate algorithms, written once and compiled unchanged into the XDP program
+ * and into userspace (simulate, tests).
+ *
+ * Every function here is a pure function of (state word, now in ns, packet
+ * cost, precomputed parameters): no helper calls, no floating point and no
+ * division. Userspace turns a policy into struct rl_params (user/policy.c);
+ * the packet path only multiplies, adds, shifts and compares.
+ *
+ * Token bucket and GCRA: virtual time
+ * -----------------------------------
+ * Both are kept as one 64-bit "theoretical arrival time" (TAT) per source, in
+ * virtual-time units (vt). The clock is converted with
+ *
+ *	vt(now) = floor(now_ns * vt_mult / 2^RL_VT_SHIFT)  (mod 2^64)
+ *
+ * and one cost unit (a packet, or a byte in byte mode) is worth unit_cost vt.
+ * Userspace picks vt_mult and unit_cost so that vt_mult / 2^56 / unit_cost is
+ * the rate per ns. When the rate in cost units per ns reduces to a fraction
+ * U0/C0 with U0 <= RL_VT_PER_NS_MAX, vt_mult = U0 << 56 and unit_cost = C0:
+ * every quantity is then an integer and no decision is ever rounded. Otherwise
+ * unit_cost is chosen so that vt_mult carries about 62 significant bits, and
+ * the relative rate error is below 1e-15.
+ *
+ * The state is TAT mod 2^64, and ahead = TAT - vt(now) (mod 2^64) says where
+ * the source stands:
+ *	token bucket:	tokens * unit_cost = tau - ahead
+ *	gcra:		level * unit_cost = ahead
+ * with tau = burst * unit_cost. A source whose TAT lies behind now has a full
+ * bucket (an empty queue): ahead is taken as 0. Since a stored TAT is never
+ * more than ahead_max past the clock, any other value of ahead means "behind".
+ * ahead_max adds RL_SKEW_VT to the largest TAT that can be stored, so that a
+ * CPU whose clock read is a little older than the one that wrote the state
+ * still sees the state as ahead (and so cannot be handed a fresh bucket).
+ *
+ * Limits: the vt clock wraps every 2^64 vt units, at least 2^57 ns (4.5
+ * years) since vt_mult <= 128 << 56. A source idle for g vt units is read
+ * correctly for any g < 2^64 - ahead_max (> 3.4 years at the finest scale,
+ * 584 years for a rate of 1 packet/s); only an idle gap within ahead_max
+ * below a multiple of the wrap period would be read as a partly used bucket.
+ *
+ * Fixed and sliding window: window index and packed counters
+ * ----------------------------------------------------------
+ * The window index k = floor(now / W) is computed with a precomputed
+ * reciprocal (multiply-high and one correction step, exact for all 64-bit
+ * now). The state packs the low bits of k with the counts:
+ *	fixed window:	[ k mod 2^24 | count:40 ]
+ *	sliding window:	[ k mod 2^16 | previous:24 | current:24 ]
+ * A source idle for exactly a multiple of 2^24 (2^16) windows, within one
+ * window, would find its old count counted as current (or previous); the
+ * limits on L (RL_FW_LIMIT_MAX, RL_SW_LIMIT_MAX) keep count + cost below the
+ * field width, so counts never wrap.
+ */
+#ifndef RL_ALGO_H
+#define RL_ALGO_H
+
+#include <linux/types.h>
+
+#ifndef RL_INLINE
+#define RL_INLINE static inline __attribute__((always_inline))
+#endif
+
+enum rl_algo {
+	RL_ALGO_TOKEN_BUCKET = 0,
+	RL_ALGO_GCRA = 1,
+	RL_ALGO_FIXED_WINDOW = 2,
+	RL_ALGO_SLIDING_WINDOW = 3,
+	RL_ALGO__COUNT,
+};
+
+/* Fixed-point position of vt_mult: vt per ns = vt_mult / 2^56. */
+#define RL_VT_SHIFT 56
+/* At most 128 vt per ns, so that vt wraps no sooner than every 2^57 ns. */
+#define RL_VT_PER_NS_MAX 128
+/* Clock disagreement between CPUs tolerated when reading a TAT (see above). */
+#define RL_SKEW_VT (1ULL << 40)
+/* Largest tau + one packet's cost, in vt; leaves 3/4 of the wrap for idling. */
+#define RL_AHEAD_LIMIT (1ULL << 62)
+/* Largest cost of one packet in byte mode: a frame length is at most 64 KiB. */
+#define RL_MAX_FRAME 65535
+
+#define RL_FW_ID_BITS 24
+#define RL_FW_CNT_BITS 40
+#define RL_FW_CNT_MASK ((1ULL << RL_FW_CNT_BITS) - 1)
+#define RL_FW_LIMIT_MAX (RL_FW_CNT_MASK - RL_MAX_FRAME)
+
+#define RL_SW_ID_BITS 16
+#define RL_SW_CNT_BITS 24
+#define RL_SW_CNT_MASK ((1ULL << RL_SW_CNT_BITS) - 1)
+#define RL_SW_LIMIT_MAX (RL_SW_CNT_MASK - RL_MAX_FRAME)
+
+/* Precomputed from a policy by rl_params_init() in userspace. */
+struct rl_params {
+	__u32 algo;		/* enum rl_algo */
+	__u32 bytes;		/* 1: cost is the frame length; 0: 1 per packet */
+	/* token bucket and gcra */
+	__u64 vt_mult;		/* vt per ns, fixed point << RL_VT_SHIFT */
+	__u64 unit_cost;	/* vt per cost unit */
+	__u64 tau;		/* burst * unit_cost */
+	__u64 ahead_max;	/* largest storable TAT - now, + RL_SKEW_VT */
+	__u64 initial_ahead;	/* TAT - now given to a new source */
+	/* fixed and sliding window */
+	__u64 window_ns;	/* W */
+	__u64 win_magic;	/* floor((2^(64 + win_shift) - 1) / W) */
+	__u64 win_shift;	/* floor(log2(W)) */
+	__u64 limit;		/* L, in cost units per window */
+};
+
+/* 64 x 64 -> 128-bit product from 32-bit halves (BPF has no 128-bit multiply). */
+RL_INLINE __u64 rl_mul128(__u64 a, __u64 b, __u64 *lo)
+{
+	__u64 a0 = (__u32)a, a1 = a >> 32, b0 = (__u32)b, b1 = b >> 32;
+	__u64 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+	__u64 mid = (p00 >> 32) + (__u32)p01 + (__u32)p10;
+
+	*lo = (mid << 32) | (__u32)p00;
+	return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+}
+
+/* The clock in vt units, mod 2^64. */
+RL_INLINE __u64 rl_vt(const struct rl_params *p, __u64 now)
+{
+	__u64 lo, hi = rl_mul128(now, p->vt_mult, &lo);
+
+	return (hi << (64 - RL_VT_SHIFT)) | (lo >> RL_VT_SHIFT);
+}
+
+/* k = floor(now / W) exactly, and the time elapsed in window k. */
+RL_INLINE __u64 rl_window(const struct rl_params *p, __u64 now, __u64 *elapsed)
+{
+	__u64 lo, k = rl_mul128(now, p->win_magic, &lo) >> p->win_shift;
+	__u64 e = now - k * p->window_ns;
+
+	/* The reciprocal is low by less than one: at most one step up. */
+	if (e >= p->window_ns) {
+		k++;
+		e -= p->window_ns;
+	}
+	*elapsed = e;
+	return k;
+}
+
+/* TAT - vt(now) of a source, 0 when its TAT lies behind now. */
+RL_INLINE __u64 rl_ahead(const struct rl_params *p, __u64 tat, __u64 vt)
+{
+	__u64 ahead = tat - vt;
+
+	return ahead > p->ahead_max ? 0 : ahead;
+}
+
+RL_INLINE int rl_bucket_step(const struct rl_params *p, __u64 tat, __u64 now, __u64 cost,
+			     __u64 *next)
+{
+	__u64 vt = rl_vt(p, now);
+	__u64 ahead = rl_ahead(p, tat, vt);
+	__u64 c = cost * p->unit_cost;
+	/*
+	 * token bucket: passes iff tokens >= cost,  i.e. ahead + c <= tau;
+	 * gcra:         passes iff level < burst,   i.e. ahead + 1 <= tau.
+	 */
+	__u64 need = p->algo == RL_ALGO_GCRA ? 1 : c;
+
+	if (ahead > p->tau || p->tau - ahead < need)
+		return 0;
+	*next = vt + ahead + c;
+	return 1;
+}
+
+RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
+			    __u64 *next)
+{
+	__u64 e, id = rl_window(p, now, &e) & ((1ULL << RL_FW_ID_BITS) - 1);
+	__u64 count = (state >> RL_FW_CNT_BITS) == id ? state & RL_FW_CNT_MASK : 0;
+
+	if (count >= p->limit)
+		return 0;
+	*next = (id << RL_FW_CNT_BITS) | (count + cost);
+	return 1;
+}
+
+RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
+			      __u64 *next)
+{
+	const __u64 id_mask = (1ULL << RL_SW_ID_BITS) - 1;
+	__u64 e, k = rl_window(p, now, &e);
+	__u64 sid = state >> (2 * RL_SW_CNT_BITS);
+	__u64 prev = 0, cur = 0, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
+
+	if (sid == (k & id_mask)) {
+		prev = (state >> RL_SW_CNT_BITS) & RL_SW_CNT_MASK;
+		cur = state & RL_SW_CNT_MASK;
+	} else if (sid == ((k - 1) & id_mask)) {
+		prev = state & RL_SW_CNT_MASK;
+	}
+	/*
+	 * prev * (W - e) / W + cur < L  <=>  prev * (W - e) < (L - cur) * W,
+	 * compared as 128-bit products so that no W is too long.
+	 */
+	if (cur >= p->limit)
+		return 0;
+	lhs_hi = rl_mul128(prev, p->window_ns - e, &lhs_lo);
+	rhs_hi = rl_mul128(p->limit - cur, p->window_ns, &rhs_lo);
+	if (lhs_hi > rhs_hi || (lhs_hi == rhs_hi && lhs_lo >= rhs_lo))
+		return 0;
+	*next = ((k & id_mask) << (2 * RL_SW_CNT_BITS)) | (prev << RL_SW_CNT_BITS) | (cur + cost);
+	return 1;
+}
+
+/*
+ * One packet of cost @cost at @now against a source in state @state.
+ * Returns 1 (pass) with the state to store in *next, or 0 (drop, state unchanged).
+ */
+RL_INLINE int rl_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost, __u64 *next)
+{
+	switch (p->algo) {
+	case RL_ALGO_TOKEN_BUCKET:
+	case RL_ALGO_GCRA:
+		return rl_bucket_step(p, state, now, cost, next);
+	case RL_ALGO_FIXED_WINDOW:
+		return rl_fixed_step(p, state, now, cost, next);
+	case RL_ALGO_SLIDING_WINDOW:
+		return rl_sliding_step(p, state, now, cost, next);
+	}
+	return 0;
+}
+
+/* The state of a source first seen at @now (before its first packet is counted). */
+RL_INLINE __u64 rl_initial_state(const struct rl_params *p, __u64 now)
+{
+	__u64 e;
+
+	switch (p->algo) {
+	case RL_ALGO_TOKEN_BUCKET:
+	case RL_ALGO_GCRA:
+		return rl_vt(p, now) + p->initial_ahead;
+	case RL_ALGO_FIXED_WINDOW:
+		/* An id two windows back: neither current nor previous, so empty. */
+		return ((rl_window(p, now, &e) - 2) & ((1ULL << RL_FW_ID_BITS) - 1))
+		       << RL_FW_CNT_BITS;
+	case RL_ALGO_SLIDING_WINDOW:
+		return ((rl_window(p, now, &e) - 2) & ((1ULL << RL_SW_ID_BITS) - 1))
+		       << (2 * RL_SW_CNT_BITS);
+	}
+	return 0;
+}
+
+#endif /* RL_ALGO_H */

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What the XDP program and the CLI share: the configuration record, the
+ * per-CPU counters, the map key, map names and limits. Fixed-width types with
+ * explicit padding only: these structs are the maps' ABI.
+ */
+#ifndef RL_COMMON_H
+#define RL_COMMON_H
+
+#include <linux/types.h>
+#include "rl_algo.h"
+#include "rl_key.h"
+
+/* Pins live in RL_PIN_ROOT/IFACE/. */
+#define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
+
+/*
+ * Default number of tracked sources. An LRU map: when full, the least
+ * recently used source is forgotten (and starts again from --initial).
+ */
+#define RL_DEFAULT_MAX_SOURCES 1048576
+#define RL_MAX_SOURCES_LIMIT (64U << 20)
+
+/*
+ * Compare-and-swap attempts on one source before the packet is dropped and
+ * counted in cas_exhausted. A retry only happens when another CPU updated the
+ * same source in between; eight in a row needs sustained contention from
+ * many CPUs on one key.
+ */
+#define RL_CAS_TRIES 8
+
+/* Verdict actions. */
+enum rl_action {
+	RL_ACTION_DROP = 0,	/* over-limit packets are dropped */
+	RL_ACTION_DRY_RUN = 1,	/* counted as would-drop, passed */
+};
+
+/* What to do with a packet whose source cannot be inserted (map error). */
+enum rl_fail_policy {
+	RL_FAIL_PASS = 0,
+	RL_FAIL_DROP = 1,
+};
+
+/* Why a frame was not rate limited as IP (index into counters.malformed). */
+enum rl_malformed {
+	RL_BAD_ETH = 0,		/* shorter than an Ethernet header */
+	RL_BAD_VLAN = 1,	/* truncated VLAN tag, or more than two tags */
+	RL_BAD_IPV4 = 2,	/* truncated IPv4 header */
+	RL_BAD_IHL = 3,		/* IPv4 IHL < 5 or version != 4 */
+	RL_BAD_IPV6 = 4,	/* truncated IPv6 header or version != 6 */
+	RL_BAD__COUNT,
+};
+
+/* How state written under the previous configuration is carried over. */
+enum rl_carry {
+	RL_CARRY_NONE = 0,	/* start afresh (algorithm family or window changed) */
+	RL_CARRY_BUCKET = 1,	/* rescale the used part of the bucket */
+	RL_CARRY_WINDOW = 2,	/* same windows: keep the counts */
+};
+
+/*
+ * One configuration. The program reads rl_config[rl_ctl.active]; the CLI
+ * writes the other slot and then flips active, so a packet never sees half
+ * of a change.
+ */
+struct rl_config {
+	struct rl_params params;
+	struct rl_params prev;	/* the configuration before the last change */
+	__u64 carry_mult;	/* ahead_new = ahead_prev * carry_mult >> carry_shift */
+	__u32 carry_shift;
+	__u32 carry;		/* enum rl_carry */
+	__u32 gen;		/* generation: part of every state key */
+	__u32 has_prev;		/* look up gen - 1 on a miss */
+	__u32 mask4;		/* IPv4 source mask, network order */
+	__u32 prev_mask4;
+	__u32 mask6[4];		/* IPv6 source mask, network order */
+	__u32 prev_mask6[4];
+	__u32 prefix4, prefix6;	/* as given, for status */
+	__u32 action;		/* enum rl_action */
+	__u32 fail_policy;	/* enum rl_fail_policy */
+	__u32 malformed_drop;	/* 1: drop malformed IP frames; 0: pass them */
+	__u32 pad;
+	__u64 rate_num;		/* the rate as given, for status: num/den per s */
+	__u64 rate_den;
+};
+
+struct rl_ctl {
+	__u32 active;		/* index of the live rl_config slot */
+	__u32 pad;
+};
+
+/* Per-source map key: the masked source and the configuration generation. */
+struct rl_state_key {
+	struct rl_key src;
+	__u32 gen;
+};
+
+/* Per-CPU counters; one record, so bpftool prints them with their names. */
+struct rl_counters {
+	__u64 rx_packets, rx_bytes;	/* every frame seen */
+	__u64 passed, passed_bytes;	/* XDP_PASS, any reason */
+	__u64 dropped, dropped_bytes;	/* XDP_DROP, any reason */
+	__u64 limited;			/* dropped for being over the limit */
+	__u64 would_drop, would_drop_bytes; /* over the limit in dry-run: passed */
+	__u64 ipv4, ipv6;		/* rate-limited frames by family */
+	__u64 not_ip;			/* ARP, LLDP, ...: passed untouched */
+	__u64 malformed[RL_BAD__COUNT];
+	__u64 new_sources;		/* sources inserted */
+	__u64 carried;			/* sources carried over from the previous config */
+	__u64 insert_failed;		/* inserts that failed other than with EEXIST */
+	__u64 cas_retries;		/* compare-and-swap attempts that lost a race */
+	__u64 cas_exhausted;		/* packets dropped after RL_CAS_TRIES lost races */
+	__u64 no_config;		/* packets seen before a configuration was written */
+};
+
+/*
+ * The state a source had under the previous configuration, in the terms of
+ * the current one (see "set" in the README):
+ *	bucket -> bucket: the used part of the bucket (TAT - now) is rescaled
+ *	by unit_cost_new / unit_cost_prev, at most the new tau: a source keeps
+ *	the tokens (the queue level) it had, never more than the new burst;
+ *	same window length: the counts are kept;
+ *	anything else: the state of a new source.
+ */
+RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now)
+{
+	__u64 ahead, hi, lo;
+
+	switch (c->carry) {
+	case RL_CARRY_BUCKET:
+		ahead = rl_ahead(&c->prev, state, rl_vt(&c->prev, now));
+		hi = rl_mul128(ahead, c->carry_mult, &lo);
+		if (c->carry_shift == 0)
+			ahead = hi ? ~0ULL : lo;
+		else if (c->carry_shift < 64)
+			ahead = hi >> c->carry_shift ? ~0ULL
+						     : (hi << (64 - c->carry_shift)) |
+							       (lo >> c->carry_shift);
+		if (ahead > c->params.tau)
+			ahead = c->params.tau;
+		return rl_vt(&c->params, now) + ahead;
+	case RL_CARRY_WINDOW:
+		return state;
+	}
+	return rl_initial_state(&c->params, now);
+}
+
+#endif /* RL_COMMON_H */

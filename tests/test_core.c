@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The algorithm core on hand-computed cases. */
+#include "test.h"
+#include "trace.h"
+
+static bool make_sim(struct rl_sim *s, const char *const *opts)
+{
+	char err[RL_ERRLEN];
+	struct rl_policy pol;
+	int argc = 0, i;
+	char *argv[16];
+
+	rl_policy_defaults(&pol);
+	while (opts[argc])
+		argv[argc] = (char *)opts[argc], argc++;
+	for (i = 0; i < argc; i++) {
+		if (rl_policy_option(&pol, argc, argv, &i, err, sizeof(err)) != 1) {
+			rl_test_fail(__FILE__, __LINE__, "option %s: %s", argv[i], err);
+			return false;
+		}
+	}
+	if (rl_sim_init(s, &pol, err, sizeof(err))) {
+		rl_test_fail(__FILE__, __LINE__, "policy: %s", err);
+		return false;
+	}
+	return true;
+}
+
+/* After 5 s idle, 30 packets spread evenly over 20 ms: how many pass. */
+static unsigned int burst_after_idle(const char *const *opts)
+{
+	struct rl_key key = { { 0, 0, 0, 1 } };
+	struct rl_sim s;
+	unsigned int passed = 0;
+
+	if (!make_sim(&s, opts))
+		return 0;
+	for (int i = 0; i < 30; i++)
+		passed += rl_sim_packet(&s, &key, 5000000000ULL + i * 20000000ULL / 29, 64, NULL);
+	rl_sim_free(&s);
+	return passed;
+}
+
+TEST(core_burst_after_idle)
+{
+	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "token-bucket", "--rate", "10",
+							"--burst", "20", NULL }),
+		  20, "token-bucket");
+	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "gcra", "--rate", "10",
+							"--burst", "20", NULL }),
+		  21, "gcra");
+	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "fixed-window", "--rate", "10",
+							"--window", "1s", NULL }),
+		  10, "fixed-window");
+	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "sliding-window", "--rate",
+							"10", "--window", "1s", NULL }),
+		  10, "sliding-window");
+}
