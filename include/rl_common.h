@@ -80,8 +80,14 @@ struct rl_config {
 	__u32 fail_policy;	/* enum rl_fail_policy */
 	__u32 malformed_drop;	/* 1: drop malformed IP frames; 0: pass them */
 	__u32 pad;
-	__u64 rate_num;		/* the rate as given, for status: num/den per s */
+	/* The policy as given, for status and for set to change only what it names. */
+	__u64 rate_num;		/* rate = rate_num / rate_den cost units per second */
 	__u64 rate_den;
+	__u64 burst;		/* cost units (bucket algorithms) */
+	__u64 initial;		/* cost units, if initial_set */
+	__u64 window_ns;	/* window algorithms */
+	__u32 initial_set;
+	__u32 pad2;
 };
 
 struct rl_ctl {

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "config.h"
+
+typedef unsigned __int128 u128;
+
+const char rl_opts_help[] =
+	"  --action ACTION   drop (default): drop packets over the limit;\n"
+	"                    dry-run: count them as would-drop and pass them\n"
+	"  --on-insert-fail POLICY\n"
+	"                    pass (default) or drop a packet whose source cannot be\n"
+	"                    added to the table (a map error; a full table evicts the\n"
+	"                    least recently seen source instead)\n"
+	"  --malformed POLICY\n"
+	"                    drop (default) or pass truncated and malformed IP frames\n";
+
+void rl_opts_defaults(struct rl_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->action = RL_ACTION_DROP;
+	o->fail_policy = RL_FAIL_PASS;
+	o->malformed_drop = true;
+}
+
+static int pick(const char *flag, const char *val, const char *a, const char *b, int *out,
+		char *err, size_t errlen)
+{
+	if (!strcmp(val, a)) {
+		*out = 0;
+		return 0;
+	}
+	if (!strcmp(val, b)) {
+		*out = 1;
+		return 0;
+	}
+	snprintf(err, errlen, "%s: '%s' is neither %s nor %s", flag, val, a, b);
+	return -EINVAL;
+}
+
+int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen)
+{
+	static const char *const names[] = { "--action", "--on-insert-fail", "--malformed" };
+	const char *arg = argv[*i], *val;
+	size_t k, n = 0;
+	int v = 0, ret;
+
+	for (k = 0; k < 3; k++) {
+		n = strlen(names[k]);
+		if (!strncmp(arg, names[k], n) && (arg[n] == '\0' || arg[n] == '='))
+			break;
+	}
+	if (k == 3)
+		return 0;
+	if (arg[n] == '=') {
+		val = arg + n + 1;
+	} else if (*i + 1 < argc) {
+		val = argv[++*i];
+	} else {
+		snprintf(err, errlen, "%s needs a value", names[k]);
+		return -EINVAL;
+	}
+	switch (k) {
+	case 0:
+		ret = pick(names[k], val, "drop", "dry-run", &v, err, errlen);
+		o->action = v ? RL_ACTION_DRY_RUN : RL_ACTION_DROP;
+		o->action_set = true;
+		break;
+	case 1:
+		ret = pick(names[k], val, "pass", "drop", &v, err, errlen);
+		o->fail_policy = v ? RL_FAIL_DROP : RL_FAIL_PASS;
+		o->fail_set = true;
+		break;
+	default:
+		ret = pick(names[k], val, "pass", "drop", &v, err, errlen);
+		o->malformed_drop = v;
+		o->malformed_set = true;
+		break;
+	}
+	return ret ? ret : 1;
+}
+
+static void prefix_mask(__u32 *mask, unsigned int words, unsigned int bits)
+{
+	for (unsigned int i = 0; i < words; i++) {
+		unsigned int keep = bits > 32 ? 32 : bits;
+
+		mask[i] = keep ? htonl(~0U << (32 - keep)) : 0;
+		bits -= keep;
+	}
+}
+
+static bool is_bucket(__u32 algo)
+{
+	return algo == RL_ALGO_TOKEN_BUCKET || algo == RL_ALGO_GCRA;
+}
+
+/* carry_mult / 2^carry_shift = unit_cost_new / unit_cost_prev, as precise as fits. */
+static void carry_ratio(struct rl_config *cfg)
+{
+	__u64 cn = cfg->params.unit_cost, co = cfg->prev.unit_cost;
+
+	for (int s = 63; s >= 0; s--) {
+		u128 m = ((u128)cn << s) / co;
+
+		if (m <= ~0ULL) {
+			cfg->carry_mult = (__u64)m;
+			cfg->carry_shift = (__u32)s;
+			return;
+		}
+	}
+	/* unit_cost <= 2^62, so cn / co < 2^63 and s = 0 always fits. */
+}
+
+int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const struct rl_opts *o,
+		    const struct rl_config *prev, char *err, size_t errlen)
+{
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	ret = rl_params_init(&cfg->params, pol, err, errlen);
+	if (ret)
+		return ret;
+	prefix_mask(&cfg->mask4, 1, pol->prefix4);
+	prefix_mask(cfg->mask6, 4, pol->prefix6);
+	cfg->prefix4 = pol->prefix4;
+	cfg->prefix6 = pol->prefix6;
+	cfg->action = o->action;
+	cfg->fail_policy = o->fail_policy;
+	cfg->malformed_drop = o->malformed_drop;
+	cfg->rate_num = pol->rate_num;
+	cfg->rate_den = pol->rate_den;
+	cfg->window_ns = pol->window_ns;
+	if (is_bucket(pol->algo))
+		cfg->burst = cfg->params.tau / cfg->params.unit_cost;
+	cfg->initial = pol->initial;
+	cfg->initial_set = pol->initial_set;
+	cfg->gen = 1;
+	if (!prev)
+		return 0;
+	/* Generation 0 means "not configured": skip it when the counter wraps. */
+	cfg->gen = prev->gen + 1 ? prev->gen + 1 : 1;
+	cfg->has_prev = 1;
+	cfg->prev = prev->params;
+	cfg->prev_mask4 = prev->mask4;
+	memcpy(cfg->prev_mask6, prev->mask6, sizeof(cfg->prev_mask6));
+	if (is_bucket(cfg->params.algo) && is_bucket(prev->params.algo)) {
+		cfg->carry = RL_CARRY_BUCKET;
+		carry_ratio(cfg);
+	} else if (cfg->params.algo == prev->params.algo &&
+		   cfg->params.window_ns == prev->params.window_ns) {
+		cfg->carry = RL_CARRY_WINDOW;
+	} else {
+		cfg->carry = RL_CARRY_NONE;
+	}
+	return 0;
+}
+
+void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o)
+{
+	rl_policy_defaults(pol);
+	pol->algo = cfg->params.algo;
+	pol->bytes = cfg->params.bytes;
+	pol->rate_num = cfg->rate_num;
+	pol->rate_den = cfg->rate_den;
+	pol->rate_set = true;
+	if (is_bucket(cfg->params.algo)) {
+		pol->burst = cfg->burst;
+		pol->burst_set = true;
+		pol->initial = cfg->initial;
+		pol->initial_set = cfg->initial_set;
+	} else {
+		pol->window_ns = cfg->window_ns;
+		pol->window_set = true;
+	}
+	pol->prefix4 = cfg->prefix4;
+	pol->prefix6 = cfg->prefix6;
+	rl_opts_defaults(o);
+	o->action = cfg->action;
+	o->fail_policy = cfg->fail_policy;
+	o->malformed_drop = cfg->malformed_drop;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Building the configuration record the XDP program reads (struct rl_config). */
+#ifndef RL_CONFIG_H
+#define RL_CONFIG_H
+
+#include "policy.h"
+#include "rl_common.h"
+
+/* Options beyond the rate policy, shared by attach and set. */
+struct rl_opts {
+	enum rl_action action;
+	enum rl_fail_policy fail_policy;
+	bool malformed_drop;
+	bool action_set, fail_set, malformed_set;
+};
+
+void rl_opts_defaults(struct rl_opts *o);
+/* Like rl_policy_option(), for --action, --on-insert-fail and --malformed. */
+int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
+extern const char rl_opts_help[];
+
+/*
+ * Fill @cfg for @pol and @o. @prev is the live configuration being replaced
+ * (NULL for a first one): the new one gets the next generation and carries
+ * each source's state over from it (see rl_carry_state()).
+ */
+int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const struct rl_opts *o,
+		    const struct rl_config *prev, char *err, size_t errlen);
+
+/* The policy and options a configuration was built from (for status and set). */
+void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o);
+
+#endif /* RL_CONFIG_H */
