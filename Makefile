@@ -20,7 +20,7 @@ DEB_PKGS := clang llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-c
 	    iproute2 netsniff-ng xdp-tools
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Iinclude -Iuser -I$(BUILD)
+CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Iuser -I$(BUILD)
 # clang 14 finds asm/types.h only in the multiarch directory; -mcpu=v3 for atomics.
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -Iinclude -I/usr/include/$(ARCH)-linux-gnu

@@ -54,8 +54,9 @@ enum rl_malformed {
 /* How state written under the previous configuration is carried over. */
 enum rl_carry {
 	RL_CARRY_NONE = 0,	/* start afresh (algorithm family or window changed) */
-	RL_CARRY_BUCKET = 1,	/* rescale the used part of the bucket */
+	RL_CARRY_BUCKET = 1,	/* rescale the used part of the bucket (gcra's level) */
 	RL_CARRY_WINDOW = 2,	/* same windows: keep the counts */
+	RL_CARRY_TOKENS = 3,	/* token bucket to token bucket: keep the tokens */
 };
 
 /*
@@ -122,9 +123,11 @@ struct rl_counters {
 /*
  * The state a source had under the previous configuration, in the terms of
  * the current one (see "set" in the README):
- *	bucket -> bucket: the used part of the bucket (TAT - now) is rescaled
- *	by unit_cost_new / unit_cost_prev, at most the new tau: a source keeps
- *	the tokens (the queue level) it had, never more than the new burst;
+ *	token bucket -> token bucket: the tokens (tau - ahead) are rescaled by
+ *	unit_cost_new / unit_cost_prev: a source keeps the tokens it had, at
+ *	most the new burst;
+ *	any other bucket change: the used part (ahead, gcra's level) is
+ *	rescaled, at most the new tau: a gcra source keeps its queue level;
  *	same window length: the counts are kept;
  *	anything else: the state of a new source.
  */
@@ -134,7 +137,10 @@ RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now
 
 	switch (c->carry) {
 	case RL_CARRY_BUCKET:
+	case RL_CARRY_TOKENS:
 		ahead = rl_ahead(&c->prev, state, rl_vt(&c->prev, now));
+		if (c->carry == RL_CARRY_TOKENS)
+			ahead = ahead < c->prev.tau ? c->prev.tau - ahead : 0;
 		hi = rl_mul128(ahead, c->carry_mult, &lo);
 		if (c->carry_shift == 0)
 			ahead = hi ? ~0ULL : lo;
@@ -144,6 +150,8 @@ RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now
 							       (lo >> c->carry_shift);
 		if (ahead > c->params.tau)
 			ahead = c->params.tau;
+		if (c->carry == RL_CARRY_TOKENS)
+			ahead = c->params.tau - ahead;
 		return rl_vt(&c->params, now) + ahead;
 	case RL_CARRY_WINDOW:
 		return state;

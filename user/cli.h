@@ -26,5 +26,11 @@ bool rl_is_help(const char *arg);
 void rl_json_str(FILE *f, const char *s);
 
 int cmd_simulate(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_detach(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif /* RL_CLI_H */

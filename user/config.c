@@ -146,7 +146,10 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 	cfg->prev = prev->params;
 	cfg->prev_mask4 = prev->mask4;
 	memcpy(cfg->prev_mask6, prev->mask6, sizeof(cfg->prev_mask6));
-	if (is_bucket(cfg->params.algo) && is_bucket(prev->params.algo)) {
+	if (cfg->params.algo == RL_ALGO_TOKEN_BUCKET && prev->params.algo == RL_ALGO_TOKEN_BUCKET) {
+		cfg->carry = RL_CARRY_TOKENS;
+		carry_ratio(cfg);
+	} else if (is_bucket(cfg->params.algo) && is_bucket(prev->params.algo)) {
 		cfg->carry = RL_CARRY_BUCKET;
 		carry_ratio(cfg);
 	} else if (cfg->params.algo == prev->params.algo &&

@@ -12,6 +12,12 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
+	{ "attach", cmd_attach, "attach the limiter to an interface" },
+	{ "set", cmd_set, "change the policy of a running limiter" },
+	{ "detach", cmd_detach, "remove the limiter and its pins" },
+	{ "status", cmd_status, "where it is attached, how, with which policy" },
+	{ "stats", cmd_stats, "counters, or live per-second rates with --watch" },
+	{ "top", cmd_top, "the sources nearest to or over their limit" },
 	{ "simulate", cmd_simulate, "replay a packet trace through the rate algorithms" },
 };
 

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Attach and detach through libxdp, and the pins under RL_PIN_ROOT/IFACE/.
+ *
+ * Attach order, so that a failure at any step leaves the interface as it was:
+ * check everything, attach (libxdp loads the object, through its dispatcher
+ * where it can, else alone), write the configuration, pin the maps into a
+ * staging directory and rename it into place. Until the rename, the
+ * attachment is not visible to the other commands; on failure it is undone.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+#include "cli.h"
+#include "loader.h"
+#include "xdp_ratelimit.skel.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+#define PROG_NAME "xdp_ratelimit"
+/* Pins are made here, then renamed into RL_PIN_ROOT (bpffs refuses '.' in names). */
+#define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
+
+static const char *const map_names[] = { "rl_state", "rl_config", "rl_ctl", "rl_counters" };
+#define N_MAPS (sizeof(map_names) / sizeof(map_names[0]))
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!rl_verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!rl_verbose)
+		return 0; /* warnings too: we report what failed ourselves */
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	if (!rl_verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void rl_loader_quiet(void)
+{
+	libbpf_set_print(print_libbpf);
+	libxdp_set_print(print_libxdp);
+}
+
+int rl_check_env(char *err, size_t errlen)
+{
+	struct statfs st;
+
+	if (geteuid() != 0) {
+		snprintf(err, errlen, "must be run as root (it needs CAP_BPF and CAP_NET_ADMIN)");
+		return -EPERM;
+	}
+	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		snprintf(err, errlen, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen)
+{
+	memset(ifc, 0, sizeof(*ifc));
+	if (!*name || strlen(name) >= IF_NAMESIZE || strchr(name, '/')) {
+		snprintf(err, errlen, "'%s' is not a valid interface name", name);
+		return -EINVAL;
+	}
+	ifc->ifindex = (int)if_nametoindex(name);
+	if (!ifc->ifindex) {
+		snprintf(err, errlen, "no such interface '%s'", name);
+		return -ENODEV;
+	}
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	/* bpffs refuses '.' in names: eth0.100 is pinned as eth0_100. */
+	snprintf(ifc->pinname, sizeof(ifc->pinname), "%s", name);
+	for (char *p = ifc->pinname; *p; p++)
+		if (*p == '.')
+			*p = '_';
+	snprintf(ifc->pindir, sizeof(ifc->pindir), RL_PIN_ROOT "/%s", ifc->pinname);
+	return 0;
+}
+
+bool rl_is_attached(const struct rl_iface *ifc)
+{
+	struct stat st;
+
+	return stat(ifc->pindir, &st) == 0;
+}
+
+/* Our program on @ifindex, if any: the main program or one behind libxdp's dispatcher. */
+static struct xdp_program *find_ours(struct xdp_multiprog *mp)
+{
+	struct xdp_program *p;
+
+	if (!mp || libxdp_get_error(mp))
+		return NULL;
+	if (xdp_multiprog__is_legacy(mp)) {
+		p = xdp_multiprog__main_prog(mp);
+		return p && !strcmp(xdp_program__name(p), PROG_NAME) ? p : NULL;
+	}
+	for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
+		if (!strcmp(xdp_program__name(p), PROG_NAME))
+			return p;
+	return NULL;
+}
+
+static struct xdp_multiprog *get_multiprog(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+
+	return libxdp_get_error(mp) ? NULL : mp;
+}
+
+const char *rl_attach_mode(const struct rl_iface *ifc)
+{
+	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+	const char *mode = "not attached";
+
+	if (find_ours(mp)) {
+		switch (xdp_multiprog__attach_mode(mp)) {
+		case XDP_MODE_NATIVE:
+			mode = xdp_multiprog__is_legacy(mp) ? "native" : "native (libxdp dispatcher)";
+			break;
+		case XDP_MODE_SKB:
+			mode = xdp_multiprog__is_legacy(mp) ? "skb" : "skb (libxdp dispatcher)";
+			break;
+		case XDP_MODE_HW:
+			mode = "hw";
+			break;
+		default:
+			mode = "unknown";
+		}
+	}
+	xdp_multiprog__close(mp);
+	return mode;
+}
+
+static void unpin_dir(const char *dir)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, map_names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+static int pin_maps(struct xdp_ratelimit *skel, const char *dir, char *err, size_t errlen)
+{
+	struct bpf_map *maps[N_MAPS] = { skel->maps.rl_state, skel->maps.rl_config,
+					 skel->maps.rl_ctl, skel->maps.rl_counters };
+	char path[PATH_MAX];
+	int ret;
+
+	if (mkdir(RL_PIN_ROOT, 0700) && errno != EEXIST)
+		goto fail_errno;
+	if (mkdir(RL_STAGING_ROOT, 0700) && errno != EEXIST)
+		goto fail_errno;
+	if (mkdir(dir, 0700))
+		goto fail_errno;
+	for (size_t i = 0; i < N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, map_names[i]);
+		ret = bpf_obj_pin(bpf_map__fd(maps[i]), path);
+		if (ret) {
+			ret = -errno;
+			snprintf(err, errlen, "couldn't pin %s: %s", path, strerror(errno));
+			unpin_dir(dir);
+			return ret;
+		}
+		/* Root only: the state and the configuration are security-relevant. */
+		chmod(path, 0600);
+	}
+	return 0;
+fail_errno:
+	ret = -errno;
+	snprintf(err, errlen, "couldn't create %s: %s", dir, strerror(errno));
+	return ret;
+}
+
+static int write_first_config(struct xdp_ratelimit *skel, const struct rl_config *cfg)
+{
+	struct rl_ctl ctl = { .active = 0 };
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY))
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_ctl), &zero, &ctl, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+static const char *attach_hint(int ret, enum rl_mode mode)
+{
+	switch (-ret) {
+	case EOPNOTSUPP:
+		return mode == RL_MODE_NATIVE ? " (the driver has no native XDP: try --mode skb)"
+					      : "";
+	case EEXIST:
+	case EBUSY:
+		return " (another XDP program is attached: libxdp could not share the interface)";
+	case E2BIG:
+	case ERANGE:
+		return " (the MTU is too large for XDP on this interface)";
+	case EPERM:
+		return " (the kernel refused: memlock limit, lockdown, or missing BTF/BPF support)";
+	}
+	return "";
+}
+
+int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
+	      const struct rl_config *cfg, char *err, size_t errlen)
+{
+	enum xdp_attach_mode xmode = mode == RL_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = PROG_NAME);
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog = NULL;
+	struct xdp_ratelimit *skel;
+	char staging[PATH_MAX];
+	int ret;
+
+	if (rl_is_attached(ifc)) {
+		snprintf(err, errlen,
+			 "xdp-ratelimit is already attached to '%s' (use set to change it, detach to remove it)",
+			 ifc->name);
+		return -EEXIST;
+	}
+	mp = get_multiprog(ifc->ifindex);
+	if (find_ours(mp)) {
+		xdp_multiprog__close(mp);
+		snprintf(err, errlen,
+			 "an xdp-ratelimit program is attached to '%s' without its pins (an interrupted attach?); run detach %s first",
+			 ifc->name, ifc->name);
+		return -EEXIST;
+	}
+	xdp_multiprog__close(mp);
+
+	skel = xdp_ratelimit__open();
+	if (!skel) {
+		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
+		return -errno;
+	}
+	ret = bpf_map__set_max_entries(skel->maps.rl_state, max_sources);
+	if (ret)
+		goto out_destroy_msg;
+	opts.obj = skel->obj;
+	prog = xdp_program__create(&opts);
+	ret = (int)libxdp_get_error(prog);
+	if (ret) {
+		prog = NULL;
+		snprintf(err, errlen, "couldn't prepare the XDP program: %s", strerror(-ret));
+		goto out_destroy;
+	}
+	ret = xdp_program__attach(prog, ifc->ifindex, xmode, 0);
+	if (ret) {
+		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
+			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
+			 attach_hint(ret, mode));
+		goto out_destroy;
+	}
+	ret = write_first_config(skel, cfg);
+	if (ret) {
+		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
+		goto out_detach;
+	}
+	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "/%s", ifc->pinname);
+	unpin_dir(staging); /* left over by an attach that was killed */
+	ret = pin_maps(skel, staging, err, errlen);
+	if (ret)
+		goto out_detach;
+	ret = rename(staging, ifc->pindir);
+	rmdir(RL_STAGING_ROOT);
+	if (ret) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't move the pins into %s: %s", ifc->pindir,
+			 strerror(errno));
+		unpin_dir(staging);
+		goto out_detach;
+	}
+	xdp_program__close(prog);
+	xdp_ratelimit__destroy(skel);
+	return 0;
+
+out_detach:
+	xdp_program__detach(prog, ifc->ifindex, xmode, 0);
+	goto out_destroy;
+out_destroy_msg:
+	snprintf(err, errlen, "couldn't size the source table to %u: %s", max_sources,
+		 strerror(-ret));
+out_destroy:
+	xdp_program__close(prog);
+	xdp_ratelimit__destroy(skel);
+	return ret;
+}
+
+int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
+{
+	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+	struct xdp_program *prog = find_ours(mp);
+	bool pinned = rl_is_attached(ifc);
+	char staging[PATH_MAX];
+	int ret = 0;
+
+	if (!prog && !pinned) {
+		xdp_multiprog__close(mp);
+		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
+		return -ENOENT;
+	}
+	if (prog) {
+		ret = xdp_program__detach(prog, ifc->ifindex, xdp_multiprog__attach_mode(mp), 0);
+		if (ret) {
+			snprintf(err, errlen, "couldn't detach from '%s': %s", ifc->name,
+				 strerror(-ret));
+			xdp_multiprog__close(mp);
+			return ret;
+		}
+	}
+	xdp_multiprog__close(mp);
+	unpin_dir(ifc->pindir);
+	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "/%s", ifc->pinname);
+	unpin_dir(staging);
+	rmdir(RL_STAGING_ROOT); /* these only if empty */
+	rmdir(RL_PIN_ROOT);
+	rmdir("/sys/fs/bpf/xdp"); /* libxdp's, left empty after a fallback attach */
+	return 0;
+}
+
+int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
+{
+	int *fds[N_MAPS] = { &pins->state, &pins->config, &pins->ctl, &pins->counters };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < N_MAPS; i++)
+		*fds[i] = -1;
+	if (!rl_is_attached(ifc)) {
+		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s' (see attach --help)",
+			 ifc->name);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ifc->pindir, map_names[i]);
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			int ret = -errno;
+
+			snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
+			rl_pins_close(pins);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void rl_pins_close(struct rl_pins *pins)
+{
+	int *fds[N_MAPS] = { &pins->state, &pins->config, &pins->ctl, &pins->counters };
+
+	for (size_t i = 0; i < N_MAPS; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active)
+{
+	struct rl_ctl ctl;
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(pins->ctl, &zero, &ctl))
+		return -errno;
+	if (ctl.active > 1)
+		return -EINVAL;
+	if (bpf_map_lookup_elem(pins->config, &ctl.active, cfg))
+		return -errno;
+	*active = ctl.active;
+	return 0;
+}
+
+int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active)
+{
+	struct rl_ctl ctl = { .active = !active };
+	__u32 zero = 0, slot = !active;
+
+	if (bpf_map_update_elem(pins->config, &slot, cfg, BPF_ANY))
+		return -errno;
+	/* The flip: one aligned 32-bit store in the array value. */
+	if (bpf_map_update_elem(pins->ctl, &zero, &ctl, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rl_counters *per;
+	__u32 zero = 0;
+	int ret = 0;
+
+	if (ncpu < 1)
+		return -EINVAL;
+	per = calloc((size_t)ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(pins->counters, &zero, per)) {
+		ret = -errno;
+		goto out;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		__u64 *d = (__u64 *)sum, *s = (__u64 *)&per[c];
+
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+			d[i] += s[i];
+	}
+out:
+	free(per);
+	return ret;
+}
+
+int rl_list_attached(char names[][IF_NAMESIZE], int max)
+{
+	DIR *d = opendir(RL_PIN_ROOT);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max) {
+		size_t len = strlen(e->d_name);
+
+		if (e->d_name[0] == '.' || len >= IF_NAMESIZE)
+			continue;
+		snprintf(names[n++], IF_NAMESIZE, "%s", e->d_name);
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Attaching, detaching and finding the limiter on an interface: libxdp, libbpf, bpffs pins. */
+#ifndef RL_LOADER_H
+#define RL_LOADER_H
+
+#include <linux/types.h>
+#include <net/if.h>
+#include <limits.h>
+#include "rl_common.h"
+
+enum rl_mode {
+	RL_MODE_NATIVE = 0,
+	RL_MODE_SKB = 1,
+};
+
+struct rl_iface {
+	char name[IF_NAMESIZE];
+	char pinname[IF_NAMESIZE];	/* name with '.' replaced by '_' */
+	int ifindex;
+	char pindir[PATH_MAX];
+};
+
+/* File descriptors of the pinned maps of one attachment. */
+struct rl_pins {
+	int state, config, ctl, counters;
+};
+
+/* Route libbpf's and libxdp's messages through our log (shown with -v). */
+void rl_loader_quiet(void);
+/* Root, and bpffs mounted at /sys/fs/bpf (mounting it if needed). 0 or -errno with a message. */
+int rl_check_env(char *err, size_t errlen);
+/* Look up an interface by name; fills the pin directory. */
+int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen);
+/* Is the limiter attached here? (its pin directory exists) */
+bool rl_is_attached(const struct rl_iface *ifc);
+
+int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
+	      const struct rl_config *cfg, char *err, size_t errlen);
+int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen);
+
+int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
+void rl_pins_close(struct rl_pins *pins);
+
+/* The live configuration and its slot. */
+int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active);
+/* Write @cfg into the slot not in use, then make it live with one 32-bit write. */
+int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active);
+/* Counters summed over CPUs. */
+int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
+/* The mode the program is attached in ("native", "skb", ...), or "not attached". */
+const char *rl_attach_mode(const struct rl_iface *ifc);
+/* The interfaces with a pin directory, one name per call; 0 at the end. */
+int rl_list_attached(char names[][IF_NAMESIZE], int max);
+
+#endif /* RL_LOADER_H */
