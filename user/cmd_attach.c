@@ -253,6 +253,7 @@ int cmd_set(int argc, char **argv)
 	const char *name;
 	bool json = false;
 	int ret, lock = -1, changes = 0;
+	__u64 moved = 0;
 	__u32 active;
 
 	if (has_help(argc, argv)) {
@@ -353,6 +354,14 @@ int cmd_set(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	/* The change is live; moving states over now only saves work later. */
+	ret = rl_migrate(&pins, &cfg, !active, &moved);
+	if (ret)
+		pr_warn("the new policy is live, but moving source states failed: %s (they move on their next packet)",
+			strerror(-ret));
+	else
+		pr_debug("moved %llu source states to generation %u", (unsigned long long)moved,
+			 cfg.gen);
 	if (json) {
 		printf("{\"iface\":");
 		rl_json_str(stdout, ifc.name);

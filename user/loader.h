@@ -45,6 +45,13 @@ void rl_pins_close(struct rl_pins *pins);
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active);
 /* Write @cfg into the slot not in use, then make it live with one 32-bit write. */
 int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active);
+/*
+ * After a set that made slot @live live: move every source's state to the new
+ * generation (see migrate.c) and then stop the lookups of the old one.
+ * *moved counts the states moved.
+ */
+int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live,
+	       __u64 *moved);
 /* Counters summed over CPUs. */
 int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
 /* The mode the program is attached in ("native", "skb", ...), or "not attached". */

@@ -1,0 +1,1117 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The XDP program itself, through BPF_PROG_TEST_RUN: frames in, verdicts and
+ * counters out. Every test loads its own skeleton with the test clock
+ * switched on (rl_test_clock), so each frame runs at a time the test chooses.
+ *
+ *	prog_frames		parsing: one row per frame shape, verdict and counters
+ *	prog_no_config		a program with no configuration passes everything
+ *	prog_token_bucket	rate 10 burst 5 at exact refill boundaries
+ *	prog_dry_run		over-limit frames pass and count as would-drop
+ *	prog_sources		separate buckets per source and per family
+ *	prog_prefix4/6		prefix aggregation
+ *	prog_bytes		byte mode: the cost is the frame length
+ *	prog_vs_sim		random traces: kernel and rl_sim_packet() agree
+ *	prog_set_*		live configuration change with state carried over
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "config.h"
+#include "frames.h"
+#include "source.h"
+#include "test.h"
+#include "trace.h"
+#include "xdp_ratelimit.skel.h"
+
+#define MSEC 1000000ULL
+#define SEC 1000000000ULL
+
+#ifndef ETH_P_LLDP
+#define ETH_P_LLDP 0x88cc
+#endif
+#define IP_MF 0x2000
+
+/*
+ * The state table of a test program. The production default (1M sources)
+ * is preallocated, about 100 MB per skeleton; no test here tracks more than
+ * a few dozen sources, far from where the LRU would evict one.
+ */
+#define TEST_MAX_SOURCES 16384
+
+/* A loaded program under test and its map descriptors. */
+struct prog {
+	struct xdp_ratelimit *skel;
+	int prog_fd, state_fd, config_fd, ctl_fd, counters_fd, clock_fd;
+};
+
+static void prog_close(struct prog *p)
+{
+	xdp_ratelimit__destroy(p->skel);
+	p->skel = NULL;
+}
+
+/* Load a skeleton with the test clock on; no configuration written yet. */
+static bool prog_load(struct prog *p)
+{
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->skel = xdp_ratelimit__open();
+	if (!ASSERT_TRUE(p->skel != NULL, "open skeleton"))
+		return false;
+	p->skel->rodata->rl_test_clock = 1;
+	err = bpf_map__set_max_entries(p->skel->maps.rl_state, TEST_MAX_SOURCES);
+	if (!ASSERT_OK(err, "rl_state max_entries"))
+		goto fail;
+	err = xdp_ratelimit__load(p->skel);
+	if (!ASSERT_OK(err, "load skeleton"))
+		goto fail;
+	p->prog_fd = bpf_program__fd(p->skel->progs.xdp_ratelimit);
+	p->state_fd = bpf_map__fd(p->skel->maps.rl_state);
+	p->config_fd = bpf_map__fd(p->skel->maps.rl_config);
+	p->ctl_fd = bpf_map__fd(p->skel->maps.rl_ctl);
+	p->counters_fd = bpf_map__fd(p->skel->maps.rl_counters);
+	p->clock_fd = bpf_map__fd(p->skel->maps.rl_clock);
+	return true;
+fail:
+	prog_close(p);
+	return false;
+}
+
+/* Write @cfg into @slot, then make it the live one, as the CLI does. */
+static bool prog_configure(struct prog *p, __u32 slot, const struct rl_config *cfg)
+{
+	struct rl_ctl ctl = { .active = slot };
+	__u32 zero = 0;
+
+	if (!ASSERT_OK(bpf_map_update_elem(p->config_fd, &slot, cfg, BPF_ANY), "write rl_config"))
+		return false;
+	return ASSERT_OK(bpf_map_update_elem(p->ctl_fd, &zero, &ctl, BPF_ANY), "write rl_ctl");
+}
+
+/* A policy and options as on the command line, e.g. { "--rate", "10", NULL }. */
+static bool build_config(struct rl_config *cfg, const char *const *opts,
+			 const struct rl_config *prev)
+{
+	char err[RL_ERRLEN] = "";
+	struct rl_policy pol;
+	struct rl_opts o;
+	char *argv[32];
+	int argc = 0, i, ret;
+
+	rl_policy_defaults(&pol);
+	rl_opts_defaults(&o);
+	while (opts[argc] && argc < 32)
+		argv[argc] = (char *)opts[argc], argc++;
+	for (i = 0; i < argc; i++) {
+		ret = rl_policy_option(&pol, argc, argv, &i, err, sizeof(err));
+		if (!ret)
+			ret = rl_opts_option(&o, argc, argv, &i, err, sizeof(err));
+		if (ret != 1) {
+			rl_test_fail(__FILE__, __LINE__, "option %s: %s", argv[i],
+				     ret ? err : "unknown");
+			return false;
+		}
+	}
+	if (rl_config_build(cfg, &pol, &o, prev, err, sizeof(err))) {
+		rl_test_fail(__FILE__, __LINE__, "rl_config_build: %s", err);
+		return false;
+	}
+	return true;
+}
+
+/* Load, and make the configuration built from @opts live in slot 0. */
+static bool prog_start(struct prog *p, const char *const *opts, struct rl_config *cfg)
+{
+	struct rl_config local;
+
+	if (!cfg)
+		cfg = &local;
+	if (!build_config(cfg, opts, NULL) || !prog_load(p))
+		return false;
+	if (!prog_configure(p, 0, cfg)) {
+		prog_close(p);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Run one frame at time @now: XDP_PASS or XDP_DROP, or -1 after failing the
+ * test. BPF_PROG_TEST_RUN refuses input shorter than an Ethernet header, so
+ * a runt goes in behind XDP metadata (a multiple of 4 bytes, at most 32):
+ * the program sees only what lies between ctx->data and ctx->data_end.
+ */
+static int prog_run(struct prog *p, __u64 now, const struct frame *f)
+{
+	unsigned int meta = f->len < ETH_HLEN ? (ETH_HLEN - f->len + 3) & ~3U : 0;
+	struct xdp_md ctx = { .data = meta, .data_end = meta + f->len };
+	__u8 buf[32 + FRAME_MAX] = { 0 };
+	__u32 zero = 0;
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .data_size_in = meta + f->len,
+		    .repeat = 1);
+	int err;
+
+	if (!ASSERT_TRUE(!f->bad, "frame built"))
+		return -1;
+	memcpy(buf + meta, f->data, f->len);
+	if (meta) {
+		opts.ctx_in = &ctx;
+		opts.ctx_size_in = sizeof(ctx);
+	}
+	if (!ASSERT_OK(bpf_map_update_elem(p->clock_fd, &zero, &now, BPF_ANY), "write rl_clock"))
+		return -1;
+	err = bpf_prog_test_run_opts(p->prog_fd, &opts);
+	if (!ASSERT_OK(err, "bpf_prog_test_run_opts"))
+		return -1;
+	if (opts.retval != XDP_PASS && opts.retval != XDP_DROP) {
+		rl_test_fail(__FILE__, __LINE__, "verdict %u: neither XDP_PASS nor XDP_DROP",
+			     opts.retval);
+		return -1;
+	}
+	return (int)opts.retval;
+}
+
+/* The per-CPU counters summed over every possible CPU. */
+static bool prog_counters(struct prog *p, struct rl_counters *sum)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct rl_counters *v;
+	__u32 zero = 0;
+	bool ok = false;
+
+	memset(sum, 0, sizeof(*sum));
+	if (!ASSERT_TRUE(ncpus > 0, "libbpf_num_possible_cpus"))
+		return false;
+	v = calloc((size_t)ncpus, sizeof(*v));
+	if (!ASSERT_TRUE(v != NULL, "calloc"))
+		return false;
+	if (!ASSERT_OK(bpf_map_lookup_elem(p->counters_fd, &zero, v), "read rl_counters"))
+		goto out;
+	for (int c = 0; c < ncpus; c++)
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+			((__u64 *)sum)[i] += ((__u64 *)&v[c])[i];
+	ok = true;
+out:
+	free(v);
+	return ok;
+}
+
+/* Whether rl_state holds @src masked to /@p4 or /@p6, under generation @gen. */
+static bool prog_tracks(struct prog *p, const char *src, unsigned int p4, unsigned int p6,
+			__u32 gen)
+{
+	struct rl_state_key k;
+	__u64 state;
+
+	memset(&k, 0, sizeof(k));
+	if (!ASSERT_OK(rl_key_parse(src, &k.src), src))
+		return false;
+	rl_key_mask(&k.src, p4, p6);
+	k.gen = gen;
+	return bpf_map_lookup_elem(p->state_fd, &k, &state) == 0;
+}
+
+#define CNT(f) { #f, offsetof(struct rl_counters, f) }
+static const struct {
+	const char *name;
+	size_t off;
+} cnt_fields[] = {
+	CNT(rx_packets),	    CNT(rx_bytes),	       CNT(passed),
+	CNT(passed_bytes),	    CNT(dropped),	       CNT(dropped_bytes),
+	CNT(limited),		    CNT(would_drop),	       CNT(would_drop_bytes),
+	CNT(ipv4),		    CNT(ipv6),		       CNT(not_ip),
+	CNT(malformed[RL_BAD_ETH]), CNT(malformed[RL_BAD_VLAN]), CNT(malformed[RL_BAD_IPV4]),
+	CNT(malformed[RL_BAD_IHL]), CNT(malformed[RL_BAD_IPV6]), CNT(new_sources),
+	CNT(carried),		    CNT(insert_failed),	       CNT(cas_retries),
+	CNT(cas_exhausted),	    CNT(no_config),
+};
+_Static_assert(sizeof(cnt_fields) / sizeof(cnt_fields[0]) * sizeof(__u64) ==
+		       sizeof(struct rl_counters),
+	       "every counter of struct rl_counters is named in cnt_fields");
+
+static __u64 cnt_get(const struct rl_counters *c, size_t i)
+{
+	return *(const __u64 *)((const char *)c + cnt_fields[i].off);
+}
+
+/* after - before must equal @exp in every counter. */
+static bool check_delta(const struct rl_counters *before, const struct rl_counters *after,
+			const struct rl_counters *exp, const char *what)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < sizeof(cnt_fields) / sizeof(cnt_fields[0]); i++) {
+		__u64 d = cnt_get(after, i) - cnt_get(before, i), e = cnt_get(exp, i);
+
+		if (d != e) {
+			rl_test_fail(__FILE__, __LINE__, "%s: counter %s went up by %llu, expected %llu",
+				     what, cnt_fields[i].name, (unsigned long long)d,
+				     (unsigned long long)e);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames for the rate tests: an IP frame of @len bytes from @src. */
+
+static void ip_frame(struct frame *f, const char *src, unsigned int len)
+{
+	fr_init(f);
+	if (strchr(src, ':')) {
+		fr_eth(f, ETH_P_IPV6);
+		fr_ipv6(f, src, 0);
+	} else {
+		fr_eth(f, ETH_P_IP);
+		fr_ipv4(f, src, NULL);
+	}
+	fr_pad(f, len);
+	if (f->len != len)
+		f->bad = true;
+}
+
+static const char *verdict_name(int v)
+{
+	return v == XDP_PASS ? "XDP_PASS" : v == XDP_DROP ? "XDP_DROP" : "error";
+}
+
+/*
+ * A scripted run: each step is a frame at a time with its expected verdict.
+ * @tally adds what the steps should have done to the counters.
+ */
+struct step {
+	__u64 t;
+	const char *src;
+	unsigned int len;	/* 0: FRAME_MIN */
+	int verdict;
+	unsigned int repeat;	/* 0: once */
+};
+
+static bool run_steps(struct prog *p, const struct step *s, size_t n, bool dry_run,
+		      struct rl_counters *tally, const char *what)
+{
+	struct frame f;
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned int len = s[i].len ? s[i].len : FRAME_MIN;
+
+		ip_frame(&f, s[i].src, len);
+		for (unsigned int r = 0; r < (s[i].repeat ? s[i].repeat : 1); r++) {
+			int v = prog_run(p, s[i].t, &f);
+			bool over = dry_run ? s[i].verdict == XDP_DROP : false;
+			int exp = over ? XDP_PASS : s[i].verdict;
+
+			if (v != exp) {
+				rl_test_fail(__FILE__, __LINE__,
+					     "%s: step %zu (%s, %u bytes at %llu ns), frame %u: %s, expected %s",
+					     what, i, s[i].src, len, (unsigned long long)s[i].t, r + 1,
+					     verdict_name(v), verdict_name(exp));
+				ok = false;
+			}
+			if (!tally)
+				continue;
+			tally->rx_packets++;
+			tally->rx_bytes += len;
+			if (exp == XDP_PASS) {
+				tally->passed++;
+				tally->passed_bytes += len;
+			} else {
+				tally->dropped++;
+				tally->dropped_bytes += len;
+				tally->limited++;
+			}
+			if (over) {
+				tally->would_drop++;
+				tally->would_drop_bytes += len;
+			}
+			if (strchr(s[i].src, ':'))
+				tally->ipv6++;
+			else
+				tally->ipv4++;
+		}
+	}
+	return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parsing: a table of frames. */
+
+/* A frame, built by build_frame() from the builders of frames.h. */
+struct fspec {
+	__u16 tpid[3];		/* VLAN tags, outermost first; 0 ends the list */
+	__u16 proto;		/* the EtherType after the tags */
+	const char *src;	/* IP source */
+	struct fr_ip4 ip4;	/* IPv4 header fields */
+	unsigned int version;	/* IPv6 version field (0: 6) */
+	bool cut;		/* cut the frame to len bytes (else pad to len, default 60) */
+	unsigned int len;
+};
+
+static void build_frame(struct frame *f, const struct fspec *s)
+{
+	unsigned int ntags = 0;
+
+	fr_init(f);
+	while (ntags < 3 && s->tpid[ntags])
+		ntags++;
+	fr_eth(f, ntags ? s->tpid[0] : s->proto);
+	for (unsigned int i = 0; i < ntags; i++)
+		fr_vlan(f, (__u16)(100 + i), i + 1 < ntags ? s->tpid[i + 1] : s->proto);
+	switch (s->proto) {
+	case ETH_P_IP:
+		fr_ipv4(f, s->src, &s->ip4);
+		break;
+	case ETH_P_IPV6:
+		fr_ipv6(f, s->src, s->version);
+		break;
+	case ETH_P_ARP:
+		fr_arp(f);
+		break;
+	case ETH_P_LLDP:
+		fr_lldp(f);
+		break;
+	}
+	if (s->cut)
+		fr_cut(f, s->len);
+	else
+		fr_pad(f, s->len ? s->len : FRAME_MIN);
+}
+
+/*
+ * One row: a frame, its verdict under --malformed drop (the default) and
+ * --malformed pass, and what it adds to the counters besides rx_*, passed*
+ * and dropped* (those follow from the verdict and the frame's length).
+ * tracked: the source is in rl_state afterwards (/32, /64, generation 1).
+ */
+struct frame_case {
+	const char *name;
+	struct fspec f;
+	int verdict[2];
+	struct rl_counters exp;
+	bool tracked;
+};
+
+#define PASSES { XDP_PASS, XDP_PASS }
+#define MALFORMED { XDP_DROP, XDP_PASS }
+#define NEW_V4 { .ipv4 = 1, .new_sources = 1 }
+#define NEW_V6 { .ipv6 = 1, .new_sources = 1 }
+#define NOT_IP { .not_ip = 1 }
+#define BAD(reason) { .malformed[reason] = 1 }
+#define Q ETH_P_8021Q
+#define AD ETH_P_8021AD
+/* The first n bytes of an IPv4 frame. */
+#define RUNT(n)                                                                               \
+	{ "runt of " #n " bytes",                                                             \
+	  { .proto = ETH_P_IP, .src = "198.18.9.9", .cut = true, .len = n },                 \
+	  MALFORMED, BAD(RL_BAD_ETH), false }
+
+/*
+ * The rows run in order against one program, each with its own source, but
+ * for the later fragment, which must find the bucket its first fragment made.
+ */
+static const struct frame_case frame_cases[] = {
+	{ "ipv4", { .proto = ETH_P_IP, .src = "198.18.0.1" }, PASSES, NEW_V4, true },
+	{ "ipv4 header only, 34 bytes",
+	  { .proto = ETH_P_IP, .src = "198.18.0.2", .cut = true, .len = 34 }, PASSES, NEW_V4,
+	  true },
+	{ "ipv4 full size", { .proto = ETH_P_IP, .src = "198.18.0.3", .len = 1514 }, PASSES,
+	  NEW_V4, true },
+	{ "ipv4 options, ihl 6",
+	  { .proto = ETH_P_IP, .src = "198.18.0.4", .ip4 = { .ihl = 6 } }, PASSES, NEW_V4, true },
+	{ "ipv4 options, ihl 15",
+	  { .proto = ETH_P_IP, .src = "198.18.0.5", .ip4 = { .ihl = 15 } }, PASSES, NEW_V4, true },
+	{ "ipv4 ihl 15, header ends the frame",
+	  { .proto = ETH_P_IP, .src = "198.18.0.6", .ip4 = { .ihl = 15 }, .cut = true, .len = 74 },
+	  PASSES, NEW_V4, true },
+	{ "ipv4 first fragment",
+	  { .proto = ETH_P_IP, .src = "198.18.0.7", .ip4 = { .frag = IP_MF } }, PASSES, NEW_V4,
+	  true },
+	{ "ipv4 later fragment, same source",
+	  { .proto = ETH_P_IP, .src = "198.18.0.7", .ip4 = { .frag = 185 } }, PASSES,
+	  { .ipv4 = 1 }, true },
+	{ "ipv4 middle fragment, new source",
+	  { .proto = ETH_P_IP, .src = "198.18.0.8", .ip4 = { .frag = IP_MF | 370 } }, PASSES,
+	  NEW_V4, true },
+	{ "802.1Q ipv4", { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.1.1" }, PASSES,
+	  NEW_V4, true },
+	{ "802.1ad+802.1Q ipv4",
+	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.1.2" }, PASSES, NEW_V4, true },
+	{ "802.1Q+802.1Q ipv4", { .tpid = { Q, Q }, .proto = ETH_P_IP, .src = "198.18.1.3" },
+	  PASSES, NEW_V4, true },
+	{ "802.1ad+802.1Q ipv4 options",
+	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.1.4", .ip4 = { .ihl = 9 } },
+	  PASSES, NEW_V4, true },
+	{ "ipv6", { .proto = ETH_P_IPV6, .src = "2001:db8::1" }, PASSES, NEW_V6, true },
+	{ "ipv6 header only, 54 bytes",
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:1::1", .cut = true, .len = 54 }, PASSES, NEW_V6,
+	  true },
+	{ "802.1Q ipv6", { .tpid = { Q }, .proto = ETH_P_IPV6, .src = "2001:db8:2::1" }, PASSES,
+	  NEW_V6, true },
+	{ "802.1ad+802.1Q ipv6",
+	  { .tpid = { AD, Q }, .proto = ETH_P_IPV6, .src = "2001:db8:3::1" }, PASSES, NEW_V6,
+	  true },
+	{ "arp", { .proto = ETH_P_ARP }, PASSES, NOT_IP, false },
+	{ "802.1Q arp", { .tpid = { Q }, .proto = ETH_P_ARP }, PASSES, NOT_IP, false },
+	{ "lldp", { .proto = ETH_P_LLDP }, PASSES, NOT_IP, false },
+	{ "unknown ethertype 0x88b5", { .proto = 0x88b5 }, PASSES, NOT_IP, false },
+	{ "ethernet header only, arp", { .proto = ETH_P_ARP, .cut = true, .len = 14 }, PASSES,
+	  NOT_IP, false },
+	{ "three tags 802.1Q", { .tpid = { Q, Q, Q }, .proto = ETH_P_IP, .src = "198.18.2.1" },
+	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	{ "three tags 802.1ad+802.1Q+802.1Q",
+	  { .tpid = { AD, Q, Q }, .proto = ETH_P_IP, .src = "198.18.2.2" }, MALFORMED,
+	  BAD(RL_BAD_VLAN), false },
+	{ "truncated 802.1Q tag",
+	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.2.3", .cut = true, .len = 17 },
+	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	{ "802.1Q tag, nothing after the ethernet header",
+	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.2.4", .cut = true, .len = 14 },
+	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	{ "truncated inner tag of QinQ",
+	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.2.5", .cut = true, .len = 20 },
+	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	{ "ipv4 ethertype, nothing after",
+	  { .proto = ETH_P_IP, .src = "198.18.3.1", .cut = true, .len = 14 }, MALFORMED,
+	  BAD(RL_BAD_IPV4), false },
+	{ "truncated ipv4 header, 19 of 20 bytes",
+	  { .proto = ETH_P_IP, .src = "198.18.3.2", .cut = true, .len = 33 }, MALFORMED,
+	  BAD(RL_BAD_IPV4), false },
+	{ "802.1Q, truncated ipv4 header",
+	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.3.3", .cut = true, .len = 37 },
+	  MALFORMED, BAD(RL_BAD_IPV4), false },
+	{ "ipv4 ihl 15, frame ends 1 byte short",
+	  { .proto = ETH_P_IP, .src = "198.18.3.4", .ip4 = { .ihl = 15 }, .cut = true, .len = 73 },
+	  MALFORMED, BAD(RL_BAD_IPV4), false },
+	{ "ipv4 ihl 6, only the fixed header present",
+	  { .proto = ETH_P_IP, .src = "198.18.3.5", .ip4 = { .ihl = 6 }, .cut = true, .len = 34 },
+	  MALFORMED, BAD(RL_BAD_IPV4), false },
+	{ "ipv4 ihl 4",
+	  { .proto = ETH_P_IP, .src = "198.18.4.1", .ip4 = { .ihl = 4, .set_ihl = true } },
+	  MALFORMED, BAD(RL_BAD_IHL), false },
+	{ "ipv4 ihl 0",
+	  { .proto = ETH_P_IP, .src = "198.18.4.2", .ip4 = { .ihl = 0, .set_ihl = true } },
+	  MALFORMED, BAD(RL_BAD_IHL), false },
+	{ "ipv4 ethertype, version 6",
+	  { .proto = ETH_P_IP, .src = "198.18.4.3", .ip4 = { .version = 6 } }, MALFORMED,
+	  BAD(RL_BAD_IHL), false },
+	{ "ipv4 ethertype, version 5",
+	  { .proto = ETH_P_IP, .src = "198.18.4.4", .ip4 = { .version = 5 } }, MALFORMED,
+	  BAD(RL_BAD_IHL), false },
+	{ "ipv6 ethertype, nothing after",
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::1", .cut = true, .len = 14 }, MALFORMED,
+	  BAD(RL_BAD_IPV6), false },
+	{ "truncated ipv6 header, 39 of 40 bytes",
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::2", .cut = true, .len = 53 }, MALFORMED,
+	  BAD(RL_BAD_IPV6), false },
+	{ "QinQ, truncated ipv6 header",
+	  { .tpid = { AD, Q }, .proto = ETH_P_IPV6, .src = "2001:db8:4::3", .cut = true,
+	    .len = 61 },
+	  MALFORMED, BAD(RL_BAD_IPV6), false },
+	{ "ipv6 ethertype, version 4",
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::4", .version = 4 }, MALFORMED,
+	  BAD(RL_BAD_IPV6), false },
+	RUNT(0),
+	RUNT(1),
+	RUNT(2),
+	RUNT(3),
+	RUNT(4),
+	RUNT(5),
+	RUNT(6),
+	RUNT(7),
+	RUNT(8),
+	RUNT(9),
+	RUNT(10),
+	RUNT(11),
+	RUNT(12),
+	RUNT(13),
+};
+
+static void frame_table(bool malformed_pass)
+{
+	const char *const opts[] = { "--rate", "1000", "--burst", "1000", "--malformed",
+				     malformed_pass ? "pass" : "drop", NULL };
+	const char *policy = malformed_pass ? "--malformed pass" : "--malformed drop";
+	struct rl_counters before, after, exp;
+	struct frame f;
+	struct prog p;
+	char what[160];
+
+	if (!prog_start(&p, opts, NULL))
+		return;
+	for (size_t i = 0; i < sizeof(frame_cases) / sizeof(frame_cases[0]); i++) {
+		const struct frame_case *c = &frame_cases[i];
+		int want = c->verdict[malformed_pass], v;
+
+		snprintf(what, sizeof(what), "%s: %s", policy, c->name);
+		build_frame(&f, &c->f);
+		if (!ASSERT_TRUE(!f.bad, what))
+			continue;
+		if (c->f.cut && !ASSERT_EQ(f.len, c->f.len, what))
+			continue;
+		if (!prog_counters(&p, &before))
+			break;
+		v = prog_run(&p, SEC, &f);
+		if (v != want)
+			rl_test_fail(__FILE__, __LINE__, "%s (%u bytes): %s, expected %s", what,
+				     f.len, verdict_name(v), verdict_name(want));
+		if (!prog_counters(&p, &after))
+			break;
+		exp = c->exp;
+		exp.rx_packets = 1;
+		exp.rx_bytes = f.len;
+		if (want == XDP_PASS) {
+			exp.passed = 1;
+			exp.passed_bytes = f.len;
+		} else {
+			exp.dropped = 1;
+			exp.dropped_bytes = f.len;
+		}
+		check_delta(&before, &after, &exp, what);
+		if (c->tracked)
+			ASSERT_TRUE(prog_tracks(&p, c->f.src, 32, 64, 1), what);
+	}
+	prog_close(&p);
+}
+
+TEST_FLAGS(prog_frames, RL_TEST_ROOT)
+{
+	frame_table(false);
+	frame_table(true);
+}
+
+/* Before any configuration: everything passes, counted in no_config. */
+TEST_FLAGS(prog_no_config, RL_TEST_ROOT)
+{
+	const struct fspec bad = { .proto = ETH_P_IP, .src = "198.18.0.1", .ip4 = { .version = 5 } };
+	struct rl_counters before, after, exp = { 0 };
+	struct frame f;
+	struct prog p;
+
+	if (!prog_load(&p))
+		return;
+	if (!prog_counters(&p, &before))
+		goto out;
+	ip_frame(&f, "198.18.0.1", FRAME_MIN);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(prog_run(&p, SEC, &f), XDP_PASS, "ipv4 without a configuration");
+	build_frame(&f, &bad);
+	ASSERT_EQ(prog_run(&p, SEC, &f), XDP_PASS, "malformed without a configuration");
+	if (!prog_counters(&p, &after))
+		goto out;
+	exp.rx_packets = exp.passed = 4;
+	exp.rx_bytes = exp.passed_bytes = 4 * FRAME_MIN;
+	exp.ipv4 = 3;
+	exp.no_config = 3;
+	exp.malformed[RL_BAD_IHL] = 1;
+	check_delta(&before, &after, &exp, "no configuration");
+	ASSERT_TRUE(!prog_tracks(&p, "198.18.0.1", 32, 64, 1), "no source tracked");
+	ASSERT_TRUE(!prog_tracks(&p, "198.18.0.1", 32, 64, 0), "no source tracked");
+out:
+	prog_close(&p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Rate behaviour. */
+
+#define T0 (5 * SEC)
+#define A4 "198.18.0.1"
+#define B4 "198.18.0.2"
+
+static void rate_test(const char *const *opts, const struct step *s, size_t n, bool dry_run,
+		      const struct rl_counters *extra, const char *what)
+{
+	struct rl_counters before, after, exp = { 0 };
+	struct prog p;
+
+	if (!prog_start(&p, opts, NULL))
+		return;
+	if (!prog_counters(&p, &before))
+		goto out;
+	run_steps(&p, s, n, dry_run, &exp, what);
+	if (!prog_counters(&p, &after))
+		goto out;
+	for (size_t i = 0; i < sizeof(cnt_fields) / sizeof(cnt_fields[0]); i++)
+		*(__u64 *)((char *)&exp + cnt_fields[i].off) += cnt_get(extra, i);
+	check_delta(&before, &after, &exp, what);
+out:
+	prog_close(&p);
+}
+
+/* Rate 10/s, burst 5: one token every 100 ms, exactly. */
+static const struct step bucket_steps[] = {
+	{ T0, A4, 0, XDP_PASS, 5 },
+	{ T0, A4, 0, XDP_DROP, 3 },
+	{ T0 + 100 * MSEC - 1, A4, 0, XDP_DROP },
+	{ T0 + 100 * MSEC, A4, 0, XDP_PASS },
+	{ T0 + 100 * MSEC, A4, 0, XDP_DROP },
+	/* 250 ms later: two tokens and a half. */
+	{ T0 + 350 * MSEC, A4, 0, XDP_PASS, 2 },
+	{ T0 + 350 * MSEC, A4, 0, XDP_DROP },
+	{ T0 + 400 * MSEC, A4, 0, XDP_PASS },
+	{ T0 + 400 * MSEC, A4, 0, XDP_DROP },
+	/* Idle for 10 s: the bucket holds 5, not 100. */
+	{ T0 + 10 * SEC, A4, 0, XDP_PASS, 5 },
+	{ T0 + 10 * SEC, A4, 0, XDP_DROP },
+};
+
+TEST_FLAGS(prog_token_bucket, RL_TEST_ROOT)
+{
+	const struct rl_counters extra = { .new_sources = 1 };
+
+	rate_test((const char *const[]){ "--algo", "token-bucket", "--rate", "10", "--burst", "5",
+					 NULL },
+		  bucket_steps, sizeof(bucket_steps) / sizeof(bucket_steps[0]), false, &extra,
+		  "token-bucket 10/s burst 5");
+}
+
+/* The same steps in dry-run: what would have been dropped passes and is counted. */
+TEST_FLAGS(prog_dry_run, RL_TEST_ROOT)
+{
+	const struct rl_counters extra = { .new_sources = 1 };
+
+	rate_test((const char *const[]){ "--algo", "token-bucket", "--rate", "10", "--burst", "5",
+					 "--action", "dry-run", NULL },
+		  bucket_steps, sizeof(bucket_steps) / sizeof(bucket_steps[0]), true, &extra,
+		  "dry-run token-bucket 10/s burst 5");
+}
+
+/* Every source its own bucket, IPv4 and IPv6 alike; /32 and /64 by default. */
+TEST_FLAGS(prog_sources, RL_TEST_ROOT)
+{
+	static const struct step s[] = {
+		{ T0, A4, 0, XDP_PASS, 5 },
+		{ T0, A4, 0, XDP_DROP },
+		{ T0, B4, 0, XDP_PASS, 5 },
+		{ T0, B4, 0, XDP_DROP },
+		{ T0, "198.18.0.3", 0, XDP_PASS, 5 },
+		{ T0, "2001:db8::1", 0, XDP_PASS, 5 },
+		{ T0, "2001:db8::1", 0, XDP_DROP },
+		{ T0, "2001:db8:0:1::1", 0, XDP_PASS, 5 },
+		{ T0, "2001:db8:0:1::1", 0, XDP_DROP },
+		/* The IPv4-mapped key of 0.0.0.1 is not ::1. */
+		{ T0, "0.0.0.1", 0, XDP_PASS, 5 },
+		{ T0, "::1", 0, XDP_PASS, 5 },
+		{ T0, A4, 0, XDP_DROP },
+	};
+	const struct rl_counters extra = { .new_sources = 7 };
+
+	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", NULL }, s,
+		  sizeof(s) / sizeof(s[0]), false, &extra, "separate sources");
+}
+
+/* --prefix4 24: a /24 shares one bucket; another /24 has its own. */
+TEST_FLAGS(prog_prefix4, RL_TEST_ROOT)
+{
+	static const struct step s[] = {
+		{ T0, A4, 0, XDP_PASS, 3 },
+		{ T0, B4, 0, XDP_PASS, 2 },
+		{ T0, B4, 0, XDP_DROP },
+		{ T0, A4, 0, XDP_DROP },
+		{ T0, "198.18.0.255", 0, XDP_DROP },
+		{ T0, "198.18.1.1", 0, XDP_PASS, 5 },
+		{ T0, "198.18.1.1", 0, XDP_DROP },
+		{ T0 + 100 * MSEC, B4, 0, XDP_PASS },
+		{ T0 + 100 * MSEC, A4, 0, XDP_DROP },
+	};
+	const struct rl_counters extra = { .new_sources = 2 };
+	struct prog p;
+
+	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", "--prefix4", "24", NULL },
+		  s, sizeof(s) / sizeof(s[0]), false, &extra, "prefix4 24");
+
+	/* The key is the masked address. */
+	if (!prog_start(&p, (const char *const[]){ "--rate", "10", "--prefix4", "24", NULL }, NULL))
+		return;
+	{
+		struct step one = { T0, "198.18.0.77", 0, XDP_PASS };
+
+		run_steps(&p, &one, 1, false, NULL, "prefix4 24 key");
+	}
+	ASSERT_TRUE(prog_tracks(&p, "198.18.0.0", 32, 64, 1), "key 198.18.0.0/24 in rl_state");
+	ASSERT_TRUE(!prog_tracks(&p, "198.18.0.77", 32, 64, 1), "no key 198.18.0.77/32");
+	prog_close(&p);
+}
+
+/* --prefix6 64 (the default): a /64 shares one bucket. */
+TEST_FLAGS(prog_prefix6, RL_TEST_ROOT)
+{
+	static const struct step s64[] = {
+		{ T0, "2001:db8::1", 0, XDP_PASS, 3 },
+		{ T0, "2001:db8::2", 0, XDP_PASS, 2 },
+		{ T0, "2001:db8::2", 0, XDP_DROP },
+		{ T0, "2001:db8::1", 0, XDP_DROP },
+		{ T0, "2001:db8::ffff:ffff:ffff:ffff", 0, XDP_DROP },
+		{ T0, "2001:db8:0:1::1", 0, XDP_PASS, 5 },
+		{ T0, "2001:db8:0:1::1", 0, XDP_DROP },
+	};
+	static const struct step s48[] = {
+		{ T0, "2001:db8::1", 0, XDP_PASS, 3 },
+		{ T0, "2001:db8:0:ffff::2", 0, XDP_PASS, 2 },
+		{ T0, "2001:db8:0:ffff::2", 0, XDP_DROP },
+		{ T0, "2001:db8:1::1", 0, XDP_PASS, 5 },
+	};
+	/* Prefix 0 for both: all IPv4 one bucket, all IPv6 another. */
+	static const struct step s0[] = {
+		{ T0, A4, 0, XDP_PASS, 5 },
+		{ T0, "203.0.113.9", 0, XDP_DROP },
+		{ T0, "2001:db8::1", 0, XDP_PASS, 5 },
+		{ T0, "fe80::1", 0, XDP_DROP },
+	};
+	const struct rl_counters extra = { .new_sources = 2 };
+
+	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", NULL }, s64,
+		  sizeof(s64) / sizeof(s64[0]), false, &extra, "prefix6 64");
+	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", "--prefix6", "48", NULL },
+		  s48, sizeof(s48) / sizeof(s48[0]), false, &extra, "prefix6 48");
+	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", "--prefix4", "0",
+					 "--prefix6", "0", NULL },
+		  s0, sizeof(s0) / sizeof(s0[0]), false, &extra, "prefix4 0, prefix6 0");
+}
+
+/* Byte mode: 1000 bytes/s, burst 1000 bytes; each frame costs its length. */
+TEST_FLAGS(prog_bytes, RL_TEST_ROOT)
+{
+	static const struct step s[] = {
+		{ T0, A4, 400, XDP_PASS, 2 },
+		{ T0, A4, 400, XDP_DROP },
+		{ T0, A4, 201, XDP_DROP },
+		{ T0, A4, 200, XDP_PASS },
+		{ T0, A4, 60, XDP_DROP },
+		/* 1 byte per ms */
+		{ T0 + 59 * MSEC, A4, 60, XDP_DROP },
+		{ T0 + 60 * MSEC, A4, 60, XDP_PASS },
+		{ T0 + 60 * MSEC, "2001:db8::1", 1000, XDP_PASS },
+		{ T0 + 60 * MSEC, "2001:db8::1", 60, XDP_DROP },
+		/* Full again, and never more than full. */
+		{ T0 + 10 * SEC, A4, 1001, XDP_DROP },
+		{ T0 + 10 * SEC, A4, 1000, XDP_PASS },
+		{ T0 + 10 * SEC, A4, 60, XDP_DROP },
+	};
+	const struct rl_counters extra = { .new_sources = 2 };
+
+	rate_test((const char *const[]){ "--rate", "1000byte", "--burst", "1000", NULL }, s,
+		  sizeof(s) / sizeof(s[0]), false, &extra, "bytes 1000/s burst 1000");
+}
+
+/* The cost is the whole frame, VLAN tags included. */
+TEST_FLAGS(prog_bytes_vlan, RL_TEST_ROOT)
+{
+	const struct fspec qinq = { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = A4, .len = 500 };
+	struct frame f;
+	struct prog p;
+
+	if (!prog_start(&p, (const char *const[]){ "--rate", "1000byte", "--burst", "1000", NULL },
+			NULL))
+		return;
+	build_frame(&f, &qinq);
+	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 500 bytes, 1000 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 500 bytes, 500 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 499 * MSEC, &f), XDP_DROP, "qinq 500 bytes, 499 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 500 * MSEC, &f), XDP_PASS, "qinq 500 bytes, 500 in the bucket");
+	prog_close(&p);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel against simulate: random traces, verdict by verdict. */
+
+static __u64 rng;
+
+/* splitmix64 */
+static __u64 rnd(void)
+{
+	__u64 z = (rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static __u64 rnd_below(__u64 n)
+{
+	return rnd() % n;
+}
+
+struct sim_case {
+	const char *name;
+	const char *opts[16];
+	__u64 gap;		/* mean gap between packets, ns */
+};
+
+/*
+ * Limits near what the traces offer (about ten sources, some sharing a
+ * prefix), so that each run has both verdicts in good number.
+ */
+static const struct sim_case sim_cases[] = {
+	{ "token-bucket pps", { "--algo", "token-bucket", "--rate", "50", "--burst", "10", NULL },
+	  2 * MSEC },
+	{ "token-bucket pps, initial, /24", { "--algo", "token-bucket", "--rate", "7.777", "--burst",
+					      "4", "--initial", "1", "--prefix4", "24", NULL },
+	  10 * MSEC },
+	{ "token-bucket bytes", { "--algo", "token-bucket", "--rate", "320kbit", "--burst", "6000",
+				  NULL },
+	  2 * MSEC },
+	{ "gcra pps", { "--algo", "gcra", "--rate", "40", "--burst", "8", NULL }, 2 * MSEC },
+	{ "gcra pps, inexact rate", { "--algo", "gcra", "--rate", "333.333333", "--burst", "20",
+				      "--prefix6", "48", NULL },
+	  300000 },
+	{ "gcra bytes", { "--algo", "gcra", "--rate", "48kbyte", "--burst", "5000", "--prefix4",
+			  "24", NULL },
+	  2 * MSEC },
+	{ "fixed-window pps", { "--algo", "fixed-window", "--rate", "40", "--window", "250ms",
+				NULL },
+	  2 * MSEC },
+	{ "fixed-window bytes", { "--algo", "fixed-window", "--rate", "40kbyte", "--window",
+				  "100ms", "--prefix6", "32", NULL },
+	  2 * MSEC },
+	{ "sliding-window pps", { "--algo", "sliding-window", "--rate", "60", "--window", "500ms",
+				  NULL },
+	  2 * MSEC },
+	{ "sliding-window bytes", { "--algo", "sliding-window", "--rate", "320kbit", "--window",
+				    "50ms", "--prefix4", "16", NULL },
+	  2 * MSEC },
+};
+
+#define SIM_PACKETS 3000
+#define SIM_SOURCES 10
+
+static void sim_sources(char src[SIM_SOURCES][INET6_ADDRSTRLEN])
+{
+	static const unsigned int third[] = { 0, 1, 77 };
+	static const unsigned int word[] = { 0, 0xa, 0xffff };
+
+	for (int i = 0; i < SIM_SOURCES; i++) {
+		if (i % 5 < 3)
+			snprintf(src[i], INET6_ADDRSTRLEN, "198.%u.%u.%u",
+				 18 + (unsigned int)rnd_below(2), third[rnd_below(3)],
+				 1 + (unsigned int)rnd_below(254));
+		else
+			snprintf(src[i], INET6_ADDRSTRLEN, "2001:db8:%x:%x::%x",
+				 (unsigned int)rnd_below(2), word[rnd_below(3)],
+				 1 + (unsigned int)rnd_below(0xfffe));
+	}
+}
+
+static void sim_one(const struct sim_case *c, unsigned long long seed)
+{
+	char src[SIM_SOURCES][INET6_ADDRSTRLEN], err[RL_ERRLEN] = "";
+	const char *const *opts = c->opts;
+	struct rl_counters before, after;
+	struct rl_policy pol;
+	struct rl_config cfg;
+	struct rl_opts o;
+	struct rl_sim sim;
+	struct frame f;
+	struct prog p;
+	__u64 t;
+	int argc = 0;
+	char *argv[16];
+
+	rng = seed;
+	sim_sources(src);
+	/* The simulator's policy, from the same options. */
+	rl_policy_defaults(&pol);
+	rl_opts_defaults(&o);
+	while (opts[argc])
+		argv[argc] = (char *)opts[argc], argc++;
+	for (int i = 0; i < argc; i++)
+		if (!ASSERT_EQ(rl_policy_option(&pol, argc, argv, &i, err, sizeof(err)), 1, err))
+			return;
+	if (!ASSERT_OK(rl_sim_init(&sim, &pol, err, sizeof(err)), err))
+		return;
+	if (!prog_start(&p, opts, &cfg))
+		goto out_sim;
+	if (!prog_counters(&p, &before))
+		goto out;
+	t = SEC + rnd_below(1000000) * SEC;
+	for (int n = 0; n < SIM_PACKETS; n++) {
+		/* Skewed toward the first sources: some are hot, some idle. */
+		unsigned int s = (unsigned int)rnd_below(SIM_SOURCES), s2;
+		unsigned int len = 60 + (unsigned int)rnd_below(1514 - 60 + 1);
+		unsigned int r = (unsigned int)rnd_below(100);
+		struct rl_key key;
+		int kv, sv;
+
+		s2 = (unsigned int)rnd_below(SIM_SOURCES);
+		s = s < s2 ? s : s2;
+		if (r < 20)
+			; /* back to back, same timestamp */
+		else if (r < 94)
+			t += rnd_below(2 * c->gap + 1);
+		else if (r < 99)
+			t = (t / MSEC + 1) * MSEC; /* on a ms boundary: window edges */
+		else
+			t += rnd_below(3 * SEC);
+		ip_frame(&f, src[s], len);
+		if (!ASSERT_OK(rl_key_parse(src[s], &key), src[s]))
+			break;
+		kv = prog_run(&p, t, &f);
+		sv = rl_sim_packet(&sim, &key, t, len, NULL);
+		if (kv < 0 || sv < 0 || (kv == XDP_PASS) != (sv == 1)) {
+			rl_test_fail(__FILE__, __LINE__,
+				     "%s (seed %llu): packet %d at %llu ns from %s, %u bytes: kernel %s, simulate %s",
+				     c->name, seed, n, (unsigned long long)t, src[s], len,
+				     verdict_name(kv), sv == 1 ? "pass" : sv == 0 ? "drop" : "error");
+			goto out;
+		}
+	}
+	if (!prog_counters(&p, &after))
+		goto out;
+	ASSERT_EQ(after.rx_packets - before.rx_packets, SIM_PACKETS, c->name);
+	ASSERT_EQ(after.passed - before.passed, sim.passed, c->name);
+	ASSERT_EQ(after.limited - before.limited, sim.dropped, c->name);
+	ASSERT_EQ(after.new_sources - before.new_sources, sim.tab.count, c->name);
+	/* A trace that never (or always) hits its limit would prove little. */
+	ASSERT_LE(SIM_PACKETS / 10, sim.dropped, c->name);
+	ASSERT_LE(SIM_PACKETS / 10, sim.passed, c->name);
+out:
+	prog_close(&p);
+out_sim:
+	rl_sim_free(&sim);
+}
+
+TEST_FLAGS(prog_vs_sim, RL_TEST_ROOT)
+{
+	for (size_t i = 0; i < sizeof(sim_cases) / sizeof(sim_cases[0]); i++)
+		sim_one(&sim_cases[i], rl_test_seed() * 31 + i);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Live configuration change: the second config in slot 1, carrying state over. */
+
+/* Build @opts on top of @prev and make it live in slot 1. */
+static bool prog_set(struct prog *p, const char *const *opts, const struct rl_config *prev,
+		     struct rl_config *next)
+{
+	if (!build_config(next, opts, prev))
+		return false;
+	if (!ASSERT_EQ(next->gen, prev->gen + 1, "next generation") ||
+	    !ASSERT_EQ(next->has_prev, 1, "has_prev"))
+		return false;
+	return prog_configure(p, 1, next);
+}
+
+/* Rate 10 -> 20, burst 5 both: the exhausted source stays limited, then refills at 20/s. */
+TEST_FLAGS(prog_set_rate, RL_TEST_ROOT)
+{
+	static const struct step before_set[] = {
+		{ T0, A4, 0, XDP_PASS, 5 },
+		{ T0, A4, 0, XDP_DROP },
+		{ T0, B4, 0, XDP_PASS, 2 },
+	};
+	static const struct step after_set[] = {
+		{ T0, A4, 0, XDP_DROP },
+		{ T0 + 50 * MSEC - 1, A4, 0, XDP_DROP },
+		{ T0 + 50 * MSEC, A4, 0, XDP_PASS },
+		{ T0 + 50 * MSEC, A4, 0, XDP_DROP },
+		{ T0 + 100 * MSEC, A4, 0, XDP_PASS },
+		/* B used 2 of 5 at T0 and 100 ms at 20/s gave them back. */
+		{ T0 + 100 * MSEC, B4, 0, XDP_PASS, 5 },
+		{ T0 + 100 * MSEC, B4, 0, XDP_DROP },
+		/* A new source starts with the new burst. */
+		{ T0 + 100 * MSEC, "198.18.0.3", 0, XDP_PASS, 5 },
+		{ T0 + 100 * MSEC, "198.18.0.3", 0, XDP_DROP },
+	};
+	struct rl_counters c0, c1, exp = { .new_sources = 3, .carried = 2 };
+	struct rl_config first, second;
+	struct prog p;
+
+	if (!prog_start(&p, (const char *const[]){ "--rate", "10", "--burst", "5", NULL }, &first))
+		return;
+	run_steps(&p, before_set, sizeof(before_set) / sizeof(before_set[0]), false, NULL,
+		  "before set");
+	if (!prog_set(&p, (const char *const[]){ "--rate", "20", "--burst", "5", NULL }, &first,
+		      &second))
+		goto out;
+	if (!prog_counters(&p, &c0))
+		goto out;
+	run_steps(&p, after_set, sizeof(after_set) / sizeof(after_set[0]), false, &exp,
+		  "after set rate 10 -> 20");
+	if (!prog_counters(&p, &c1))
+		goto out;
+	check_delta(&c0, &c1, &exp, "after set rate 10 -> 20");
+	ASSERT_TRUE(prog_tracks(&p, A4, 32, 64, 2), "A under generation 2");
+	ASSERT_TRUE(prog_tracks(&p, A4, 32, 64, 1), "A under generation 1 (left to the LRU)");
+out:
+	prog_close(&p);
+}
+
+/*
+ * Burst 5 -> 20 at the same rate. rl_carry_state() says a source "keeps the
+ * tokens (the queue level) it had, never more than the new burst": one that
+ * had none has none after the change, and one that had 3 still has 3.
+ */
+TEST_FLAGS(prog_set_burst, RL_TEST_ROOT)
+{
+	static const struct step before_set[] = {
+		{ T0, A4, 0, XDP_PASS, 5 },
+		{ T0, A4, 0, XDP_DROP },
+		{ T0, B4, 0, XDP_PASS, 2 },
+	};
+	static const struct step after_set[] = {
+		{ T0, A4, 0, XDP_DROP },
+		{ T0, B4, 0, XDP_PASS, 3 },
+		{ T0, B4, 0, XDP_DROP },
+		{ T0, "198.18.0.3", 0, XDP_PASS, 20 },
+		{ T0, "198.18.0.3", 0, XDP_DROP },
+	};
+	struct rl_config first, second;
+	struct prog p;
+
+	if (!prog_start(&p, (const char *const[]){ "--rate", "10", "--burst", "5", NULL }, &first))
+		return;
+	run_steps(&p, before_set, sizeof(before_set) / sizeof(before_set[0]), false, NULL,
+		  "before set");
+	if (!prog_set(&p, (const char *const[]){ "--rate", "10", "--burst", "20", NULL }, &first,
+		      &second))
+		goto out;
+	run_steps(&p, after_set, sizeof(after_set) / sizeof(after_set[0]), false, NULL,
+		  "after set burst 5 -> 20");
+out:
+	prog_close(&p);
+}
+
+/* Fixed window, same window length: the count in the current window is kept. */
+TEST_FLAGS(prog_set_window, RL_TEST_ROOT)
+{
+	static const struct step before_set[] = {
+		{ T0, A4, 0, XDP_PASS, 10 },
+		{ T0, A4, 0, XDP_DROP },
+	};
+	static const struct step after_set[] = {
+		{ T0 + 1, A4, 0, XDP_PASS, 5 },
+		{ T0 + 1, A4, 0, XDP_DROP },
+		{ T0 + SEC, A4, 0, XDP_PASS, 15 },
+		{ T0 + SEC, A4, 0, XDP_DROP },
+	};
+	struct rl_counters c0, c1, exp = { .new_sources = 1, .carried = 1 };
+	struct rl_config first, second;
+	struct prog p;
+
+	if (!prog_start(&p, (const char *const[]){ "--algo", "fixed-window", "--rate", "10",
+						   "--window", "1s", NULL },
+			&first))
+		return;
+	run_steps(&p, before_set, sizeof(before_set) / sizeof(before_set[0]), false, NULL,
+		  "before set");
+	if (!prog_set(&p, (const char *const[]){ "--algo", "fixed-window", "--rate", "15",
+						 "--window", "1s", NULL },
+		      &first, &second))
+		goto out;
+	if (!prog_counters(&p, &c0))
+		goto out;
+	run_steps(&p, after_set, sizeof(after_set) / sizeof(after_set[0]), false, &exp,
+		  "after set fixed-window 10 -> 15 per 1s");
+	if (!prog_counters(&p, &c1))
+		goto out;
+	check_delta(&c0, &c1, &exp, "after set fixed-window 10 -> 15 per 1s");
+out:
+	prog_close(&p);
+}
