@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Bad invocations of the CLI: each must print one message naming the problem,
+ * exit non-zero, and leave the interface, the pins and the maps exactly as
+ * they were. Runs in a network namespace of its own with a veth pair: one end
+ * with the limiter attached, one without.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "test.h"
+
+struct bad_case {
+	const char *args;	/* after the binary; IFA: attached, IFB: not */
+	int status;		/* expected exit status */
+	const char *msg;	/* expected in the message */
+};
+
+static const struct bad_case bad_cases[] = {
+	{ "", 2, "Usage" },
+	{ "frobnicate", 2, "unknown command 'frobnicate'" },
+	{ "--bogus", 2, "unknown option '--bogus'" },
+	{ "attach", 2, "give an interface name" },
+	{ "attach IFB --rate", 2, "--rate needs a value" },
+	{ "attach IFB --rate fast", 2, "'fast' is not a rate" },
+	{ "attach IFB --rate 10xyz", 2, "unknown rate unit 'xyz'" },
+	{ "attach IFB --rate 0", 2, "zero" },
+	{ "attach IFB --rate 200gbyte", 2, "--rate is too high" },
+	{ "attach IFB --rate 10.0000000001", 2, "at most 9 decimals" },
+	{ "attach IFB --rate 10 --burst 0", 2, "--burst: 0 is out of range" },
+	{ "attach IFB --rate 10 --burst -5", 2, "--burst: '-5' is not a whole number" },
+	{ "attach IFB --rate 10 --burst 99999999999999999999", 2, "--burst" },
+	{ "attach IFB --algo leaky --rate 10", 2, "unknown algorithm 'leaky'" },
+	{ "attach IFB --algo fixed-window --rate 10 --burst 5", 2,
+	  "--burst has no meaning for fixed-window" },
+	{ "attach IFB --rate 10 --window 1s", 2, "--window has no meaning for token-bucket" },
+	{ "attach IFB --algo sliding-window --rate 10 --window 150ms", 2, "whole limit per window" },
+	{ "attach IFB --algo fixed-window --rate 10 --window 5", 2, "needs a unit" },
+	{ "attach IFB --algo fixed-window --rate 10 --window 2d", 2, "needs a unit" },
+	{ "attach IFB --algo fixed-window --rate 10 --window 48h", 2, "out of range" },
+	{ "attach IFB --rate 10 --prefix4 33", 2, "--prefix4: 33 is out of range" },
+	{ "attach IFB --rate 10 --prefix6 abc", 2, "--prefix6: 'abc' is not a whole number" },
+	{ "attach IFB --rate 10 --burst 10 --initial 20", 2, "--initial 20 is more than the burst" },
+	{ "attach IFB --rate 10 --mode turbo", 2, "--mode" },
+	{ "attach IFB --rate 10 --max-sources 0", 2, "--max-sources: 0 is out of range" },
+	{ "attach IFB --rate 10 --action maybe", 2, "--action: 'maybe' is neither drop nor dry-run" },
+	{ "attach IFB --rate 10 --on-insert-fail", 2, "--on-insert-fail needs a value" },
+	{ "attach IFB", 2, "--rate is required" },
+	{ "attach nosuch0 --rate 10", 1, "no such interface 'nosuch0'" },
+	{ "attach IFA --rate 10", 1, "already attached to 'IFA'" },
+	{ "attach lo --rate 10", 1, "try --mode skb" },
+	{ "set IFB --rate 10", 1, "not attached to 'IFB'" },
+	{ "set IFA", 2, "nothing to change" },
+	{ "set IFA --rate 10 --window 1s", 2, "--window has no meaning for token-bucket" },
+	{ "set IFA --burst 0", 2, "--burst: 0 is out of range" },
+	{ "set IFA --initial 100000", 2, "--initial 100000 is more than the burst" },
+	{ "set IFA --rate 10 --bogus", 2, "unknown option '--bogus'" },
+	{ "detach IFB", 1, "not attached to 'IFB'" },
+	{ "detach IFA extra", 2, "unexpected argument 'extra'" },
+	{ "stats IFB", 1, "not attached to 'IFB'" },
+	{ "stats IFA --watch 0", 2, "--watch: 0 is out of range" },
+	{ "stats IFA --count 3", 2, "--count only applies with --watch" },
+	{ "top IFA -n 0", 2, "-n: 0 is out of range" },
+	{ "top", 2, "give an interface name" },
+	{ "status nosuch0", 1, "no such interface 'nosuch0'" },
+	{ "simulate --rate 10 --trace /nonexistent/trace", 1, "cannot open trace '/nonexistent/trace'" },
+	{ "simulate --rate 10 --trace TRACE", 1, "trace line 2: source 'garbage' is not an IPv4 or IPv6 address" },
+};
+
+struct env {
+	char ns[64], ifa[16], ifb[16], trace[64];
+};
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		cmd = NULL;
+	va_end(ap);
+	if (!cmd)
+		return -1;
+	ret = rl_run(cmd, NULL, NULL);
+	free(cmd);
+	return ret;
+}
+
+/* The state a bad command must not change: link (with its XDP program), pins, maps. */
+static char *snapshot(const struct env *e)
+{
+	char *cmd, *out = NULL;
+
+	if (asprintf(&cmd,
+		     "ip -n %s -d link show; ls -la /sys/fs/bpf/xdp-ratelimit /sys/fs/bpf/xdp-ratelimit/*;"
+		     "for m in rl_config rl_ctl rl_counters rl_state; do"
+		     " bpftool map dump pinned /sys/fs/bpf/xdp-ratelimit/%s/$m; done",
+		     e->ns, e->ifa) < 0)
+		return NULL;
+	rl_run(cmd, &out, NULL);
+	free(cmd);
+	return out;
+}
+
+static char *subst(const char *s, const struct env *e)
+{
+	static char buf[512];
+	const char *names[] = { "IFA", "IFB", "TRACE" };
+	const char *vals[] = { e->ifa, e->ifb, e->trace };
+	size_t n = 0;
+
+	while (*s && n < sizeof(buf) - 64) {
+		size_t k;
+
+		for (k = 0; k < 3; k++) {
+			if (!strncmp(s, names[k], strlen(names[k]))) {
+				n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s", vals[k]);
+				s += strlen(names[k]);
+				break;
+			}
+		}
+		if (k == 3)
+			buf[n++] = *s++;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool setup(struct env *e)
+{
+	FILE *f;
+
+	snprintf(e->ns, sizeof(e->ns), "rlcli-%d", getpid());
+	snprintf(e->ifa, sizeof(e->ifa), "rlc%da", getpid() % 100000);
+	snprintf(e->ifb, sizeof(e->ifb), "rlc%db", getpid() % 100000);
+	snprintf(e->trace, sizeof(e->trace), "/tmp/rl-cli-trace-%d", getpid());
+	f = fopen(e->trace, "w");
+	if (!f)
+		return false;
+	fprintf(f, "1.0 198.18.0.1\n2.0 garbage\n");
+	fclose(f);
+	return sh("ip netns add %s && ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && ip -n %s link add %s type veth peer name %s && "
+		  "ip -n %s link set %s up && ip -n %s link set %s up && ip -n %s link set lo up",
+		  e->ns, e->ns, e->ns, e->ifa, e->ifb, e->ns, e->ifa, e->ns, e->ifb, e->ns) == 0;
+}
+
+static void teardown(const struct env *e)
+{
+	sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit detach %s", e->ns, rl_build_dir,
+	   e->ifa);
+	sh("ip netns del %s", e->ns);
+	unlink(e->trace);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+TEST_FLAGS(cli_bad_invocations, RL_TEST_ROOT)
+{
+	struct env e;
+	char *before = NULL, *after = NULL, *out = NULL, *err = NULL, *cmd, want[256];
+	int status;
+
+	if (!ASSERT_TRUE(setup(&e), "namespace and veth pair"))
+		goto out;
+	if (!ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 1000 --burst 50",
+			  e.ns, rl_build_dir, e.ifa),
+		       0, "attach"))
+		goto out;
+	before = snapshot(&e);
+	ASSERT_CONTAINS(before, "prog/xdp", "attached before");
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		char label[600];
+
+		snprintf(label, sizeof(label), "xdp-ratelimit %s", subst(c->args, &e));
+		if (asprintf(&cmd, "nsenter --net=/var/run/netns/%s %s/xdp-ratelimit %s", e.ns,
+			     rl_build_dir, subst(c->args, &e)) < 0)
+			break;
+		status = rl_run(cmd, &out, &err);
+		free(cmd);
+		snprintf(want, sizeof(want), "%s", subst(c->msg, &e));
+		ASSERT_EQ(status, c->status, label);
+		ASSERT_CONTAINS(err, want, label);
+		/* One message (the bare usage text is the only multi-line answer). */
+		if (strcmp(c->args, ""))
+			ASSERT_EQ(lines(err), 1, label);
+		after = snapshot(&e);
+		ASSERT_STREQ(after, before, label);
+		free(after);
+		free(out);
+		free(err);
+		after = out = err = NULL;
+	}
+	/* Not root: the same message and nothing changed. */
+	if (asprintf(&cmd, "nsenter --net=/var/run/netns/%s setpriv --reuid=nobody --regid=nogroup --clear-groups %s/xdp-ratelimit attach %s --rate 10",
+		     e.ns, rl_build_dir, e.ifb) >= 0) {
+		status = rl_run(cmd, NULL, &err);
+		free(cmd);
+		ASSERT_EQ(status, 1, "non-root attach");
+		ASSERT_CONTAINS(err, "must be run as root", "non-root attach");
+		after = snapshot(&e);
+		ASSERT_STREQ(after, before, "non-root attach changes nothing");
+	}
+out:
+	free(before);
+	free(after);
+	free(err);
+	teardown(&e);
+}
+
+/* detach leaves nothing: no XDP program on the link, no pins. */
+TEST_FLAGS(cli_attach_detach_clean, RL_TEST_ROOT)
+{
+	struct env e;
+	char *out = NULL;
+
+	if (!ASSERT_TRUE(setup(&e), "namespace and veth pair"))
+		goto out;
+	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 100 --mode skb",
+		     e.ns, rl_build_dir, e.ifa),
+		  0, "attach --mode skb");
+	rl_run("ls /sys/fs/bpf/xdp-ratelimit/", &out, NULL);
+	ASSERT_CONTAINS(out, e.ifa, "pinned");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit status %s | grep -q 'attached (skb)'",
+		     e.ns, rl_build_dir, e.ifa),
+		  0, "status says skb");
+	ASSERT_EQ(sh("stat -c %%a /sys/fs/bpf/xdp-ratelimit/%s/rl_state | grep -qx 600", e.ifa), 0,
+		  "pins are root only");
+	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit detach %s", e.ns,
+		     rl_build_dir, e.ifa),
+		  0, "detach");
+	{
+		char *cmd;
+
+		if (asprintf(&cmd, "ip -n %s -d link show", e.ns) >= 0) {
+			rl_run(cmd, &out, NULL);
+			free(cmd);
+		}
+	}
+	ASSERT_TRUE(out && !strstr(out, "prog/xdp"), "no XDP program left");
+	ASSERT_EQ(sh("test -e /sys/fs/bpf/xdp-ratelimit/%s", e.ifa), 1, "no pins left");
+out:
+	free(out);
+	teardown(&e);
+}
