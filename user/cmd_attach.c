@@ -208,6 +208,10 @@ int cmd_attach(int argc, char **argv)
 		return 1;
 	}
 	rl_loader_quiet();
+	if (rl_check_kernel(err, sizeof(err))) {
+		pr_err("%s", err);
+		return 1;
+	}
 	ret = rl_attach(&ifc, mode, (__u32)max_sources, &cfg, err, sizeof(err));
 	if (ret) {
 		pr_err("%s", err);

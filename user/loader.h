@@ -29,6 +29,8 @@ struct rl_pins {
 void rl_loader_quiet(void);
 /* Root, and bpffs mounted at /sys/fs/bpf (mounting it if needed). 0 or -errno with a message. */
 int rl_check_env(char *err, size_t errlen);
+/* What attach needs from the kernel: XDP, LRU hash maps, BPF compare-and-swap (and BTF). */
+int rl_check_kernel(char *err, size_t errlen);
 /* Look up an interface by name; fills the pin directory. */
 int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen);
 /* Is the limiter attached here? (its pin directory exists) */
