@@ -96,7 +96,7 @@ static char *snapshot(const struct env *e)
 	char *cmd, *out = NULL;
 
 	if (asprintf(&cmd,
-		     "ip -n %s -d link show; ls -la /sys/fs/bpf/xdp-ratelimit /sys/fs/bpf/xdp-ratelimit/*;"
+		     "ip -n %s -d link show; find /sys/fs/bpf/xdp-ratelimit -printf '%%p %%m %%u\\n' | sort;"
 		     "for m in rl_config rl_ctl rl_counters rl_state; do"
 		     " bpftool map dump pinned /sys/fs/bpf/xdp-ratelimit/%s/$m; done",
 		     e->ns, e->ifa) < 0)

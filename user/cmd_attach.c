@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cli.h"
@@ -156,7 +155,7 @@ int cmd_attach(int argc, char **argv)
 	char err[RL_ERRLEN], desc[256];
 	const char *name;
 	bool json = false;
-	int ret;
+	int ret, lock;
 
 	if (has_help(argc, argv)) {
 		attach_usage(stdout);
@@ -212,7 +211,9 @@ int cmd_attach(int argc, char **argv)
 		pr_err("%s", err);
 		return 1;
 	}
+	lock = rl_lock();
 	ret = rl_attach(&ifc, mode, (__u32)max_sources, &cfg, err, sizeof(err));
+	rl_unlock(lock);
 	if (ret) {
 		pr_err("%s", err);
 		return 1;
@@ -232,18 +233,6 @@ int cmd_attach(int argc, char **argv)
 bad:
 	pr_err("%s", err);
 	return 2;
-}
-
-/* Serialise set against set: an exclusive lock on the pin directory. */
-static int lock_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY);
-
-	if (fd >= 0 && flock(fd, LOCK_EX)) {
-		close(fd);
-		return -1;
-	}
-	return fd;
 }
 
 int cmd_set(int argc, char **argv)
@@ -292,12 +281,16 @@ int cmd_set(int argc, char **argv)
 		snprintf(err, sizeof(err), "set: nothing to change (give at least one policy option)");
 		goto bad;
 	}
-	if (rl_check_env(err, sizeof(err)) || rl_iface_get(name, &ifc, err, sizeof(err)) ||
-	    rl_pins_open(&ifc, &pins, err, sizeof(err))) {
+	if (rl_check_env(err, sizeof(err)) || rl_iface_get(name, &ifc, err, sizeof(err))) {
 		pr_err("%s", err);
 		return 1;
 	}
-	lock = lock_dir(ifc.pindir);
+	lock = rl_lock();
+	if (rl_pins_open(&ifc, &pins, err, sizeof(err))) {
+		pr_err("%s", err);
+		rl_unlock(lock);
+		return 1;
+	}
 	ret = rl_config_read(&pins, &cur, &active);
 	if (ret) {
 		pr_err("couldn't read the configuration of '%s': %s", ifc.name, strerror(-ret));
@@ -377,9 +370,8 @@ int cmd_set(int argc, char **argv)
 	}
 	ret = 0;
 out:
-	if (lock >= 0)
-		close(lock);
 	rl_pins_close(&pins);
+	rl_unlock(lock);
 	return ret;
 bad:
 	pr_err("%s", err);
@@ -391,6 +383,7 @@ int cmd_detach(int argc, char **argv)
 	struct rl_iface ifc;
 	char err[RL_ERRLEN];
 	const char *name;
+	int lock, ret;
 
 	if (has_help(argc, argv)) {
 		detach_usage(stdout);
@@ -408,7 +401,10 @@ int cmd_detach(int argc, char **argv)
 		return 1;
 	}
 	rl_loader_quiet();
-	if (rl_detach(&ifc, err, sizeof(err))) {
+	lock = rl_lock();
+	ret = rl_detach(&ifc, err, sizeof(err));
+	rl_unlock(lock);
+	if (ret) {
 		pr_err("%s", err);
 		return 1;
 	}
@@ -456,6 +452,17 @@ static int status_one(const char *name, bool json, bool first)
 	return 0;
 }
 
+static bool shown_any(char names[][IF_NAMESIZE], int n)
+{
+	char err[RL_ERRLEN];
+	struct rl_iface ifc;
+
+	for (int i = 0; i < n; i++)
+		if (!rl_iface_get(names[i], &ifc, err, sizeof(err)) && rl_presence(&ifc) == RL_PRESENT)
+			return true;
+	return false;
+}
+
 int cmd_status(int argc, char **argv)
 {
 	char names[64][IF_NAMESIZE], err[RL_ERRLEN];
@@ -492,11 +499,18 @@ int cmd_status(int argc, char **argv)
 	n = rl_list_attached(names, 64);
 	if (json)
 		printf("[");
-	else if (!n)
-		printf("xdp-ratelimit is not attached to any interface\n");
-	for (int i = 0; i < n; i++)
-		ret |= status_one(names[i], json, i == 0);
+	for (int i = 0, shown = 0; i < n; i++) {
+		struct rl_iface ifc;
+
+		/* Pins are per host, interfaces per network namespace: show ours. */
+		if (rl_iface_get(names[i], &ifc, err, sizeof(err)) ||
+		    rl_presence(&ifc) != RL_PRESENT)
+			continue;
+		ret |= status_one(names[i], json, shown++ == 0);
+	}
 	if (json)
 		printf("]\n");
+	else if (!shown_any(names, n))
+		printf("xdp-ratelimit is not attached to any interface\n");
 	return ret;
 }

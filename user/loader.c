@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -31,6 +33,8 @@
 #endif
 
 #define PROG_NAME "xdp_ratelimit"
+/* Serialises attach, set and detach across processes. */
+#define RL_LOCK_FILE "/run/xdp-ratelimit.lock"
 /* Pins are made here, then renamed into RL_PIN_ROOT (bpffs refuses '.' in names). */
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 
@@ -150,6 +154,27 @@ bool rl_is_attached(const struct rl_iface *ifc)
 	return stat(ifc->pindir, &st) == 0;
 }
 
+int rl_lock(void)
+{
+	int fd = open(RL_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX)) {
+		int ret = -errno;
+
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+void rl_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Our program on @ifindex, if any: the main program or one behind libxdp's dispatcher. */
 static struct xdp_program *find_ours(struct xdp_multiprog *mp)
 {
@@ -172,6 +197,51 @@ static struct xdp_multiprog *get_multiprog(int ifindex)
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
 
 	return libxdp_get_error(mp) ? NULL : mp;
+}
+
+/* Does program @prog_fd use the map pinned at @pin? */
+static bool prog_uses_pin(int prog_fd, const char *pin)
+{
+	struct bpf_map_info minfo = {};
+	struct bpf_prog_info pinfo = {};
+	__u32 ids[16], len = sizeof(minfo);
+	int map_fd = bpf_obj_get(pin);
+	bool found = false;
+
+	if (map_fd < 0)
+		return false;
+	if (bpf_obj_get_info_by_fd(map_fd, &minfo, &len))
+		goto out;
+	pinfo.nr_map_ids = 16;
+	pinfo.map_ids = (__u64)(unsigned long)ids;
+	len = sizeof(pinfo);
+	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &len))
+		goto out;
+	for (__u32 i = 0; i < pinfo.nr_map_ids && i < 16; i++)
+		found |= ids[i] == minfo.id;
+out:
+	close(map_fd);
+	return found;
+}
+
+enum rl_presence rl_presence(const struct rl_iface *ifc)
+{
+	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+	struct xdp_program *prog = find_ours(mp);
+	bool pinned = rl_is_attached(ifc);
+	enum rl_presence p;
+	char pin[PATH_MAX];
+
+	if (!prog)
+		p = pinned ? RL_STALE_PINS : RL_ABSENT;
+	else if (!pinned)
+		p = RL_ORPHAN_PROG;
+	else {
+		snprintf(pin, sizeof(pin), "%s/rl_state", ifc->pindir);
+		p = prog_uses_pin(xdp_program__fd(prog), pin) ? RL_PRESENT : RL_ORPHAN_PROG;
+	}
+	xdp_multiprog__close(mp);
+	return p;
 }
 
 const char *rl_attach_mode(const struct rl_iface *ifc)
@@ -271,88 +341,133 @@ static const char *attach_hint(int ret, enum rl_mode mode)
 	return "";
 }
 
+/*
+ * Create the maps (without loading the program), write the configuration and
+ * pin them where the other commands look. Until a program uses them, these
+ * pins are "stale" and every command treats the interface as free.
+ */
+static struct xdp_ratelimit *create_maps(const struct rl_iface *ifc, __u32 max_sources,
+					 const struct rl_config *cfg, char *err, size_t errlen)
+{
+	struct xdp_ratelimit *maps = xdp_ratelimit__open();
+	char staging[PATH_MAX];
+	int ret;
+
+	if (!maps) {
+		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	bpf_program__set_autoload(maps->progs.xdp_ratelimit, false);
+	ret = bpf_map__set_max_entries(maps->maps.rl_state, max_sources);
+	if (!ret)
+		ret = xdp_ratelimit__load(maps);
+	if (ret) {
+		snprintf(err, errlen, "couldn't create the maps (%u sources): %s", max_sources,
+			 strerror(-ret));
+		goto fail;
+	}
+	ret = write_first_config(maps, cfg);
+	if (ret) {
+		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
+		goto fail;
+	}
+	/* Pin into a staging directory, then rename: the pin set appears whole. */
+	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "/%s", ifc->pinname);
+	unpin_dir(staging);
+	if (pin_maps(maps, staging, err, errlen))
+		goto fail;
+	ret = rename(staging, ifc->pindir);
+	if (ret) {
+		snprintf(err, errlen, "couldn't move the pins into %s: %s", ifc->pindir,
+			 strerror(errno));
+		unpin_dir(staging);
+	}
+	rmdir(RL_STAGING_ROOT);
+	if (ret)
+		goto fail;
+	return maps;
+fail:
+	xdp_ratelimit__destroy(maps);
+	return NULL;
+}
+
+/*
+ * The attach is the commit point: killed before it, the interface is as it
+ * was (and the pins are stale, removed by the next attach or detach); after
+ * it, everything is in place. libxdp loads the program itself, so that it can
+ * load it into its dispatcher where that works; the program reuses the maps
+ * made above.
+ */
 int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 	      const struct rl_config *cfg, char *err, size_t errlen)
 {
 	enum xdp_attach_mode xmode = mode == RL_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = PROG_NAME);
-	struct xdp_multiprog *mp;
+	struct xdp_ratelimit *maps, *skel = NULL;
 	struct xdp_program *prog = NULL;
-	struct xdp_ratelimit *skel;
-	char staging[PATH_MAX];
 	int ret;
 
-	if (rl_is_attached(ifc)) {
+	switch (rl_presence(ifc)) {
+	case RL_PRESENT:
 		snprintf(err, errlen,
 			 "xdp-ratelimit is already attached to '%s' (use set to change it, detach to remove it)",
 			 ifc->name);
 		return -EEXIST;
+	case RL_ORPHAN_PROG:
+	case RL_STALE_PINS:
+		/* Left by a command that was killed: we hold the lock, so nobody is using it. */
+		pr_debug("removing what an interrupted command left on '%s'", ifc->name);
+		ret = rl_detach(ifc, err, errlen);
+		if (ret)
+			return ret;
+		break;
+	case RL_ABSENT:
+		break;
 	}
-	mp = get_multiprog(ifc->ifindex);
-	if (find_ours(mp)) {
-		xdp_multiprog__close(mp);
-		snprintf(err, errlen,
-			 "an xdp-ratelimit program is attached to '%s' without its pins (an interrupted attach?); run detach %s first",
-			 ifc->name, ifc->name);
-		return -EEXIST;
-	}
-	xdp_multiprog__close(mp);
-
+	maps = create_maps(ifc, max_sources, cfg, err, errlen);
+	if (!maps)
+		return -EIO;
 	skel = xdp_ratelimit__open();
 	if (!skel) {
+		ret = -errno;
 		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
-		return -errno;
+		goto out;
 	}
 	ret = bpf_map__set_max_entries(skel->maps.rl_state, max_sources);
-	if (ret)
-		goto out_destroy_msg;
+	if (!ret)
+		ret = bpf_map__reuse_fd(skel->maps.rl_state, bpf_map__fd(maps->maps.rl_state));
+	if (!ret)
+		ret = bpf_map__reuse_fd(skel->maps.rl_config, bpf_map__fd(maps->maps.rl_config));
+	if (!ret)
+		ret = bpf_map__reuse_fd(skel->maps.rl_ctl, bpf_map__fd(maps->maps.rl_ctl));
+	if (!ret)
+		ret = bpf_map__reuse_fd(skel->maps.rl_counters, bpf_map__fd(maps->maps.rl_counters));
+	if (ret) {
+		snprintf(err, errlen, "couldn't reuse the maps: %s", strerror(-ret));
+		goto out;
+	}
 	opts.obj = skel->obj;
 	prog = xdp_program__create(&opts);
 	ret = (int)libxdp_get_error(prog);
 	if (ret) {
 		prog = NULL;
 		snprintf(err, errlen, "couldn't prepare the XDP program: %s", strerror(-ret));
-		goto out_destroy;
+		goto out;
 	}
 	ret = xdp_program__attach(prog, ifc->ifindex, xmode, 0);
-	if (ret) {
+	if (ret)
 		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
 			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
 			 attach_hint(ret, mode));
-		goto out_destroy;
-	}
-	ret = write_first_config(skel, cfg);
+out:
 	if (ret) {
-		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
-		goto out_detach;
-	}
-	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "/%s", ifc->pinname);
-	unpin_dir(staging); /* left over by an attach that was killed */
-	ret = pin_maps(skel, staging, err, errlen);
-	if (ret)
-		goto out_detach;
-	ret = rename(staging, ifc->pindir);
-	rmdir(RL_STAGING_ROOT);
-	if (ret) {
-		ret = -errno;
-		snprintf(err, errlen, "couldn't move the pins into %s: %s", ifc->pindir,
-			 strerror(errno));
-		unpin_dir(staging);
-		goto out_detach;
+		unpin_dir(ifc->pindir);
+		rmdir(RL_PIN_ROOT);
+		rmdir("/sys/fs/bpf/xdp");
 	}
 	xdp_program__close(prog);
 	xdp_ratelimit__destroy(skel);
-	return 0;
-
-out_detach:
-	xdp_program__detach(prog, ifc->ifindex, xmode, 0);
-	goto out_destroy;
-out_destroy_msg:
-	snprintf(err, errlen, "couldn't size the source table to %u: %s", max_sources,
-		 strerror(-ret));
-out_destroy:
-	xdp_program__close(prog);
-	xdp_ratelimit__destroy(skel);
+	xdp_ratelimit__destroy(maps);
 	return ret;
 }
 
@@ -395,10 +510,19 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 
 	for (size_t i = 0; i < N_MAPS; i++)
 		*fds[i] = -1;
-	if (!rl_is_attached(ifc)) {
+	switch (rl_presence(ifc)) {
+	case RL_PRESENT:
+		break;
+	case RL_ABSENT:
+	case RL_STALE_PINS: /* an attach in progress, or killed before it attached */
 		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s' (see attach --help)",
 			 ifc->name);
 		return -ENOENT;
+	case RL_ORPHAN_PROG:
+		snprintf(err, errlen,
+			 "the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
+			 ifc->name, ifc->name);
+		return -EIO;
 	}
 	for (size_t i = 0; i < N_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", ifc->pindir, map_names[i]);

@@ -33,8 +33,21 @@ int rl_check_env(char *err, size_t errlen);
 int rl_check_kernel(char *err, size_t errlen);
 /* Look up an interface by name; fills the pin directory. */
 int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen);
-/* Is the limiter attached here? (its pin directory exists) */
+/* Is the limiter's pin directory there? */
 bool rl_is_attached(const struct rl_iface *ifc);
+
+/* What is on an interface: consistent, nothing, or what a killed command left. */
+enum rl_presence {
+	RL_ABSENT,		/* neither program nor pins */
+	RL_PRESENT,		/* our program, using the pinned maps */
+	RL_ORPHAN_PROG,		/* our program without (its) pins: an attach was killed */
+	RL_STALE_PINS,		/* pins without the program: a detach was killed */
+};
+enum rl_presence rl_presence(const struct rl_iface *ifc);
+
+/* An exclusive lock for attach, set and detach; returns an fd for rl_unlock(). */
+int rl_lock(void);
+void rl_unlock(int fd);
 
 int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 	      const struct rl_config *cfg, char *err, size_t errlen);
