@@ -113,10 +113,13 @@ static __always_inline int rate_limit(struct rl_counters *cnt, const struct rl_c
 {
 	const struct rl_params *p = &cfg->params;
 	struct rl_state_key k = {};
-	__u64 now = rl_now(), cost = p->bytes ? len : 1;
+	__u64 now = rl_now(), cost = 1;
 	__u64 *st, old, next, val;
 	int i, pass, err;
 
+	/* The bound the parameters were checked against (frames are shorter anyway). */
+	if (p->bytes)
+		cost = len < RL_MAX_FRAME ? len : RL_MAX_FRAME;
 	mask_key(&k.src, src, v4, cfg->mask4, cfg->mask6);
 	k.gen = cfg->gen;
 	st = bpf_map_lookup_elem(&rl_state, &k);

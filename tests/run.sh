@@ -3,7 +3,8 @@
 # Runs the test runner; the kernel tests need bpffs, mounted here if it is not.
 set -e
 build=${1:-build}
+[ $# -gt 0 ] && shift
 if [ "$(id -u)" = 0 ] && ! mountpoint -q /sys/fs/bpf; then
 	mount -t bpf bpf /sys/fs/bpf
 fi
-exec "$build/test-runner" --build "$build"
+exec "$build/test-runner" --build "$build" "$@"

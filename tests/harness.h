@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The XDP program under BPF_PROG_TEST_RUN, for the kernel tests, the fuzzer
+ * and the concurrency tests: load a skeleton (test clock on or off), write a
+ * configuration built from command-line style options, run frames, read
+ * counters.
+ */
+#ifndef RL_HARNESS_H
+#define RL_HARNESS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include "config.h"
+#include "xdp_ratelimit.skel.h"
+
+struct rl_prog {
+	struct xdp_ratelimit *skel;
+	int prog_fd, state_fd, config_fd, ctl_fd, counters_fd, clock_fd;
+	bool test_clock;
+};
+
+/* Load with the test clock on or off and a table of @max_sources. */
+bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources);
+void rl_prog_close(struct rl_prog *p);
+/* Write @cfg into @slot, then make it the live one, as the CLI does. */
+bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cfg);
+/* A policy and options as on the command line, e.g. { "--rate", "10", NULL }. */
+bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struct rl_config *prev);
+/*
+ * Run one frame (at @now with the test clock); @repeat runs of it. Returns
+ * the verdict, or a negative errno from BPF_PROG_TEST_RUN.
+ */
+int rl_prog_run(struct rl_prog *p, __u64 now, const void *frame, __u32 len, __u32 repeat);
+/* The per-CPU counters summed over every possible CPU. */
+bool rl_prog_counters(struct rl_prog *p, struct rl_counters *sum);
+
+#endif /* RL_HARNESS_H */
