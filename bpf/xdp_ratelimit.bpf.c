@@ -216,7 +216,8 @@ static __always_inline enum rl_reason classify(struct xdp_md *ctx, struct rl_cou
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		if (parse_ipv6(&c, &src, &bad))
 			goto malformed;
-		v4 = 0;
+		/* An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host: see rl_key.h. */
+		v4 = !src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff);
 		cnt->ipv6++;
 	} else {
 		return RL_R_NOT_IP;

@@ -156,7 +156,9 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 		   cfg->params.window_ns == prev->params.window_ns) {
 		cfg->carry = RL_CARRY_WINDOW;
 	} else {
+		/* Nothing to carry: spare new sources the lookup of the old generation. */
 		cfg->carry = RL_CARRY_NONE;
+		cfg->has_prev = 0;
 	}
 	return 0;
 }

@@ -50,7 +50,7 @@ int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 li
 	int r;
 
 	*moved = 0;
-	if (!cfg->has_prev || prefixes_grew(cfg))
+	if (cfg->gen < 2 || (cfg->has_prev && prefixes_grew(cfg)))
 		return 0;
 	usleep(GRACE_US);
 	for (;;) {
@@ -61,6 +61,11 @@ int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 li
 		for (__u32 i = 0; i < cnt; i++) {
 			if (keys[i].gen != cfg->gen - 1)
 				continue;
+			/* Nothing to carry (see rl_config_build()): just free the entry. */
+			if (!cfg->has_prev) {
+				bpf_map_delete_elem(pins->state, &keys[i]);
+				continue;
+			}
 			nk.src = keys[i].src;
 			nk.gen = cfg->gen;
 			rl_key_mask(&nk.src, cfg->prefix4, cfg->prefix6);
@@ -74,6 +79,8 @@ int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 li
 		in = &out;
 	}
 	/* Everything is under the new generation: stop looking up the old one. */
+	if (!cfg->has_prev)
+		return 0;
 	done = *cfg;
 	done.has_prev = 0;
 	return rl_config_swap(pins, &done, live);
