@@ -96,10 +96,11 @@ static char *snapshot(const struct env *e)
 	char *cmd, *out = NULL;
 
 	if (asprintf(&cmd,
-		     "ip -n %s -d link show; find /sys/fs/bpf/xdp-ratelimit -printf '%%p %%m %%u\\n' | sort;"
+		     "ip -n %s -d link show; find /sys/fs/bpf/xdp-ratelimit/%s /sys/fs/bpf/xdp-ratelimit/%s"
+		     " /sys/fs/bpf/xdp-ratelimit/lo -printf '%%p %%m %%u\\n' 2>/dev/null | sort;"
 		     "for m in rl_config rl_ctl rl_counters rl_state; do"
 		     " bpftool map dump pinned /sys/fs/bpf/xdp-ratelimit/%s/$m; done",
-		     e->ns, e->ifa) < 0)
+		     e->ns, e->ifa, e->ifb, e->ifa) < 0)
 		return NULL;
 	rl_run(cmd, &out, NULL);
 	free(cmd);
@@ -153,6 +154,9 @@ static void teardown(const struct env *e)
 	sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit detach %s", e->ns, rl_build_dir,
 	   e->ifa);
 	sh("ip netns del %s", e->ns);
+	/* Whatever a failed run left: pins are per host, not per namespace. */
+	sh("rm -rf /sys/fs/bpf/xdp-ratelimit/%s /sys/fs/bpf/xdp-ratelimit/%s; "
+	   "rmdir /sys/fs/bpf/xdp-ratelimit 2>/dev/null; true", e->ifa, e->ifb);
 	unlink(e->trace);
 }
 

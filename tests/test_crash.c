@@ -110,7 +110,8 @@ static void teardown(const struct crash_env *e)
 	char *cmd;
 
 	run_in_ns(e, det, -1);
-	if (asprintf(&cmd, "ip netns del %s", e->ns) >= 0) {
+	if (asprintf(&cmd, "ip netns del %s; rm -rf /sys/fs/bpf/xdp-ratelimit/%s; "
+		     "rmdir /sys/fs/bpf/xdp-ratelimit 2>/dev/null; true", e->ns, e->ifc) >= 0) {
 		rl_run(cmd, NULL, NULL);
 		free(cmd);
 	}

@@ -396,9 +396,14 @@ int cmd_detach(int argc, char **argv)
 		pr_err("detach: unexpected argument '%s'", argv[2]);
 		return 2;
 	}
-	if (rl_check_env(err, sizeof(err)) || rl_iface_get(name, &ifc, err, sizeof(err))) {
-		pr_err("%s", err);
-		return 1;
+	if (rl_check_env(err, sizeof(err)))
+		goto fail;
+	if (rl_iface_get(name, &ifc, err, sizeof(err))) {
+		/* The interface is gone (and its program with it): its pins may remain. */
+		if (rl_unpin_gone(name))
+			goto fail;
+		printf("'%s' no longer exists: removed its pins\n", name);
+		return 0;
 	}
 	rl_loader_quiet();
 	lock = rl_lock();
@@ -410,6 +415,9 @@ int cmd_detach(int argc, char **argv)
 	}
 	printf("detached from %s\n", ifc.name);
 	return 0;
+fail:
+	pr_err("%s", err);
+	return 1;
 }
 
 static int status_one(const char *name, bool json, bool first)

@@ -125,6 +125,16 @@ int rl_check_kernel(char *err, size_t errlen)
 	return 0;
 }
 
+static void pin_paths(struct rl_iface *ifc, const char *name)
+{
+	/* bpffs refuses '.' in names: eth0.100 is pinned as eth0_100. */
+	snprintf(ifc->pinname, sizeof(ifc->pinname), "%s", name);
+	for (char *p = ifc->pinname; *p; p++)
+		if (*p == '.')
+			*p = '_';
+	snprintf(ifc->pindir, sizeof(ifc->pindir), RL_PIN_ROOT "/%s", ifc->pinname);
+}
+
 int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen)
 {
 	memset(ifc, 0, sizeof(*ifc));
@@ -138,12 +148,7 @@ int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errle
 		return -ENODEV;
 	}
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
-	/* bpffs refuses '.' in names: eth0.100 is pinned as eth0_100. */
-	snprintf(ifc->pinname, sizeof(ifc->pinname), "%s", name);
-	for (char *p = ifc->pinname; *p; p++)
-		if (*p == '.')
-			*p = '_';
-	snprintf(ifc->pindir, sizeof(ifc->pindir), RL_PIN_ROOT "/%s", ifc->pinname);
+	pin_paths(ifc, name);
 	return 0;
 }
 
@@ -500,6 +505,21 @@ int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
 	rmdir(RL_STAGING_ROOT); /* these only if empty */
 	rmdir(RL_PIN_ROOT);
 	rmdir("/sys/fs/bpf/xdp"); /* libxdp's, left empty after a fallback attach */
+	return 0;
+}
+
+int rl_unpin_gone(const char *name)
+{
+	struct rl_iface ifc = {};
+	struct stat st;
+
+	if (!*name || strlen(name) >= IF_NAMESIZE || strchr(name, '/') || if_nametoindex(name))
+		return -EINVAL;
+	pin_paths(&ifc, name);
+	if (stat(ifc.pindir, &st))
+		return -ENOENT;
+	unpin_dir(ifc.pindir);
+	rmdir(RL_PIN_ROOT);
 	return 0;
 }
 

@@ -53,6 +53,9 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 	      const struct rl_config *cfg, char *err, size_t errlen);
 int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen);
 
+/* Remove the pins of an interface that no longer exists; -ENOENT if it has none. */
+int rl_unpin_gone(const char *name);
+
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
 void rl_pins_close(struct rl_pins *pins);
 
