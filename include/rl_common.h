@@ -93,7 +93,8 @@ struct rl_config {
 
 struct rl_ctl {
 	__u32 active;		/* index of the live rl_config slot */
-	__u32 pad;
+	__u32 ifindex;		/* the interface these maps belong to ... */
+	__u64 netns_ino;	/* ... in this network namespace (pins are per host) */
 };
 
 /* Per-source map key: the masked source and the configuration generation. */

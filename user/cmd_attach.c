@@ -400,7 +400,12 @@ int cmd_detach(int argc, char **argv)
 		goto fail;
 	if (rl_iface_get(name, &ifc, err, sizeof(err))) {
 		/* The interface is gone (and its program with it): its pins may remain. */
-		if (rl_unpin_gone(name))
+		ret = rl_unpin_gone(name);
+		if (ret == -EBUSY)
+			snprintf(err, sizeof(err),
+				 "no interface '%s' here; the pins of that name belong to a live limiter elsewhere (another network namespace)",
+				 name);
+		if (ret)
 			goto fail;
 		printf("'%s' no longer exists: removed its pins\n", name);
 		return 0;

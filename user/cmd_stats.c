@@ -343,8 +343,7 @@ int cmd_top(int argc, char **argv)
 		pr_err("couldn't read the configuration of '%s': %s", name, strerror(errno));
 		goto out;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock of bpf_ktime_get_ns() */
-	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	/* The clock of bpf_ktime_get_ns(), read after the dump: no state is newer. */
 	for (;;) {
 		cnt = 1024;
 		r = bpf_map_lookup_batch(pins.state, in, &out, keys, vals, &cnt, NULL);
@@ -352,6 +351,8 @@ int cmd_top(int argc, char **argv)
 			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));
 			goto out;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 		for (__u32 i = 0; i < cnt; i++) {
 			struct rl_src *seen;
 			struct rl_key key = keys[i].src;

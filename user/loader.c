@@ -33,6 +33,8 @@
 #endif
 
 #define PROG_NAME "xdp_ratelimit"
+#define FOREIGN_MSG                                                                            \
+	"%s belongs to another interface named '%s' (in another network namespace, or one that was removed): detach it there, or remove that directory"
 /* Serialises attach, set and detach across processes. */
 #define RL_LOCK_FILE "/run/xdp-ratelimit.lock"
 /* Pins are made here, then renamed into RL_PIN_ROOT (bpffs refuses '.' in names). */
@@ -64,6 +66,23 @@ void rl_loader_quiet(void)
 	libxdp_set_print(print_libxdp);
 }
 
+static bool same_ns(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	/* If either cannot be read, assume the same: only a positive difference refuses. */
+	if (stat(a, &sa) || stat(b, &sb))
+		return true;
+	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+static __u64 netns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (__u64)st.st_ino;
+}
+
 int rl_check_env(char *err, size_t errlen)
 {
 	struct statfs st;
@@ -74,6 +93,16 @@ int rl_check_env(char *err, size_t errlen)
 	}
 	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
 		return 0;
+	/*
+	 * "ip netns exec" gives the command a /sys of its own, without the
+	 * host's bpffs: pins made there would vanish when the command ends.
+	 */
+	/* kthreadd (pid 2) lives in the initial namespaces, and its links are readable. */
+	if (!same_ns("/proc/self/ns/mnt", "/proc/2/ns/mnt")) {
+		snprintf(err, errlen,
+			 "no bpffs at /sys/fs/bpf in this mount namespace (ip netns exec remounts /sys): pins would not outlive this command; in a network namespace run it with nsenter --net=/run/netns/NAME");
+		return -ENOENT;
+	}
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		snprintf(err, errlen, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
 			 strerror(errno));
@@ -229,14 +258,69 @@ out:
 	return found;
 }
 
+/* Is the map with this id used by any loaded program? */
+static bool map_in_use(__u32 map_id)
+{
+	__u32 id = 0, ids[16];
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = { .nr_map_ids = 16, .map_ids = (__u64)(unsigned long)ids };
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			for (__u32 i = 0; i < info.nr_map_ids && i < 16; i++)
+				if (ids[i] == map_id) {
+					close(fd);
+					return true;
+				}
+		close(fd);
+	}
+	return false;
+}
+
+/*
+ * Do the pins belong to this interface in this network namespace? Pins whose
+ * maps no program uses any more (their namespace is gone, say) are nobody's:
+ * they count as ours, to be cleaned up.
+ */
+static bool pins_ours(const struct rl_iface *ifc)
+{
+	struct rl_ctl ctl;
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int fd, ret;
+
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	bool ours;
+
+	snprintf(path, sizeof(path), "%s/rl_ctl", ifc->pindir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return true; /* incomplete pins: stale, whoever made them */
+	ret = bpf_map_lookup_elem(fd, &zero, &ctl);
+	ours = ret || (ctl.ifindex == (__u32)ifc->ifindex && ctl.netns_ino == netns_ino());
+	if (!ours && !bpf_obj_get_info_by_fd(fd, &info, &len))
+		ours = !map_in_use(info.id);
+	close(fd);
+	return ours;
+}
+
 enum rl_presence rl_presence(const struct rl_iface *ifc)
 {
-	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
-	struct xdp_program *prog = find_ours(mp);
+	struct xdp_multiprog *mp;
+	struct xdp_program *prog;
 	bool pinned = rl_is_attached(ifc);
 	enum rl_presence p;
 	char pin[PATH_MAX];
 
+	if (pinned && !pins_ours(ifc))
+		return RL_FOREIGN_PINS;
+	mp = get_multiprog(ifc->ifindex);
+	prog = find_ours(mp);
 	if (!prog)
 		p = pinned ? RL_STALE_PINS : RL_ABSENT;
 	else if (!pinned)
@@ -316,9 +400,10 @@ fail_errno:
 	return ret;
 }
 
-static int write_first_config(struct xdp_ratelimit *skel, const struct rl_config *cfg)
+static int write_first_config(struct xdp_ratelimit *skel, const struct rl_config *cfg,
+			      const struct rl_iface *ifc)
 {
-	struct rl_ctl ctl = { .active = 0 };
+	struct rl_ctl ctl = { .active = 0, .ifindex = (__u32)ifc->ifindex, .netns_ino = netns_ino() };
 	__u32 zero = 0;
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY))
@@ -371,7 +456,7 @@ static struct xdp_ratelimit *create_maps(const struct rl_iface *ifc, __u32 max_s
 			 strerror(-ret));
 		goto fail;
 	}
-	ret = write_first_config(maps, cfg);
+	ret = write_first_config(maps, cfg, ifc);
 	if (ret) {
 		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
 		goto fail;
@@ -418,6 +503,9 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 			 "xdp-ratelimit is already attached to '%s' (use set to change it, detach to remove it)",
 			 ifc->name);
 		return -EEXIST;
+	case RL_FOREIGN_PINS:
+		snprintf(err, errlen, FOREIGN_MSG, ifc->pindir, ifc->name);
+		return -EBUSY;
 	case RL_ORPHAN_PROG:
 	case RL_STALE_PINS:
 		/* Left by a command that was killed: we hold the lock, so nobody is using it. */
@@ -480,14 +568,17 @@ int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
 {
 	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
 	struct xdp_program *prog = find_ours(mp);
-	bool pinned = rl_is_attached(ifc);
+	bool pinned = rl_is_attached(ifc), foreign = pinned && !pins_ours(ifc);
 	char staging[PATH_MAX];
 	int ret = 0;
 
-	if (!prog && !pinned) {
+	if (!prog && (!pinned || foreign)) {
 		xdp_multiprog__close(mp);
-		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
-		return -ENOENT;
+		if (foreign)
+			snprintf(err, errlen, FOREIGN_MSG, ifc->pindir, ifc->name);
+		else
+			snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
+		return foreign ? -EBUSY : -ENOENT;
 	}
 	if (prog) {
 		ret = xdp_program__detach(prog, ifc->ifindex, xdp_multiprog__attach_mode(mp), 0);
@@ -499,7 +590,8 @@ int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
 		}
 	}
 	xdp_multiprog__close(mp);
-	unpin_dir(ifc->pindir);
+	if (!foreign)
+		unpin_dir(ifc->pindir);
 	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "/%s", ifc->pinname);
 	unpin_dir(staging);
 	rmdir(RL_STAGING_ROOT); /* these only if empty */
@@ -518,6 +610,9 @@ int rl_unpin_gone(const char *name)
 	pin_paths(&ifc, name);
 	if (stat(ifc.pindir, &st))
 		return -ENOENT;
+	/* ifindex 0 never owns pins: only unused (stale) pins pass this. */
+	if (!pins_ours(&ifc))
+		return -EBUSY;
 	unpin_dir(ifc.pindir);
 	rmdir(RL_PIN_ROOT);
 	return 0;
@@ -543,6 +638,9 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 			 "the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
 			 ifc->name, ifc->name);
 		return -EIO;
+	case RL_FOREIGN_PINS:
+		snprintf(err, errlen, FOREIGN_MSG, ifc->pindir, ifc->name);
+		return -EBUSY;
 	}
 	for (size_t i = 0; i < N_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", ifc->pindir, map_names[i]);
@@ -586,9 +684,12 @@ int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *act
 
 int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active)
 {
-	struct rl_ctl ctl = { .active = !active };
 	__u32 zero = 0, slot = !active;
+	struct rl_ctl ctl;
 
+	if (bpf_map_lookup_elem(pins->ctl, &zero, &ctl))
+		return -errno;
+	ctl.active = slot;
 	if (bpf_map_update_elem(pins->config, &slot, cfg, BPF_ANY))
 		return -errno;
 	/* The flip: one aligned 32-bit store in the array value. */

@@ -42,6 +42,7 @@ enum rl_presence {
 	RL_PRESENT,		/* our program, using the pinned maps */
 	RL_ORPHAN_PROG,		/* our program without (its) pins: an attach was killed */
 	RL_STALE_PINS,		/* pins without the program: a detach was killed */
+	RL_FOREIGN_PINS,	/* pins of a same-named interface elsewhere */
 };
 enum rl_presence rl_presence(const struct rl_iface *ifc);
 
