@@ -59,7 +59,9 @@ static void stats_usage(FILE *f)
 		"limited (dropped for being over the limit), would_drop (over the limit in\n"
 		"dry-run, passed), ipv4, ipv6, not_ip (passed untouched), malformed_* by\n"
 		"reason, new_sources, carried (sources carried over by set), insert_failed,\n"
-		"cas_retries, cas_exhausted, no_config.\n");
+		"cas_retries, cas_exhausted, no_config; and sources, the sources tracked\n"
+		"now (without --watch: it walks the table). With no set in between,\n"
+		"new_sources - sources is how many the LRU table has forgotten (evicted).\n");
 }
 
 static int open_iface(const char *name, struct rl_iface *ifc, struct rl_pins *pins)
@@ -74,19 +76,21 @@ static int open_iface(const char *name, struct rl_iface *ifc, struct rl_pins *pi
 	return 0;
 }
 
-static void print_once(const char *iface, const struct rl_counters *c, bool json)
+static void print_once(const char *iface, const struct rl_counters *c, __u64 sources,
+		       bool json)
 {
 	if (json) {
 		printf("{\"iface\":");
 		rl_json_str(stdout, iface);
 		for (size_t i = 0; i < N_FIELDS; i++)
 			printf(",\"%s\":%llu", fields[i].name, (unsigned long long)get(c, i));
-		printf("}\n");
+		printf(",\"sources\":%llu}\n", (unsigned long long)sources);
 		return;
 	}
 	printf("%s:\n", iface);
 	for (size_t i = 0; i < N_FIELDS; i++)
 		printf("  %-18s %llu\n", fields[i].name, (unsigned long long)get(c, i));
+	printf("  %-18s %llu\n", "sources", (unsigned long long)sources);
 }
 
 static double now_s(void)
@@ -181,7 +185,16 @@ int cmd_stats(int argc, char **argv)
 		goto out;
 	}
 	if (!watch_ms) {
-		print_once(ifc.name, &a, json);
+		struct rl_config cfg;
+		__u64 sources = 0;
+		__u32 active;
+
+		if (rl_config_read(&pins, &cfg, &active) ||
+		    rl_count_sources(&pins, cfg.gen, &sources)) {
+			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));
+			goto out;
+		}
+		print_once(ifc.name, &a, sources, json);
 		ret = 0;
 		goto out;
 	}

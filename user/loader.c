@@ -726,6 +726,28 @@ out:
 	return ret;
 }
 
+int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n)
+{
+	struct rl_state_key keys[1024];
+	__u64 vals[1024];
+	void *in = NULL, *out;
+	__u32 cnt;
+	int r;
+
+	*n = 0;
+	for (;;) {
+		cnt = 1024;
+		r = bpf_map_lookup_batch(pins->state, in, &out, keys, vals, &cnt, NULL);
+		if (r && errno != ENOENT)
+			return -errno;
+		for (__u32 i = 0; i < cnt; i++)
+			*n += keys[i].gen == gen;
+		if (r)
+			return 0;
+		in = &out;
+	}
+}
+
 int rl_list_attached(char names[][IF_NAMESIZE], int max)
 {
 	DIR *d = opendir(RL_PIN_ROOT);

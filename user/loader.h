@@ -75,6 +75,8 @@ int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 li
 int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
 /* The mode the program is attached in ("native", "skb", ...), or "not attached". */
 const char *rl_attach_mode(const struct rl_iface *ifc);
+/* Sources tracked under generation @gen (a walk of the table: not for every second). */
+int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n);
 /* The interfaces with a pin directory, one name per call; 0 at the end. */
 int rl_list_attached(char names[][IF_NAMESIZE], int max);
 
