@@ -17,11 +17,16 @@
  *
  * and one cost unit (a packet, or a byte in byte mode) is worth unit_cost vt.
  * Userspace picks vt_mult and unit_cost so that vt_mult / 2^56 / unit_cost is
- * the rate per ns. When the rate in cost units per ns reduces to a fraction
- * U0/C0 with U0 <= RL_VT_PER_NS_MAX, vt_mult = U0 << 56 and unit_cost = C0:
- * every quantity is then an integer and no decision is ever rounded. Otherwise
- * unit_cost is chosen so that vt_mult carries about 62 significant bits, and
- * the relative rate error is below 1e-15.
+ * the rate per ns. When a cost unit lasts a whole number of ns (10^9 / rate is
+ * an integer: 10/s, 1000/s, 100 Mbit/s, ...), vt is ns and unit_cost that
+ * number: every quantity is an integer and no decision is ever rounded.
+ * Otherwise unit_cost is the largest integer with at most one vt per ns (or 1,
+ * with up to 128 vt per ns, above 10^9 cost units per second), and vt_mult
+ * carries 56 fractional bits: the relative rate error is below 1e-15 (low).
+ * vt(now) is then rounded down to whole vt, ticks of at most 2 ns (1 vt per
+ * ns at most, at least half a vt per ns): the decisions are exactly those of
+ * the algorithm on a clock that ticks in such steps, and any interval D passes
+ * at most burst + rate x (D + one tick).
  *
  * The state is TAT mod 2^64, and ahead = TAT - vt(now) (mod 2^64) says where
  * the source stands:
@@ -34,11 +39,14 @@
  * CPU whose clock read is a little older than the one that wrote the state
  * still sees the state as ahead (and so cannot be handed a fresh bucket).
  *
- * Limits: the vt clock wraps every 2^64 vt units, at least 2^57 ns (4.5
- * years) since vt_mult <= 128 << 56. A source idle for g vt units is read
- * correctly for any g < 2^64 - ahead_max (> 3.4 years at the finest scale,
- * 584 years for a rate of 1 packet/s); only an idle gap within ahead_max
- * below a multiple of the wrap period would be read as a partly used bucket.
+ * Limits: at most one vt per ns, the vt clock wraps no sooner than the ns
+ * clock (2^64 ns, 584 years), and a source idle for g vt is read correctly
+ * for any g < 2^64 - ahead_max, which is more than 438 years: any idle gap
+ * with any clock value up to 2^63 ns. Only above 10^9 cost units per second
+ * (byte rates above 8 Gbit/s) does vt run faster than ns, up to 128x at
+ * 1.024 Tbit/s, and there a source idle for a multiple of 2^64 vt (at least
+ * 4.5 years; 11.7 at 400 Gbit/s), within ahead_max, would be read as partly
+ * used: 64 bits cannot hold both sub-ns precision and a 2^64 ns range.
  *
  * Fixed and sliding window: window index and packed counters
  * ----------------------------------------------------------
@@ -71,7 +79,7 @@ enum rl_algo {
 
 /* Fixed-point position of vt_mult: vt per ns = vt_mult / 2^56. */
 #define RL_VT_SHIFT 56
-/* At most 128 vt per ns, so that vt wraps no sooner than every 2^57 ns. */
+/* At most 128 vt per ns (1.28e11 cost units per second). */
 #define RL_VT_PER_NS_MAX 128
 /* Clock disagreement between CPUs tolerated when reading a TAT (see above). */
 #define RL_SKEW_VT (1ULL << 40)

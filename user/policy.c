@@ -356,21 +356,25 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	g = g ? g : pol->rate_num;
 	u0 = pol->rate_num / g;
 	c = d / g;
-	if (u0 <= RL_VT_PER_NS_MAX) {
-		/* Exact: one ns is u0 vt, one cost unit c vt, both integers. */
-		p->vt_mult = u0 << RL_VT_SHIFT;
+	if (u0 == 1) {
+		/* Exact: a cost unit is a whole number of ns, vt is ns. */
+		p->vt_mult = 1ULL << RL_VT_SHIFT;
 	} else {
 		/*
-		 * Approximate: the largest whole unit_cost with at most 128 vt
-		 * per ns; vt_mult then has 62 significant bits.
+		 * The largest whole unit_cost with at most one vt per ns, so
+		 * that vt wraps no sooner than the ns clock does; above 10^9
+		 * cost units per second, unit_cost 1 and up to 128 vt per ns.
+		 * vt_mult is rounded down: the rate errs low, by < 2^-56.
 		 */
-		c = (u128)RL_VT_PER_NS_MAX * d / pol->rate_num;
-		if (!c) {
+		c = d / pol->rate_num;
+		if (!c)
+			c = 1;
+		if ((u128)pol->rate_num * c > (u128)RL_VT_PER_NS_MAX * d) {
 			snprintf(err, errlen,
 				 "--rate is too high: at most 128000000000 packets or bytes per second");
 			return -EINVAL;
 		}
-		p->vt_mult = (__u64)((((u128)pol->rate_num * c << RL_VT_SHIFT) + d / 2) / d);
+		p->vt_mult = (__u64)(((u128)pol->rate_num * c << RL_VT_SHIFT) / d);
 	}
 	tau = c * burst;
 	h = tau + c * maxcost;
