@@ -43,25 +43,12 @@ static int pick(const char *flag, const char *val, const char *a, const char *b,
 int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen)
 {
 	static const char *const names[] = { "--action", "--on-insert-fail", "--malformed" };
-	const char *arg = argv[*i], *val;
-	size_t k, n = 0;
-	int v = 0, ret;
+	const char *val = NULL;
+	int k, v = 0, ret;
 
-	for (k = 0; k < 3; k++) {
-		n = strlen(names[k]);
-		if (!strncmp(arg, names[k], n) && (arg[n] == '\0' || arg[n] == '='))
-			break;
-	}
-	if (k == 3)
-		return 0;
-	if (arg[n] == '=') {
-		val = arg + n + 1;
-	} else if (*i + 1 < argc) {
-		val = argv[++*i];
-	} else {
-		snprintf(err, errlen, "%s needs a value", names[k]);
-		return -EINVAL;
-	}
+	k = rl_flag_value(argc, argv, i, names, 3, &val, err, errlen);
+	if (k < 0)
+		return k == -ENOENT ? 0 : k;
 	switch (k) {
 	case 0:
 		ret = pick(names[k], val, "drop", "dry-run", &v, err, errlen);

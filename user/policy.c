@@ -257,32 +257,43 @@ int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, siz
 	return 0;
 }
 
+int rl_flag_value(int argc, char **argv, int *i, const char *const *names, size_t n,
+		  const char **val, char *err, size_t errlen)
+{
+	const char *arg = argv[*i];
+
+	for (size_t k = 0; k < n; k++) {
+		size_t len = strlen(names[k]);
+
+		if (strncmp(arg, names[k], len) || (arg[len] != '\0' && arg[len] != '='))
+			continue;
+		if (arg[len] == '=') {
+			*val = arg + len + 1;
+		} else if (*i + 1 < argc) {
+			*val = argv[++*i];
+		} else {
+			snprintf(err, errlen, "%s needs a value", names[k]);
+			return -EINVAL;
+		}
+		return (int)k;
+	}
+	return -ENOENT;
+}
+
 int rl_policy_option(struct rl_policy *pol, int argc, char **argv, int *i, char *err,
 		     size_t errlen)
 {
 	static const char *const names[] = { "--algo",	  "--rate",    "--burst",   "--window",
 					     "--initial", "--prefix4", "--prefix6" };
-	const char *arg = argv[*i], *val = NULL;
+	const char *val = NULL;
 	char msg[RL_ERRLEN];
-	size_t n = 0, k;
 	__u64 v;
-	int ret = 0;
+	int k, ret = 0;
 
-	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-		n = strlen(names[k]);
-		if (!strncmp(arg, names[k], n) && (arg[n] == '\0' || arg[n] == '='))
-			break;
-	}
-	if (k == sizeof(names) / sizeof(names[0]))
-		return 0;
-	if (arg[n] == '=') {
-		val = arg + n + 1;
-	} else if (*i + 1 < argc) {
-		val = argv[++*i];
-	} else {
-		snprintf(err, errlen, "%s needs a value", names[k]);
-		return -EINVAL;
-	}
+	k = rl_flag_value(argc, argv, i, names, sizeof(names) / sizeof(names[0]), &val, err,
+			  errlen);
+	if (k < 0)
+		return k == -ENOENT ? 0 : k;
 	switch (k) {
 	case 0:
 		ret = rl_parse_algo(val, &pol->algo, msg, sizeof(msg));

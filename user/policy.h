@@ -36,6 +36,14 @@ int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, size_t errlen);
 
 /*
+ * If argv[*i] is one of @names ("--rate 10" or "--rate=10"), its index, with
+ * its value in *val and *i advanced past it; -ENOENT if it is none of them;
+ * -EINVAL (with a message) if the value is missing.
+ */
+int rl_flag_value(int argc, char **argv, int *i, const char *const *names, size_t n,
+		  const char **val, char *err, size_t errlen);
+
+/*
  * Handle one policy option at argv[*i] ("--rate 10" or "--rate=10").
  * Returns 1 if it was a policy option (and advances *i past its value), 0 if
  * it is not one of ours, or -EINVAL with a message in @err.
