@@ -7,13 +7,14 @@
 
 int rl_parse_timestamp(const char *s, __u64 *ns)
 {
-	__u64 sec = 0, frac = 0;
+	unsigned __int128 sec = 0, v;
+	__u64 frac = 0;
 	int digits = 0, fdigits = 0;
 
 	for (; *s >= '0' && *s <= '9'; s++, digits++) {
-		if (sec > (~0ULL / 1000000000ULL - 9) / 10)
-			return -ERANGE;
 		sec = sec * 10 + (__u64)(*s - '0');
+		if (sec > ~0ULL)
+			return -ERANGE;
 	}
 	if (*s == '.') {
 		for (s++; *s >= '0' && *s <= '9'; s++, fdigits++) {
@@ -26,7 +27,11 @@ int rl_parse_timestamp(const char *s, __u64 *ns)
 		return -EINVAL;
 	for (; fdigits < 9; fdigits++)
 		frac *= 10;
-	*ns = sec * 1000000000ULL + frac;
+	/* Up to 2^64 - 1 ns, 18446744073.709551615 s. */
+	v = sec * 1000000000ULL + frac;
+	if (v > ~0ULL)
+		return -ERANGE;
+	*ns = (__u64)v;
 	return 0;
 }
 
