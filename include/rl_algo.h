@@ -17,16 +17,18 @@
  *
  * and one cost unit (a packet, or a byte in byte mode) is worth unit_cost vt.
  * Userspace picks vt_mult and unit_cost so that vt_mult / 2^56 / unit_cost is
- * the rate per ns. When a cost unit lasts a whole number of ns (10^9 / rate is
- * an integer: 10/s, 1000/s, 100 Mbit/s, ...), vt is ns and unit_cost that
- * number: every quantity is an integer and no decision is ever rounded.
+ * the rate per ns. When the rate per ns reduces to a fraction U0/C0 with
+ * U0 <= RL_EXACT_VT_PER_NS (16), vt is 1/U0 ns and unit_cost C0: every
+ * quantity is an integer and no decision is ever rounded (10/s, 1000/s and
+ * 100 Mbit/s have U0 = 1; 3/s, 7/s and 12 kbit/s have U0 = 3, 7, 3).
  * Otherwise unit_cost is the largest integer with at most one vt per ns (or 1,
  * with up to 128 vt per ns, above 10^9 cost units per second), and vt_mult
- * carries 56 fractional bits: the relative rate error is below 1e-15 (low).
- * vt(now) is then rounded down to whole vt, ticks of at most 2 ns (1 vt per
- * ns at most, at least half a vt per ns): the decisions are exactly those of
- * the algorithm on a clock that ticks in such steps, and any interval D passes
- * at most burst + rate x (D + one tick).
+ * carries 56 fractional bits, rounded down: the rate errs low, by less than
+ * 1e-15. vt(now) is then rounded down to whole vt, ticks of at most 2 ns (U
+ * between 1/2 and 1): decisions are exactly those of the algorithm on a clock
+ * that ticks in such steps; any interval D passes at most burst + rate x
+ * (D + one tick), and a source sending at its rate may lose a packet that
+ * arrives within a tick of its due time.
  *
  * The state is TAT mod 2^64, and ahead = TAT - vt(now) (mod 2^64) says where
  * the source stands:
@@ -39,26 +41,30 @@
  * CPU whose clock read is a little older than the one that wrote the state
  * still sees the state as ahead (and so cannot be handed a fresh bucket).
  *
- * Limits: at most one vt per ns, the vt clock wraps no sooner than the ns
- * clock (2^64 ns, 584 years), and a source idle for g vt is read correctly
- * for any g < 2^64 - ahead_max, which is more than 438 years: any idle gap
- * with any clock value up to 2^63 ns. Only above 10^9 cost units per second
- * (byte rates above 8 Gbit/s) does vt run faster than ns, up to 128x at
- * 1.024 Tbit/s, and there a source idle for a multiple of 2^64 vt (at least
- * 4.5 years; 11.7 at 400 Gbit/s), within ahead_max, would be read as partly
- * used: 64 bits cannot hold both sub-ns precision and a 2^64 ns range.
+ * Limits: the vt clock wraps every 2^64 vt, and a source idle for g vt is
+ * read correctly for any g < 2^64 - ahead_max. With at most one vt per ns
+ * (U0 = 1 and every approximate rate below 10^9 cost units per second) that
+ * is more than 438 years: any idle gap, with any clock value up to 2^63 ns.
+ * An exact rate with U0 > 1 trades range for exactness: gaps up to 2^64/U0 ns
+ * (36 years at U0 = 16, 195 years at 3/s). Byte rates above 8 Gbit/s, where a
+ * byte lasts under a nanosecond, have up to 128 vt per ns: gaps up to 4.5
+ * years (11.7 at 400 Gbit/s). Beyond, a source idle for a multiple of 2^64
+ * vt, within ahead_max, would be read as partly used: 64 bits cannot hold
+ * both sub-nanosecond precision and a 2^64 ns range.
  *
  * Fixed and sliding window: window index and packed counters
  * ----------------------------------------------------------
  * The window index k = floor(now / W) is computed with a precomputed
  * reciprocal (multiply-high and one correction step, exact for all 64-bit
- * now). The state packs the low bits of k with the counts:
- *	fixed window:	[ k mod 2^24 | count:40 ]
- *	sliding window:	[ k mod 2^16 | previous:24 | current:24 ]
- * A source idle for exactly a multiple of 2^24 (2^16) windows, within one
- * window, would find its old count counted as current (or previous); the
- * limits on L (RL_FW_LIMIT_MAX, RL_SW_LIMIT_MAX) keep count + cost below the
- * field width, so counts never wrap.
+ * now). The state packs the low bits of k with the counts, each count in
+ * cnt_bits, the fewest that hold limit - 1 + the largest cost:
+ *	fixed window:	[ k mod 2^(64 - cnt_bits)   | count ]
+ *	sliding window:	[ k mod 2^(64 - 2 cnt_bits) | previous | current ]
+ * so counts never wrap, and the window id takes every bit left: 10 packets
+ * per second keeps 60 (56) bits of id, beyond any clock. Only a source idle
+ * for exactly a multiple of 2^id_bits windows, within one window, would find
+ * its old counts (with a byte limit of 10^8 per sliding window, 2^10 windows:
+ * the smallest wrap; userspace refuses fewer than 16 bits of id).
  */
 #ifndef RL_ALGO_H
 #define RL_ALGO_H
@@ -79,7 +85,9 @@ enum rl_algo {
 
 /* Fixed-point position of vt_mult: vt per ns = vt_mult / 2^56. */
 #define RL_VT_SHIFT 56
-/* At most 128 vt per ns (1.28e11 cost units per second). */
+/* Exact rates use vt of 1/U0 ns up to this U0 (see above). */
+#define RL_EXACT_VT_PER_NS 16
+/* At most 128 vt per ns: rates up to 1.28e11 cost units per second. */
 #define RL_VT_PER_NS_MAX 128
 /* Clock disagreement between CPUs tolerated when reading a TAT (see above). */
 #define RL_SKEW_VT (1ULL << 40)
@@ -88,15 +96,8 @@ enum rl_algo {
 /* Largest cost of one packet in byte mode: a frame length is at most 64 KiB. */
 #define RL_MAX_FRAME 65535
 
-#define RL_FW_ID_BITS 24
-#define RL_FW_CNT_BITS 40
-#define RL_FW_CNT_MASK ((1ULL << RL_FW_CNT_BITS) - 1)
-#define RL_FW_LIMIT_MAX (RL_FW_CNT_MASK - RL_MAX_FRAME)
-
-#define RL_SW_ID_BITS 16
-#define RL_SW_CNT_BITS 24
-#define RL_SW_CNT_MASK ((1ULL << RL_SW_CNT_BITS) - 1)
-#define RL_SW_LIMIT_MAX (RL_SW_CNT_MASK - RL_MAX_FRAME)
+/* Window ids keep at least this many bits: counts get at most 48 (24 each). */
+#define RL_WIN_ID_BITS_MIN 16
 
 /* Precomputed from a policy by rl_params_init() in userspace. */
 struct rl_params {
@@ -113,6 +114,8 @@ struct rl_params {
 	__u64 win_magic;	/* floor((2^(64 + win_shift) - 1) / W) */
 	__u64 win_shift;	/* floor(log2(W)) */
 	__u64 limit;		/* L, in cost units per window */
+	__u64 cnt_bits;		/* bits of one count in the state */
+	__u64 id_mask;		/* 2^id_bits - 1: the window id kept in the state */
 };
 
 /* 64 x 64 -> 128-bit product from 32-bit halves (BPF has no 128-bit multiply). */
@@ -175,32 +178,46 @@ RL_INLINE int rl_bucket_step(const struct rl_params *p, __u64 tat, __u64 now, __
 	return 1;
 }
 
+/* A window state's counts for window k: passed in k - 1 (sliding only) and in k. */
+RL_INLINE void rl_window_counts(const struct rl_params *p, __u64 state, __u64 k, __u64 *prev,
+				__u64 *cur)
+{
+	__u64 mask = (1ULL << p->cnt_bits) - 1;
+
+	*prev = 0;
+	*cur = 0;
+	if (p->algo == RL_ALGO_FIXED_WINDOW) {
+		if ((state >> p->cnt_bits) == (k & p->id_mask))
+			*cur = state & mask;
+		return;
+	}
+	if ((state >> (2 * p->cnt_bits)) == (k & p->id_mask)) {
+		*prev = (state >> p->cnt_bits) & mask;
+		*cur = state & mask;
+	} else if ((state >> (2 * p->cnt_bits)) == ((k - 1) & p->id_mask)) {
+		*prev = state & mask;
+	}
+}
+
 RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
 			    __u64 *next)
 {
-	__u64 e, id = rl_window(p, now, &e) & ((1ULL << RL_FW_ID_BITS) - 1);
-	__u64 count = (state >> RL_FW_CNT_BITS) == id ? state & RL_FW_CNT_MASK : 0;
+	__u64 e, prev, cur, k = rl_window(p, now, &e);
 
-	if (count >= p->limit)
+	rl_window_counts(p, state, k, &prev, &cur);
+	if (cur >= p->limit)
 		return 0;
-	*next = (id << RL_FW_CNT_BITS) | (count + cost);
+	*next = ((k & p->id_mask) << p->cnt_bits) | (cur + cost);
 	return 1;
 }
 
 RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
 			      __u64 *next)
 {
-	const __u64 id_mask = (1ULL << RL_SW_ID_BITS) - 1;
 	__u64 e, k = rl_window(p, now, &e);
-	__u64 sid = state >> (2 * RL_SW_CNT_BITS);
-	__u64 prev = 0, cur = 0, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
+	__u64 prev, cur, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
 
-	if (sid == (k & id_mask)) {
-		prev = (state >> RL_SW_CNT_BITS) & RL_SW_CNT_MASK;
-		cur = state & RL_SW_CNT_MASK;
-	} else if (sid == ((k - 1) & id_mask)) {
-		prev = state & RL_SW_CNT_MASK;
-	}
+	rl_window_counts(p, state, k, &prev, &cur);
 	/*
 	 * prev * (W - e) / W + cur < L  <=>  prev * (W - e) < (L - cur) * W,
 	 * compared as 128-bit products so that no W is too long.
@@ -211,7 +228,7 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	rhs_hi = rl_mul128(p->limit - cur, p->window_ns, &rhs_lo);
 	if (lhs_hi > rhs_hi || (lhs_hi == rhs_hi && lhs_lo >= rhs_lo))
 		return 0;
-	*next = ((k & id_mask) << (2 * RL_SW_CNT_BITS)) | (prev << RL_SW_CNT_BITS) | (cur + cost);
+	*next = ((((k & p->id_mask) << p->cnt_bits) | prev) << p->cnt_bits) | (cur + cost);
 	return 1;
 }
 
@@ -244,11 +261,9 @@ RL_INLINE __u64 rl_initial_state(const struct rl_params *p, __u64 now)
 		return rl_vt(p, now) + p->initial_ahead;
 	case RL_ALGO_FIXED_WINDOW:
 		/* An id two windows back: neither current nor previous, so empty. */
-		return ((rl_window(p, now, &e) - 2) & ((1ULL << RL_FW_ID_BITS) - 1))
-		       << RL_FW_CNT_BITS;
+		return ((rl_window(p, now, &e) - 2) & p->id_mask) << p->cnt_bits;
 	case RL_ALGO_SLIDING_WINDOW:
-		return ((rl_window(p, now, &e) - 2) & ((1ULL << RL_SW_ID_BITS) - 1))
-		       << (2 * RL_SW_CNT_BITS);
+		return ((rl_window(p, now, &e) - 2) & p->id_mask) << (2 * p->cnt_bits);
 	}
 	return 0;
 }

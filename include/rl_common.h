@@ -129,7 +129,8 @@ struct rl_counters {
  *	most the new burst;
  *	any other bucket change: the used part (ahead, gcra's level) is
  *	rescaled, at most the new tau: a gcra source keeps its queue level;
- *	same window length: the counts are kept;
+ *	same window algorithm and length: the counts are kept (at most what
+ *	the new field width holds, which is more than the new limit);
  *	anything else: the state of a new source.
  */
 RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now)
@@ -154,8 +155,18 @@ RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now
 		if (c->carry == RL_CARRY_TOKENS)
 			ahead = c->params.tau - ahead;
 		return rl_vt(&c->params, now) + ahead;
-	case RL_CARRY_WINDOW:
-		return state;
+	case RL_CARRY_WINDOW: {
+		/* Same algorithm and windows: the counts, repacked in the new field widths. */
+		__u64 e, k = rl_window(&c->params, now, &e), pc, cc;
+		__u64 max = (1ULL << c->params.cnt_bits) - 1, id = k & c->params.id_mask;
+
+		rl_window_counts(&c->prev, state, k, &pc, &cc);
+		pc = pc < max ? pc : max;
+		cc = cc < max ? cc : max;
+		if (c->params.algo == RL_ALGO_FIXED_WINDOW)
+			return (id << c->params.cnt_bits) | cc;
+		return (((id << c->params.cnt_bits) | pc) << c->params.cnt_bits) | cc;
+	}
 	}
 	return rl_initial_state(&c->params, now);
 }

@@ -257,21 +257,12 @@ static void source_state(const struct rl_config *cfg, __u64 state, __u64 now,
 		__u64 e, k = rl_window(p, now, &e);
 		double cur = 0, prev = 0, est;
 
-		if (p->algo == RL_ALGO_FIXED_WINDOW) {
-			if ((state >> RL_FW_CNT_BITS) == (k & ((1ULL << RL_FW_ID_BITS) - 1)))
-				cur = (double)(state & RL_FW_CNT_MASK);
-			est = cur;
-		} else {
-			__u64 sid = state >> (2 * RL_SW_CNT_BITS), m = (1ULL << RL_SW_ID_BITS) - 1;
+		__u64 pc, cc;
 
-			if (sid == (k & m)) {
-				prev = (double)((state >> RL_SW_CNT_BITS) & RL_SW_CNT_MASK);
-				cur = (double)(state & RL_SW_CNT_MASK);
-			} else if (sid == ((k - 1) & m)) {
-				prev = (double)(state & RL_SW_CNT_MASK);
-			}
-			est = prev * (double)(p->window_ns - e) / (double)p->window_ns + cur;
-		}
+		rl_window_counts(p, state, k, &pc, &cc);
+		prev = (double)pc;
+		cur = (double)cc;
+		est = prev * (double)(p->window_ns - e) / (double)p->window_ns + cur;
 		r->used = est / (double)p->limit;
 		r->credit = est < (double)p->limit ? (double)p->limit - est : 0;
 		/* Time until a packet would pass: step the core forward in 1/64-window steps. */

@@ -367,9 +367,9 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	g = g ? g : pol->rate_num;
 	u0 = pol->rate_num / g;
 	c = d / g;
-	if (u0 == 1) {
-		/* Exact: a cost unit is a whole number of ns, vt is ns. */
-		p->vt_mult = 1ULL << RL_VT_SHIFT;
+	if (u0 <= RL_EXACT_VT_PER_NS) {
+		/* Exact: a cost unit is a whole number of 1/u0 ns; vt is 1/u0 ns. */
+		p->vt_mult = u0 << RL_VT_SHIFT;
 	} else {
 		/*
 		 * The largest whole unit_cost with at most one vt per ns, so
@@ -415,10 +415,10 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 static int window_params(struct rl_params *p, const struct rl_policy *pol, char *err,
 			 size_t errlen)
 {
-	__u64 max = pol->algo == RL_ALGO_FIXED_WINDOW ? RL_FW_LIMIT_MAX : RL_SW_LIMIT_MAX;
+	unsigned int counts = pol->algo == RL_ALGO_FIXED_WINDOW ? 1 : 2, shift, bits;
+	__u64 maxcost = pol->bytes ? RL_MAX_FRAME : 1;
 	u128 l = (u128)pol->rate_num * pol->window_ns;
 	u128 d = (u128)pol->rate_den * NSEC_PER_SEC;
-	unsigned int shift;
 
 	if (pol->burst_set || pol->initial_set) {
 		snprintf(err, errlen,
@@ -433,9 +433,18 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 		return -EINVAL;
 	}
 	l /= d;
-	if (l > max) {
-		snprintf(err, errlen, "--rate x --window is %llu, more than %s can count (%llu)",
-			 (unsigned long long)l, rl_algo_name(pol->algo), (unsigned long long)max);
+	if (!l) {
+		snprintf(err, errlen, "--rate x --window is 0 %s: nothing would pass",
+			 pol->bytes ? "bytes" : "packets");
+		return -EINVAL;
+	}
+	/* A count reaches at most limit - 1 + the largest cost. */
+	bits = l + maxcost - 1 > ~0ULL ? 65 : 64 - (unsigned int)__builtin_clzll((__u64)(l + maxcost - 1));
+	if (counts * bits > 64 - RL_WIN_ID_BITS_MIN) {
+		snprintf(err, errlen,
+			 "--rate x --window is %llu, more than %s can count (at most %llu per window)",
+			 (unsigned long long)l, rl_algo_name(pol->algo),
+			 (unsigned long long)((1ULL << (64 - RL_WIN_ID_BITS_MIN) / counts) - maxcost));
 		return -EINVAL;
 	}
 	shift = 63 - (unsigned int)__builtin_clzll(pol->window_ns);
@@ -443,6 +452,8 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 	p->win_shift = shift;
 	p->win_magic = (__u64)((((u128)1 << (64 + shift)) - 1) / pol->window_ns);
 	p->limit = (__u64)l;
+	p->cnt_bits = bits;
+	p->id_mask = ~0ULL >> (counts * bits);
 	return 0;
 }
 
