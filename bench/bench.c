@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rl-bench: the measuring program behind make bench (bench/run.sh).
+ *
+ *	rl-bench micro --out DIR [--rounds N] [--reps N] [--quick]
+ *		per-packet cost with BPF_PROG_TEST_RUN, against the reference
+ *		programs; cost against the number of sources; bytes per source
+ *	rl-bench accuracy --out DIR [--seconds S]
+ *		one source at 10x its limit from 2 CPUs: passed vs r*t + b
+ *	rl-bench gen --to IFACE [--pps N] [--seconds S] [--random]
+ *		XDP frames into a veth, for the end-to-end benchmark
+ *
+ * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "bench.h"
+#include "config.h"
+#include "xdp_ratelimit.skel.h"
+
+static void fill_eth(struct bench_frame *f, __u16 proto)
+{
+	struct ethhdr *eth = (struct ethhdr *)f->data;
+	static const unsigned char dst[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x02 };
+	static const unsigned char src[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x01 };
+
+	memcpy(eth->h_dest, dst, ETH_ALEN);
+	memcpy(eth->h_source, src, ETH_ALEN);
+	eth->h_proto = htons(proto);
+}
+
+void bench_frame_ipv6(struct bench_frame *f, __u32 len)
+{
+	struct ipv6hdr *ip6 = (struct ipv6hdr *)(f->data + ETH_HLEN);
+	struct udphdr *udp = (struct udphdr *)(ip6 + 1);
+
+	memset(f, 0, sizeof(*f));
+	if (len < ETH_HLEN + sizeof(*ip6) + sizeof(*udp))
+		len = ETH_HLEN + sizeof(*ip6) + sizeof(*udp);
+	if (len > sizeof(f->data))
+		len = sizeof(f->data);
+	fill_eth(f, ETH_P_IPV6);
+	ip6->version = 6;
+	ip6->payload_len = htons((__u16)(len - ETH_HLEN - sizeof(*ip6)));
+	ip6->nexthdr = IPPROTO_UDP;
+	ip6->hop_limit = 64;
+	/* 2001:2::/48, the IPv6 benchmarking prefix. */
+	ip6->saddr.s6_addr32[0] = htonl(0x20010002);
+	ip6->saddr.s6_addr32[3] = htonl(0x10000);
+	ip6->daddr.s6_addr32[0] = htonl(0x20010002);
+	ip6->daddr.s6_addr32[3] = htonl(2);
+	udp->source = htons(9);
+	udp->dest = htons(9);
+	udp->len = ip6->payload_len;
+	f->len = len;
+	f->src_off = ETH_HLEN + offsetof(struct ipv6hdr, saddr) + 12;
+	f->src_base = 0x10000;
+}
+
+void bench_frame_ipv4(struct bench_frame *f, __u32 len)
+{
+	struct iphdr *ip = (struct iphdr *)(f->data + ETH_HLEN);
+	struct udphdr *udp = (struct udphdr *)(ip + 1);
+
+	memset(f, 0, sizeof(*f));
+	if (len < ETH_HLEN + sizeof(*ip) + sizeof(*udp))
+		len = ETH_HLEN + sizeof(*ip) + sizeof(*udp);
+	if (len > sizeof(f->data))
+		len = sizeof(f->data);
+	fill_eth(f, ETH_P_IP);
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->tot_len = htons((__u16)(len - ETH_HLEN));
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	/* 198.18.0.0/15, the IPv4 benchmarking range. */
+	ip->saddr = htonl(0xc6120001);
+	ip->daddr = htonl(0xc6120002);
+	udp->source = htons(9);
+	udp->dest = htons(9);
+	udp->len = htons((__u16)(len - ETH_HLEN - sizeof(*ip)));
+	f->len = len;
+	f->src_off = ETH_HLEN + offsetof(struct iphdr, saddr);
+	f->src_base = 0xc6120001;
+}
+
+int bench_config(struct rl_config *cfg, int argc, char **argv)
+{
+	char err[RL_ERRLEN];
+	struct rl_policy pol;
+	struct rl_opts o;
+	int ret;
+
+	rl_policy_defaults(&pol);
+	rl_opts_defaults(&o);
+	for (int i = 0; i < argc; i++) {
+		ret = rl_policy_option(&pol, argc, argv, &i, err, sizeof(err));
+		if (ret <= 0) {
+			fprintf(stderr, "rl-bench: policy option '%s': %s\n", argv[i],
+				ret ? err : "unknown");
+			return -EINVAL;
+		}
+	}
+	ret = rl_config_build(cfg, &pol, &o, NULL, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "rl-bench: %s\n", err);
+	return ret;
+}
+
+struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entries)
+{
+	struct rl_ctl ctl = { .active = 0 };
+	struct xdp_ratelimit *skel;
+	__u32 zero = 0;
+	int err;
+
+	skel = xdp_ratelimit__open();
+	if (!skel) {
+		fprintf(stderr, "rl-bench: couldn't open xdp_ratelimit: %s\n", strerror(errno));
+		return NULL;
+	}
+	err = bpf_map__set_max_entries(skel->maps.rl_state, max_entries);
+	if (!err)
+		err = xdp_ratelimit__load(skel);
+	if (err) {
+		fprintf(stderr, "rl-bench: couldn't load xdp_ratelimit (%u sources): %s\n",
+			max_entries, strerror(-err));
+		goto fail;
+	}
+	/* As user/loader.c write_first_config(): slot 0, then make it live. */
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY) ||
+	    bpf_map_update_elem(bpf_map__fd(skel->maps.rl_ctl), &zero, &ctl, BPF_ANY)) {
+		fprintf(stderr, "rl-bench: couldn't write the configuration: %s\n",
+			strerror(errno));
+		goto fail;
+	}
+	return skel;
+fail:
+	xdp_ratelimit__destroy(skel);
+	return NULL;
+}
+
+int bench_counters(struct xdp_ratelimit *skel, struct rl_counters *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rl_counters *per;
+	__u32 zero = 0;
+	int ret = 0;
+
+	if (ncpu < 1)
+		return -EINVAL;
+	per = calloc((size_t)ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.rl_counters), &zero, per)) {
+		ret = -errno;
+		goto out;
+	}
+	for (int c = 0; c < ncpu; c++) {
+		__u64 *d = (__u64 *)sum, *s = (__u64 *)&per[c];
+
+		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
+			d[i] += s[i];
+	}
+out:
+	free(per);
+	return ret;
+}
+
+__u64 bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+int bench_pin_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+int bench_rt(bool on)
+{
+	struct sched_param sp = { .sched_priority = on ? 10 : 0 };
+
+	return sched_setscheduler(0, on ? SCHED_FIFO : SCHED_OTHER, &sp) ? -errno : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double bench_median(double *v, int n)
+{
+	if (n <= 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double bench_min(const double *v, int n)
+{
+	double m = n > 0 ? v[0] : 0;
+
+	for (int i = 1; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+double bench_max(const double *v, int n)
+{
+	double m = n > 0 ? v[0] : 0;
+
+	for (int i = 1; i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
+}
+
+__u64 bench_fdinfo(int fd, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtoull(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+int bench_ifindex;
+
+struct bpf_link *bench_attach(struct bpf_program *prog, int *err)
+{
+	struct bpf_link *link;
+
+	*err = 0;
+	if (!bench_ifindex)
+		return NULL;
+	link = bpf_program__attach_xdp(prog, bench_ifindex);
+	if (!link) {
+		*err = -errno;
+		fprintf(stderr, "rl-bench: couldn't attach %s to ifindex %d: %s\n",
+			bpf_program__name(prog), bench_ifindex, strerror(errno));
+	}
+	return link;
+}
+
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
+		   "       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
+		   "       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
+		   "                [--random] [--cpu N]\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 2 && !strcmp(argv[1], "--ifname")) {
+		bench_ifindex = (int)if_nametoindex(argv[2]);
+		if (!bench_ifindex) {
+			fprintf(stderr, "rl-bench: no interface '%s'\n", argv[2]);
+			return 2;
+		}
+		argc -= 2;
+		argv += 2;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	libbpf_set_print(quiet_libbpf);
+	if (!strcmp(argv[1], "micro"))
+		return bench_micro(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "accuracy"))
+		return bench_accuracy(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "gen"))
+		return bench_gen(argc - 1, argv + 1);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* rl-bench: what the measuring commands share (bench/bench.c). */
+#ifndef RL_BENCH_H
+#define RL_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "rl_common.h"
+
+struct xdp_ratelimit;
+
+/*
+ * A test frame. Sources come only from the benchmarking ranges: IPv4
+ * 198.18.0.0/15 (RFC 2544) and IPv6 2001:2::/48 (RFC 5180).
+ */
+struct bench_frame {
+	unsigned char data[1514];
+	__u32 len;
+	__u32 src_off;	/* offset of the last 32-bit word of the source address */
+	__u32 src_base;	/* that word for source 0, host order */
+};
+
+/* IPv6/UDP from 2001:2::1:0 to 2001:2::2, @len bytes (at least 62). */
+void bench_frame_ipv6(struct bench_frame *f, __u32 len);
+/* IPv4/UDP from 198.18.0.1 to 198.18.0.2, @len bytes (at least 42). */
+void bench_frame_ipv4(struct bench_frame *f, __u32 len);
+
+/* A configuration from policy options as the CLI takes them ("--rate", "10", ...). */
+int bench_config(struct rl_config *cfg, int argc, char **argv);
+/* xdp_ratelimit loaded (real clock) with rl_state sized @max_entries and @cfg live. */
+struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entries);
+/* Its counters summed over CPUs. */
+int bench_counters(struct xdp_ratelimit *skel, struct rl_counters *sum);
+
+/* CLOCK_MONOTONIC in ns: the clock bpf_ktime_get_ns() reads. */
+__u64 bench_now(void);
+int bench_pin_cpu(int cpu);
+/* SCHED_FIFO for the calling thread (so test_run is not preempted by other tasks); 0 or -errno. */
+int bench_rt(bool on);
+/* Median and minimum of @n values (sorts @v). */
+double bench_median(double *v, int n);
+double bench_min(const double *v, int n);
+double bench_max(const double *v, int n);
+/* The value after "@key:" in /proc/self/fdinfo/@fd, or 0. */
+__u64 bench_fdinfo(int fd, const char *key);
+
+/*
+ * test_run of an XDP program that is attached nowhere adds it to the kernel's
+ * XDP dispatcher and removes it again, each time: milliseconds per call here.
+ * With --ifname, a program is attached (native mode) to that interface, one
+ * without traffic in a namespace that run.sh makes, while it is measured.
+ */
+extern int bench_ifindex;
+struct bpf_program;
+struct bpf_link;
+/* NULL with no --ifname, or on failure (with a message; *err set). */
+struct bpf_link *bench_attach(struct bpf_program *prog, int *err);
+
+int bench_micro(int argc, char **argv);
+int bench_accuracy(int argc, char **argv);
+int bench_gen(int argc, char **argv);
+
+#endif /* RL_BENCH_H */

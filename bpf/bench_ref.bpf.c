@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Benchmark programs for BPF_PROG_TEST_RUN (bench/micro.c), never attached.
+ *
+ * bench_driver runs once per repetition: it rewrites the frame's source
+ * address from a repetition counter (so that N distinct sources are cycled
+ * through) and tail-calls the program under test in bench_jmp[0]. A driver
+ * whose slot holds bench_nop measures the driver alone; its cost is
+ * subtracted from every other measurement.
+ *
+ * The driver also timestamps every BENCH_SAMPLE-th repetition, which gives
+ * the time per repetition with sub-ns resolution (test_run's duration is
+ * whole ns) and without the fixed cost of the test_run call itself (here
+ * several ms: the call changes the XDP dispatcher).
+ *
+ * The reference programs, each the same parser as xdp_ratelimit (parsing.h)
+ * and the same 16-byte source key:
+ *	ref_parse:  parse and drop;
+ *	ref_lookup: one LRU-hash lookup, an insert on a miss, one atomic add: the
+ *		    floor of any per-source limiter;
+ *	ref_gcra:   ref_lookup's lookup and insert, a clock read and one GCRA
+ *		    compare-and-swap: a minimal real limiter.
+ */
+#include "parsing.h"
+
+/* The GCRA of ref_gcra: emission interval and tolerance in ns, set before load. */
+const volatile __u64 ref_interval_ns = 10;
+const volatile __u64 ref_tau_ns = 10000000;
+
+/* Every 4096th repetition reads the clock: ~0.01 ns per repetition. */
+#define BENCH_SAMPLE_MASK 4095
+
+/* Written by userspace through the skeleton's mmaped .bss between runs. */
+__u64 bench_reps;	/* repetitions so far: the source counter */
+__u64 bench_t0, bench_n0;	/* first sample of a run (userspace zeroes bench_t0) */
+__u64 bench_t1, bench_n1;	/* last sample */
+__u64 bench_tail_fail;	/* tail calls that did not happen */
+__u32 bench_mask;	/* sources = bench_mask + 1 (a power of two) */
+__u32 bench_base;	/* first source word, host order */
+__u32 bench_off;	/* offset of the 32-bit source word in the frame */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} bench_jmp SEC(".maps");
+
+/* One LRU map per reference; max_entries is set before load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_key);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} ref_lookup_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_key);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} ref_gcra_map SEC(".maps");
+
+SEC("xdp")
+int bench_driver(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u32 off = bench_off, *word;
+	__u64 n = bench_reps;
+
+	/*
+	 * Only test_run on one CPU at a time runs this program: a plain
+	 * increment is exact and keeps the driver cheap.
+	 */
+	bench_reps = n + 1;
+	if (!(n & BENCH_SAMPLE_MASK)) {
+		__u64 t = bpf_ktime_get_ns();
+
+		if (!bench_t0) {
+			bench_t0 = t;
+			bench_n0 = n;
+		}
+		bench_t1 = t;
+		bench_n1 = n;
+	}
+	if (off > 128)
+		return XDP_ABORTED;
+	word = data + off;
+	if ((void *)(word + 1) > end)
+		return XDP_ABORTED;
+	*word = bpf_htonl(bench_base + ((__u32)n & bench_mask));
+	bpf_tail_call(ctx, &bench_jmp, 0);
+	bench_tail_fail++;
+	return XDP_ABORTED;
+}
+
+SEC("xdp")
+int bench_nop(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+/* The source key as xdp_ratelimit builds it (IPv4-mapped for IPv4); -1 if not IP. */
+static __always_inline int ref_key(struct xdp_md *ctx, struct rl_key *key)
+{
+	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
+				.end = (void *)(long)ctx->data_end };
+	__u32 bad = 0;
+	__be16 proto;
+
+	if (parse_eth(&c, &proto, &bad))
+		return -1;
+	if (proto == bpf_htons(ETH_P_IP))
+		return parse_ipv4(&c, key, &bad);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return parse_ipv6(&c, key, &bad);
+	return -1;
+}
+
+SEC("xdp")
+int ref_parse(struct xdp_md *ctx)
+{
+	struct rl_key key;
+
+	if (ref_key(ctx, &key))
+		return XDP_PASS;
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int ref_lookup(struct xdp_md *ctx)
+{
+	struct rl_key key;
+	__u64 *v, one = 1;
+
+	if (ref_key(ctx, &key))
+		return XDP_PASS;
+	v = bpf_map_lookup_elem(&ref_lookup_map, &key);
+	if (!v) {
+		bpf_map_update_elem(&ref_lookup_map, &key, &one, BPF_NOEXIST);
+		return XDP_DROP;
+	}
+	__sync_fetch_and_add(v, 1);
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int ref_gcra(struct xdp_md *ctx)
+{
+	__u64 *v, now, tat, base;
+	struct rl_key key;
+
+	if (ref_key(ctx, &key))
+		return XDP_PASS;
+	now = bpf_ktime_get_ns();
+	v = bpf_map_lookup_elem(&ref_gcra_map, &key);
+	if (!v) {
+		tat = now + ref_interval_ns;
+		bpf_map_update_elem(&ref_gcra_map, &key, &tat, BPF_NOEXIST);
+		return XDP_PASS;
+	}
+	tat = *(volatile __u64 *)v;
+	base = (__s64)(tat - now) > 0 ? tat : now;
+	if (base - now > ref_tau_ns)
+		return XDP_DROP;
+	if (__sync_val_compare_and_swap(v, tat, base + ref_interval_ns) != tat)
+		return XDP_DROP;
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";
