@@ -105,6 +105,7 @@ struct rl_params {
 	__u32 bytes;		/* 1: cost is the frame length; 0: 1 per packet */
 	/* token bucket and gcra */
 	__u64 vt_mult;		/* vt per ns, fixed point << RL_VT_SHIFT */
+	__u64 vt_int;		/* vt per ns when a whole number (exact rates), else 0 */
 	__u64 unit_cost;	/* vt per cost unit */
 	__u64 tau;		/* burst * unit_cost */
 	__u64 ahead_max;	/* largest storable TAT - now, + RL_SKEW_VT */
@@ -132,7 +133,12 @@ RL_INLINE __u64 rl_mul128(__u64 a, __u64 b, __u64 *lo)
 /* The clock in vt units, mod 2^64. */
 RL_INLINE __u64 rl_vt(const struct rl_params *p, __u64 now)
 {
-	__u64 lo, hi = rl_mul128(now, p->vt_mult, &lo);
+	__u64 lo, hi;
+
+	/* Exact rates: now * U0, whose low 64 bits are all we keep. */
+	if (p->vt_int)
+		return now * p->vt_int;
+	hi = rl_mul128(now, p->vt_mult, &lo);
 
 	return (hi << (64 - RL_VT_SHIFT)) | (lo >> RL_VT_SHIFT);
 }

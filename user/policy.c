@@ -370,6 +370,7 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	if (u0 <= RL_EXACT_VT_PER_NS) {
 		/* Exact: a cost unit is a whole number of 1/u0 ns; vt is 1/u0 ns. */
 		p->vt_mult = u0 << RL_VT_SHIFT;
+		p->vt_int = u0;
 	} else {
 		/*
 		 * The largest whole unit_cost with at most one vt per ns, so
