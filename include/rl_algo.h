@@ -17,18 +17,19 @@
  *
  * and one cost unit (a packet, or a byte in byte mode) is worth unit_cost vt.
  * Userspace picks vt_mult and unit_cost so that vt_mult / 2^56 / unit_cost is
- * the rate per ns. When the rate per ns reduces to a fraction U0/C0 with
- * U0 <= RL_EXACT_VT_PER_NS (16), vt is 1/U0 ns and unit_cost C0: every
- * quantity is an integer and no decision is ever rounded (10/s, 1000/s and
- * 100 Mbit/s have U0 = 1; 3/s, 7/s and 12 kbit/s have U0 = 3, 7, 3).
+ * the rate per ns. When a cost unit lasts a whole number of ns (10^9 / rate
+ * is an integer: 10/s, 1000/s, 100 Mbit/s...), vt is the ns and unit_cost that
+ * number; above 10^9 cost units per second, when the rate is a whole number
+ * of cost units per ns (400 Gbit/s: 50 bytes), vt is 1/U0 ns and unit_cost 1.
+ * Either way every quantity is an integer and no decision is ever rounded.
  * Otherwise unit_cost is the largest integer with at most one vt per ns (or 1,
  * with up to 128 vt per ns, above 10^9 cost units per second), and vt_mult
- * carries 56 fractional bits, rounded down: the rate errs low, by less than
- * 1e-15. vt(now) is then rounded down to whole vt, ticks of at most 2 ns (U
- * between 1/2 and 1): decisions are exactly those of the algorithm on a clock
- * that ticks in such steps; any interval D passes at most burst + rate x
- * (D + one tick), and a source sending at its rate may lose a packet that
- * arrives within a tick of its due time.
+ * carries 56 fractional bits, rounded up (by less than 1e-15 relative). vt(now)
+ * is rounded down to whole vt, ticks of at most 2 ns (U between 1/2 and 1):
+ * decisions are those of the algorithm on a clock that ticks in such steps. A
+ * source sending at or below its rate is never dropped (rounding up makes
+ * the clock never slow), and any interval D passes at most one tick's worth
+ * more than burst + rate x D.
  *
  * The state is TAT mod 2^64, and ahead = TAT - vt(now) (mod 2^64) says where
  * the source stands:
@@ -42,15 +43,13 @@
  * still sees the state as ahead (and so cannot be handed a fresh bucket).
  *
  * Limits: the vt clock wraps every 2^64 vt, and a source idle for g vt is
- * read correctly for any g < 2^64 - ahead_max. With at most one vt per ns
- * (U0 = 1 and every approximate rate below 10^9 cost units per second) that
- * is more than 438 years: any idle gap, with any clock value up to 2^63 ns.
- * An exact rate with U0 > 1 trades range for exactness: gaps up to 2^64/U0 ns
- * (36 years at U0 = 16, 195 years at 3/s). Byte rates above 8 Gbit/s, where a
- * byte lasts under a nanosecond, have up to 128 vt per ns: gaps up to 4.5
- * years (11.7 at 400 Gbit/s). Beyond, a source idle for a multiple of 2^64
- * vt, within ahead_max, would be read as partly used: 64 bits cannot hold
- * both sub-nanosecond precision and a 2^64 ns range.
+ * read correctly for any g < 2^64 - ahead_max. Below 10^9 cost units per
+ * second there is at most one vt per ns, so that is more than 438 years: any
+ * idle gap, with any clock value up to 2^63 ns. Above (byte rates beyond
+ * 8 Gbit/s, where a byte lasts under a nanosecond) vt runs up to 128 times
+ * faster than ns, and a source idle for a multiple of 2^64 vt (at least 4.5
+ * years; 11.7 at 400 Gbit/s), within ahead_max, would be read as partly
+ * used: 64 bits cannot hold both sub-nanosecond precision and a 2^64 ns range.
  *
  * Fixed and sliding window: window index and packed counters
  * ----------------------------------------------------------
@@ -85,8 +84,6 @@ enum rl_algo {
 
 /* Fixed-point position of vt_mult: vt per ns = vt_mult / 2^56. */
 #define RL_VT_SHIFT 56
-/* Exact rates use vt of 1/U0 ns up to this U0 (see above). */
-#define RL_EXACT_VT_PER_NS 16
 /* At most 128 vt per ns: rates up to 1.28e11 cost units per second. */
 #define RL_VT_PER_NS_MAX 128
 /* Clock disagreement between CPUs tolerated when reading a TAT (see above). */

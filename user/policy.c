@@ -367,26 +367,31 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	g = g ? g : pol->rate_num;
 	u0 = pol->rate_num / g;
 	c = d / g;
-	if (u0 <= RL_EXACT_VT_PER_NS) {
-		/* Exact: a cost unit is a whole number of 1/u0 ns; vt is 1/u0 ns. */
+	if (u0 == 1 || c == 1) {
+		/*
+		 * Exact: a cost unit lasts a whole number of ns (u0 = 1, vt is
+		 * the ns), or above 10^9 cost units per second a whole number of
+		 * vt per ns (c = 1: 400 Gbit/s is 50 bytes per ns).
+		 */
 		p->vt_mult = u0 << RL_VT_SHIFT;
 		p->vt_int = u0;
+		if (u0 > RL_VT_PER_NS_MAX)
+			goto too_high;
 	} else {
 		/*
 		 * The largest whole unit_cost with at most one vt per ns, so
 		 * that vt wraps no sooner than the ns clock does; above 10^9
 		 * cost units per second, unit_cost 1 and up to 128 vt per ns.
-		 * vt_mult is rounded down: the rate errs low, by < 2^-56.
+		 * vt_mult is rounded up: a source sending at its rate is never
+		 * dropped, and any interval passes at most one tick more than
+		 * the exact algorithm would.
 		 */
 		c = d / pol->rate_num;
 		if (!c)
 			c = 1;
-		if ((u128)pol->rate_num * c > (u128)RL_VT_PER_NS_MAX * d) {
-			snprintf(err, errlen,
-				 "--rate is too high: at most 128000000000 packets or bytes per second");
-			return -EINVAL;
-		}
-		p->vt_mult = (__u64)(((u128)pol->rate_num * c << RL_VT_SHIFT) / d);
+		if ((u128)pol->rate_num * c > (u128)RL_VT_PER_NS_MAX * d)
+			goto too_high;
+		p->vt_mult = (__u64)((((u128)pol->rate_num * c << RL_VT_SHIFT) + d - 1) / d);
 	}
 	tau = c * burst;
 	h = tau + c * maxcost;
@@ -411,6 +416,9 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	else
 		p->initial_ahead = (__u64)c * (pol->initial_set ? pol->initial : 0);
 	return 0;
+too_high:
+	snprintf(err, errlen, "--rate is too high: at most 128000000000 packets or bytes per second");
+	return -EINVAL;
 }
 
 static int window_params(struct rl_params *p, const struct rl_policy *pol, char *err,
@@ -463,6 +471,12 @@ int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, 
 	memset(p, 0, sizeof(*p));
 	if (!pol->rate_set) {
 		snprintf(err, errlen, "--rate is required");
+		return -EINVAL;
+	}
+	/* One ceiling for every algorithm: what the bucket algorithms can represent. */
+	if ((u128)pol->rate_num > (u128)RL_VT_PER_NS_MAX * pol->rate_den * NSEC_PER_SEC) {
+		snprintf(err, errlen,
+			 "--rate is too high: at most 128000000000 packets or bytes per second");
 		return -EINVAL;
 	}
 	p->algo = pol->algo;
