@@ -29,6 +29,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.h"
+#include "loader.h"
 #include "config.h"
 #include "xdp_ratelimit.skel.h"
 
@@ -156,30 +157,7 @@ fail:
 
 int bench_counters(struct xdp_ratelimit *skel, struct rl_counters *sum)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct rl_counters *per;
-	__u32 zero = 0;
-	int ret = 0;
-
-	if (ncpu < 1)
-		return -EINVAL;
-	per = calloc((size_t)ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.rl_counters), &zero, per)) {
-		ret = -errno;
-		goto out;
-	}
-	for (int c = 0; c < ncpu; c++) {
-		__u64 *d = (__u64 *)sum, *s = (__u64 *)&per[c];
-
-		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
-			d[i] += s[i];
-	}
-out:
-	free(per);
-	return ret;
+	return rl_counters_sum(bpf_map__fd(skel->maps.rl_counters), sum);
 }
 
 __u64 bench_now(void)

@@ -5,6 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "harness.h"
+#include "loader.h"
 #include "test.h"
 
 void rl_prog_close(struct rl_prog *p)
@@ -95,24 +96,5 @@ int rl_prog_run(struct rl_prog *p, __u64 now, const void *frame, __u32 len, __u3
 
 bool rl_prog_counters(struct rl_prog *p, struct rl_counters *sum)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	struct rl_counters *v;
-	__u32 zero = 0;
-	bool ok = false;
-
-	memset(sum, 0, sizeof(*sum));
-	if (!ASSERT_TRUE(ncpus > 0, "libbpf_num_possible_cpus"))
-		return false;
-	v = calloc((size_t)ncpus, sizeof(*v));
-	if (!ASSERT_TRUE(v != NULL, "calloc"))
-		return false;
-	if (!ASSERT_OK(bpf_map_lookup_elem(p->counters_fd, &zero, v), "read rl_counters"))
-		goto out;
-	for (int c = 0; c < ncpus; c++)
-		for (size_t i = 0; i < sizeof(*sum) / sizeof(__u64); i++)
-			((__u64 *)sum)[i] += ((__u64 *)&v[c])[i];
-	ok = true;
-out:
-	free(v);
-	return ok;
+	return ASSERT_OK(rl_counters_sum(p->counters_fd, sum), "read rl_counters");
 }

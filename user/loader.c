@@ -698,7 +698,7 @@ int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u3
 	return 0;
 }
 
-int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
+int rl_counters_sum(int map_fd, struct rl_counters *sum)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct rl_counters *per;
@@ -711,7 +711,7 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
 	if (!per)
 		return -ENOMEM;
 	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(pins->counters, &zero, per)) {
+	if (bpf_map_lookup_elem(map_fd, &zero, per)) {
 		ret = -errno;
 		goto out;
 	}
@@ -724,6 +724,11 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
 out:
 	free(per);
 	return ret;
+}
+
+int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
+{
+	return rl_counters_sum(pins->counters, sum);
 }
 
 int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n)

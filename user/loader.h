@@ -71,6 +71,8 @@ int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u3
  */
 int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live,
 	       __u64 *moved);
+/* The per-CPU counters in map @map_fd, summed over every possible CPU. */
+int rl_counters_sum(int map_fd, struct rl_counters *sum);
 /* Counters summed over CPUs. */
 int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
 /* The mode the program is attached in ("native", "skb", ...), or "not attached". */
