@@ -65,30 +65,30 @@ enum rl_carry {
  * of a change.
  */
 struct rl_config {
+	/* Read by every packet: kept together in the first cache lines. */
 	struct rl_params params;
+	__u32 gen;		/* generation: part of every state key */
+	__u32 has_prev;		/* look up gen - 1 on a miss */
+	__u32 mask4;		/* IPv4 source mask, network order */
+	__u32 mask6[4];		/* IPv6 source mask, network order */
+	__u32 action;		/* enum rl_action */
+	__u32 fail_policy;	/* enum rl_fail_policy */
+	__u32 malformed_drop;	/* 1: drop malformed IP frames; 0: pass them */
+	/* Read when a source is first seen after a set. */
 	struct rl_params prev;	/* the configuration before the last change */
 	__u64 carry_mult;	/* ahead_new = ahead_prev * carry_mult >> carry_shift */
 	__u32 carry_shift;
 	__u32 carry;		/* enum rl_carry */
-	__u32 gen;		/* generation: part of every state key */
-	__u32 has_prev;		/* look up gen - 1 on a miss */
-	__u32 mask4;		/* IPv4 source mask, network order */
 	__u32 prev_mask4;
-	__u32 mask6[4];		/* IPv6 source mask, network order */
 	__u32 prev_mask6[4];
-	__u32 prefix4, prefix6;	/* as given, for status */
-	__u32 action;		/* enum rl_action */
-	__u32 fail_policy;	/* enum rl_fail_policy */
-	__u32 malformed_drop;	/* 1: drop malformed IP frames; 0: pass them */
-	__u32 pad;
 	/* The policy as given, for status and for set to change only what it names. */
+	__u32 prefix4, prefix6;
+	__u32 initial_set;
 	__u64 rate_num;		/* rate = rate_num / rate_den cost units per second */
 	__u64 rate_den;
 	__u64 burst;		/* cost units (bucket algorithms) */
 	__u64 initial;		/* cost units, if initial_set */
 	__u64 window_ns;	/* window algorithms */
-	__u32 initial_set;
-	__u32 pad2;
 };
 
 struct rl_ctl {
@@ -103,14 +103,17 @@ struct rl_state_key {
 	__u32 gen;
 };
 
-/* Per-CPU counters; one record, so bpftool prints them with their names. */
+/*
+ * Per-CPU counters; one record, so bpftool prints them with their names. What
+ * an IPv4 packet touches comes first, within one cache line.
+ */
 struct rl_counters {
 	__u64 rx_packets, rx_bytes;	/* every frame seen */
 	__u64 passed, passed_bytes;	/* XDP_PASS, any reason */
 	__u64 dropped, dropped_bytes;	/* XDP_DROP, any reason */
 	__u64 limited;			/* dropped for being over the limit */
-	__u64 would_drop, would_drop_bytes; /* over the limit in dry-run: passed */
 	__u64 ipv4, ipv6;		/* rate-limited frames by family */
+	__u64 would_drop, would_drop_bytes; /* over the limit in dry-run: passed */
 	__u64 not_ip;			/* ARP, LLDP, ...: passed untouched */
 	__u64 malformed[RL_BAD__COUNT];
 	__u64 new_sources;		/* sources inserted */
