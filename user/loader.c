@@ -43,21 +43,17 @@
 static const char *const map_names[] = { "rl_state", "rl_config", "rl_ctl", "rl_counters" };
 #define N_MAPS (sizeof(map_names) / sizeof(map_names[0]))
 
+/* libbpf's and libxdp's chatter only with -v: every failure is reported by us, named. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (!rl_verbose && level != LIBBPF_WARN)
-		return 0;
-	if (!rl_verbose)
-		return 0; /* warnings too: we report what failed ourselves */
-	return vfprintf(stderr, fmt, ap);
+	(void)level;
+	return rl_verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
 static int print_libxdp(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
-	if (!rl_verbose)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
+	return rl_verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
 void rl_loader_quiet(void)
