@@ -339,7 +339,7 @@ int cmd_set(int argc, char **argv)
 		o.fail_policy = given_o.fail_policy;
 	if (given_o.malformed_set)
 		o.malformed_drop = given_o.malformed_drop;
-	/* A bucket's burst left from before must still fit under --initial. */
+	/* The merged policy is checked as a whole, as attach checks its own. */
 	if (rl_config_build(&cfg, &pol, &o, &cur, err, sizeof(err))) {
 		pr_err("%s", err);
 		ret = 2;
