@@ -47,6 +47,20 @@ unsigned long long rl_test_seed(void)
 	return seed;
 }
 
+unsigned long long rl_rand(unsigned long long *s)
+{
+	unsigned long long z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+unsigned long long rl_rand_below(unsigned long long *s, unsigned long long n)
+{
+	return n ? rl_rand(s) % n : 0;
+}
+
 static char *slurp(FILE *f)
 {
 	size_t len = 0, cap = 4096;

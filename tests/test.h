@@ -96,6 +96,11 @@ unsigned long long rl_test_seed(void);
 		ok_;                                                                 \
 	})
 
+/* splitmix64: a small seeded generator, the same on every machine. */
+unsigned long long rl_rand(unsigned long long *state);
+/* Uniform in [0, n) (0 when n is 0). */
+unsigned long long rl_rand_below(unsigned long long *state, unsigned long long n);
+
 /* Run a shell command; its stdout (and stderr, if @err) into malloc'd strings. Returns the exit status. */
 int rl_run(const char *cmd, char **out, char **err);
 /* The directory of build outputs (where xdp-ratelimit is). */

@@ -79,27 +79,13 @@ struct cfg {
  * Small helpers: random numbers, policies from option lists, descriptions.
  */
 
-/* splitmix64: small, good enough, and the same on every machine. */
-static __u64 rnd(__u64 *s)
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static __u64 rnd_below(__u64 *s, __u64 n)
-{
-	return n ? rnd(s) % n : 0;
-}
 
 /* Per-test stream of the run's seed, so that tests do not share numbers. */
 static __u64 seed_for(__u64 salt)
 {
 	__u64 s = rl_test_seed() ^ (salt * 0x2545f4914f6cdd1dULL);
 
-	rnd(&s);
+	rl_rand(&s);
 	return s;
 }
 
@@ -498,22 +484,22 @@ static void gen_init(struct gen *g, const struct cfg *c)
 
 static __u64 gen_start(__u64 *rs)
 {
-	switch (rnd_below(rs, 8)) {
+	switch (rl_rand_below(rs, 8)) {
 	case 0:
 		return 0;
 	case 1:
-		return rnd_below(rs, 1ULL << 40);
+		return rl_rand_below(rs, 1ULL << 40);
 	case 2:
 	case 3:
-		return rnd_below(rs, 1ULL << 62);
+		return rl_rand_below(rs, 1ULL << 62);
 	case 4:
-		return (1ULL << 63) - rnd_below(rs, 1ULL << 44);
+		return (1ULL << 63) - rl_rand_below(rs, 1ULL << 44);
 	case 5:
-		return TOP - (1ULL << 50) - rnd_below(rs, 1ULL << 40);
+		return TOP - (1ULL << 50) - rl_rand_below(rs, 1ULL << 40);
 	case 6:
 		return 5 * NSEC;
 	default:
-		return rnd_below(rs, 1ULL << 34) * NSEC; /* a whole second */
+		return rl_rand_below(rs, 1ULL << 34) * NSEC; /* a whole second */
 	}
 }
 
@@ -523,7 +509,7 @@ static __u64 gen_gap(__u64 *rs, const struct gen *g, __u64 t, int mode)
 
 	if (mode) {
 		/* Only times where the exact answer lands on a boundary. */
-		switch (rnd_below(rs, 10)) {
+		switch (rl_rand_below(rs, 10)) {
 		case 0:
 		case 1:
 		case 2:
@@ -533,28 +519,28 @@ static __u64 gen_gap(__u64 *rs, const struct gen *g, __u64 t, int mode)
 		case 5:
 			return grid;
 		case 6:
-			return grid * (1 + rnd_below(rs, 4));
+			return grid * (1 + rl_rand_below(rs, 4));
 		case 7:
 			return g->win - t % g->win;
 		case 8:
 			return g->win;
 		default:
-			return grid * (1 + rnd_below(rs, 40));
+			return grid * (1 + rl_rand_below(rs, 40));
 		}
 	}
-	switch (rnd_below(rs, 32)) {
+	switch (rl_rand_below(rs, 32)) {
 	case 0 ... 7:
 		return 0;
 	case 8:
 		return 1;
 	case 9 ... 14:
-		return rnd_below(rs, 2 * g->pkt_ns + 1);
+		return rl_rand_below(rs, 2 * g->pkt_ns + 1);
 	case 15 ... 17:
-		return rnd_below(rs, 20 * g->pkt_ns + 1);
+		return rl_rand_below(rs, 20 * g->pkt_ns + 1);
 	case 18:
-		return grid * (1 + rnd_below(rs, 3));
+		return grid * (1 + rl_rand_below(rs, 3));
 	case 19:
-		return rnd_below(rs, 2) ? grid - 1 : grid + 1;
+		return rl_rand_below(rs, 2) ? grid - 1 : grid + 1;
 	case 20:
 		return g->win - t % g->win;
 	case 21:
@@ -562,11 +548,11 @@ static __u64 gen_gap(__u64 *rs, const struct gen *g, __u64 t, int mode)
 	case 22:
 		return g->win;
 	case 23:
-		return rnd_below(rs, 3 * g->win);
+		return rl_rand_below(rs, 3 * g->win);
 	case 24:
-		return rnd_below(rs, 1ULL << 48);
+		return rl_rand_below(rs, 1ULL << 48);
 	case 25:
-		if (!rnd_below(rs, 40))
+		if (!rl_rand_below(rs, 40))
 			return YEAR_NS;
 		/* long enough to refill the whole burst */
 		if ((u128)g->pkt_ns * g->burst > (1ULL << 62))
@@ -579,9 +565,9 @@ static __u64 gen_gap(__u64 *rs, const struct gen *g, __u64 t, int mode)
 
 static __u32 gen_len(__u64 *rs, const struct gen *g, int mode)
 {
-	if (mode && g->grid_units && rnd_below(rs, 2))
+	if (mode && g->grid_units && rl_rand_below(rs, 2))
 		return (__u32)g->grid_units;
-	switch (rnd_below(rs, 10)) {
+	switch (rl_rand_below(rs, 10)) {
 	case 0:
 		return 1;
 	case 1:
@@ -591,13 +577,13 @@ static __u32 gen_len(__u64 *rs, const struct gen *g, int mode)
 	case 3:
 		return 1522;
 	case 4:
-		return rnd_below(rs, 8) ? 9000 : 65535;
+		return rl_rand_below(rs, 8) ? 9000 : 65535;
 	case 5:
 		return g->grid_units ? (__u32)g->grid_units : 64;
 	case 6:
 		return g->burst <= 65535 ? (__u32)g->burst : 65535;
 	default:
-		return 1 + (__u32)rnd_below(rs, 2000);
+		return 1 + (__u32)rl_rand_below(rs, 2000);
 	}
 }
 
@@ -634,13 +620,13 @@ static void gen_trace(__u64 *rs, const struct cfg *c, struct pkt *p, size_t n, _
 	gen_init(&g, c);
 	for (size_t i = 0; i < n; i++) {
 		__u64 gap = i ? gen_gap(rs, &g, t, mode) : 0;
-		__u64 r = rnd_below(rs, 10);
+		__u64 r = rl_rand_below(rs, 10);
 		unsigned int src;
 
 		t = gap > TOP - t ? TOP : t + gap;
 		p[i].len = gen_len(rs, &g, mode);
 		/* Mostly one source, so that it is kept at its limit. */
-		p[i].src = (__u8)(r < 6 ? 0 : rnd_below(rs, NSRC));
+		p[i].src = (__u8)(r < 6 ? 0 : rl_rand_below(rs, NSRC));
 		src = src_ref(c, p[i].src);
 		while (seen[src] && window_alias(c->algo, k0[src], t / g.win) && t <= TOP - g.win)
 			t += g.win;
@@ -1409,7 +1395,7 @@ static bool at_rate_run(const struct cfg *c, const struct at_rate *a, __u64 t0, 
 	for (size_t j = 0; j < 3000; j++) {
 		if (core_pkt(&s, 0, t, a->len) != 1 && !drops++)
 			first = j;
-		t += jitter ? step + rnd_below(rs, 3 * step) : step;
+		t += jitter ? step + rl_rand_below(rs, 3 * step) : step;
 	}
 	rl_sim_free(&s);
 	if (drops) {
@@ -1440,9 +1426,9 @@ TEST(algo_prop_at_rate_never_dropped)
 					       algo == TB ? a->burst : 1, -1, 0, 0 };
 
 			for (size_t k = 0; k < ARRAY_SIZE(starts) + 4; k++) {
-				__u64 t0 = k < ARRAY_SIZE(starts) ? starts[k] : rnd(&rs) >> 2;
+				__u64 t0 = k < ARRAY_SIZE(starts) ? starts[k] : rl_rand(&rs) >> 2;
 				/* At the rate, or a little below; the last two jittered. */
-				__u64 step = k % 3 == 1 ? iv + 1 + rnd_below(&rs, iv) : iv;
+				__u64 step = k % 3 == 1 ? iv + 1 + rl_rand_below(&rs, iv) : iv;
 
 				if (!at_rate_run(&c, a, t0, step, k >= ARRAY_SIZE(starts) + 2, &rs))
 					break;
@@ -1582,7 +1568,7 @@ TEST(algo_rate_accuracy)
 		for (int algo = TB; algo <= GCRA; algo++) {
 			const struct cfg c = { algo, rate, a->num, a->den, a->bytes, 10ULL * len,
 					       -1, 0, 0 };
-			__u64 t0 = rnd(&rs) >> 3, t = t0, passed = 0;
+			__u64 t0 = rl_rand(&rs) >> 3, t = t0, passed = 0;
 			long double want, ratio;
 			struct rl_sim s;
 
@@ -2098,7 +2084,7 @@ TEST(algo_edge_max_burst)
 				c.initial = 3LL * r;
 			else
 				c.initial = (long long)(mb - 3ULL * (unsigned int)(r - 2));
-			gen_trace(&rs, &c, p, TRACE_LEN, rnd_below(&rs, 1ULL << 60), 0);
+			gen_trace(&rs, &c, p, TRACE_LEN, rl_rand_below(&rs, 1ULL << 60), 0);
 			/*
 			 * Gaps up to 3 years (longer ones are algo_edge_idle_any_gap's):
 			 * at the largest burst the TAT leads the clock by up to 2^62 vt.
@@ -2109,8 +2095,8 @@ TEST(algo_edge_max_burst)
 				__u64 gap = p[j].t - p[j - 1].t;
 
 				p[j].src = 0;	/* one source: its idle time is the gap */
-				if (!rnd_below(&rs, 50) || gap > 3 * YEAR_NS)
-					gap = rnd_below(&rs, 3 * YEAR_NS);
+				if (!rl_rand_below(&rs, 50) || gap > 3 * YEAR_NS)
+					gap = rl_rand_below(&rs, 3 * YEAR_NS);
 				t = gap > TOP - t ? TOP : t + gap;
 				p[j].t = t;
 			}
@@ -2132,13 +2118,13 @@ TEST(algo_edge_long_frame)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cfgs); i++) {
 		struct rl_sim s;
-		__u64 t = rnd(&rs) >> 2;
+		__u64 t = rl_rand(&rs) >> 2;
 		unsigned int n = 0;
 
 		if (!cfg_sim(&cfgs[i], &s))
 			return;
 		for (int j = 0; j < 2000; j++) {
-			__u64 gap = j % 10 ? rnd_below(&rs, 1ULL << 40) : YEAR_NS;
+			__u64 gap = j % 10 ? rl_rand_below(&rs, 1ULL << 40) : YEAR_NS;
 
 			n += core_pkt(&s, 0, t, (__u32)cfgs[i].burst + 1 + (j % 3 ? 0 : j)) == 1;
 			t += gap;

@@ -25,15 +25,11 @@
 #define MAX_FRAME 256
 #define CHECK_EVERY 4096
 
-static __u64 rng_state;
+static unsigned long long rng_state;
 
 static __u64 rnd(void)
 {
-	/* xorshift64* */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 2685821657736338717ULL;
+	return rl_rand(&rng_state);
 }
 
 static __u32 below(__u32 n)

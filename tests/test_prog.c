@@ -755,21 +755,11 @@ TEST_FLAGS(prog_bytes_vlan, RL_TEST_ROOT)
 /* ------------------------------------------------------------------------ */
 /* Kernel against simulate: random traces, verdict by verdict. */
 
-static __u64 rng;
-
-/* splitmix64 */
-static __u64 rnd(void)
-{
-	__u64 z = (rng += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+static unsigned long long rng;
 
 static __u64 rnd_below(__u64 n)
 {
-	return rnd() % n;
+	return rl_rand_below(&rng, n);
 }
 
 struct sim_case {

@@ -125,20 +125,6 @@ static size_t split_lines(char *text, char **lines, size_t max)
 	return n;
 }
 
-/* splitmix64 */
-static __u64 rnd(__u64 *s)
-{
-	__u64 z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static __u64 rnd_below(__u64 *s, __u64 n)
-{
-	return n ? rnd(s) % n : 0;
-}
 
 /* A growable string. */
 struct buf {
@@ -285,21 +271,21 @@ static void fmt_time(__u64 *rs, __u64 ns, char *buf, size_t len)
 	if (!f) {
 		static const char *const tails[] = { "", ".", ".0", ".000000000" };
 
-		snprintf(buf, len, "%llu%s", s, tails[rnd_below(rs, 4)]);
+		snprintf(buf, len, "%llu%s", s, tails[rl_rand_below(rs, 4)]);
 		return;
 	}
 	n = snprintf(buf, len, "%llu.%09llu", s, f);
 	/* Trailing zeros may go. */
-	while (rnd_below(rs, 2) && buf[n - 1] == '0')
+	while (rl_rand_below(rs, 2) && buf[n - 1] == '0')
 		buf[--n] = '\0';
 }
 
 static size_t gen_trace(__u64 *rs, struct gen_pkt *p, size_t n, struct buf *text)
 {
-	__u64 t = rnd_below(rs, 1000000) * NSEC + rnd_below(rs, NSEC);
+	__u64 t = rl_rand_below(rs, 1000000) * NSEC + rl_rand_below(rs, NSEC);
 
 	for (size_t i = 0; i < n; i++) {
-		switch (rnd_below(rs, 8)) {
+		switch (rl_rand_below(rs, 8)) {
 		case 0:
 		case 1:
 			break;
@@ -307,29 +293,29 @@ static size_t gen_trace(__u64 *rs, struct gen_pkt *p, size_t n, struct buf *text
 			t += 1;
 			break;
 		case 3:
-			t += rnd_below(rs, 1000000);
+			t += rl_rand_below(rs, 1000000);
 			break;
 		case 4:
 		case 5:
-			t += rnd_below(rs, 300000000);
+			t += rl_rand_below(rs, 300000000);
 			break;
 		default:
-			t += rnd_below(rs, 5 * NSEC);
+			t += rl_rand_below(rs, 5 * NSEC);
 			break;
 		}
 		p[i].ns = t;
 		fmt_time(rs, t, p[i].time, sizeof(p[i].time));
-		p[i].src = (unsigned int)(rnd_below(rs, 3) ? rnd_below(rs, 2)
-							     : rnd_below(rs, ARRAY_SIZE(pool)));
+		p[i].src = (unsigned int)(rl_rand_below(rs, 3) ? rl_rand_below(rs, 2)
+							     : rl_rand_below(rs, ARRAY_SIZE(pool)));
 		p[i].len = 0;
-		if (pool[p[i].src].addr && rnd_below(rs, 4))
-			p[i].len = (__u32)(rnd_below(rs, 3) ? 1 + rnd_below(rs, 1600) : 65535);
+		if (pool[p[i].src].addr && rl_rand_below(rs, 4))
+			p[i].len = (__u32)(rl_rand_below(rs, 3) ? 1 + rl_rand_below(rs, 1600) : 65535);
 		if (!pool[p[i].src].addr)
 			buf_add(text, "%s\n", p[i].time);
 		else if (!p[i].len)
 			buf_add(text, "%s %s\n", p[i].time, pool[p[i].src].addr);
 		else
-			buf_add(text, "%s%s%s %u\n", p[i].time, rnd_below(rs, 2) ? " " : "\t",
+			buf_add(text, "%s%s%s %u\n", p[i].time, rl_rand_below(rs, 2) ? " " : "\t",
 				pool[p[i].src].addr, p[i].len);
 	}
 	return n;
