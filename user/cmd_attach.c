@@ -136,6 +136,15 @@ static const char *take_iface(int argc, char **argv, const char *cmd)
 	return argv[1];
 }
 
+/* A policy option or an attach/set option at argv[*i]: 1, 0 (neither) or -EINVAL. */
+static int policy_arg(struct rl_policy *pol, struct rl_opts *o, int argc, char **argv, int *i,
+		      char *err, size_t errlen)
+{
+	int ret = rl_policy_option(pol, argc, argv, i, err, errlen);
+
+	return ret ? ret : rl_opts_option(o, argc, argv, i, err, errlen);
+}
+
 static int has_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -167,9 +176,7 @@ int cmd_attach(int argc, char **argv)
 	rl_policy_defaults(&pol);
 	rl_opts_defaults(&o);
 	for (int i = 2; i < argc; i++) {
-		ret = rl_policy_option(&pol, argc, argv, &i, err, sizeof(err));
-		if (!ret)
-			ret = rl_opts_option(&o, argc, argv, &i, err, sizeof(err));
+		ret = policy_arg(&pol, &o, argc, argv, &i, err, sizeof(err));
 		if (ret < 0)
 			goto bad;
 		if (ret)
@@ -260,9 +267,7 @@ int cmd_set(int argc, char **argv)
 	rl_policy_defaults(&given);
 	rl_opts_defaults(&given_o);
 	for (int i = 2; i < argc; i++) {
-		ret = rl_policy_option(&given, argc, argv, &i, err, sizeof(err));
-		if (!ret)
-			ret = rl_opts_option(&given_o, argc, argv, &i, err, sizeof(err));
+		ret = policy_arg(&given, &given_o, argc, argv, &i, err, sizeof(err));
 		if (ret < 0)
 			goto bad;
 		if (ret) {
