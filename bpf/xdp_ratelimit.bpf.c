@@ -61,7 +61,7 @@ enum rl_reason {
 	RL_R_NO_CONFIG,		/* not configured yet: pass */
 };
 
-static __always_inline __u64 rl_now(void)
+static __always_inline __u64 rl_now(const struct rl_config *cfg)
 {
 	if (rl_test_clock) {
 		__u32 zero = 0;
@@ -69,6 +69,8 @@ static __always_inline __u64 rl_now(void)
 
 		return t ? *t : 0;
 	}
+	if (cfg->clock == RL_CLOCK_COARSE)
+		return bpf_ktime_get_coarse_ns();
 	return bpf_ktime_get_ns();
 }
 
@@ -154,7 +156,7 @@ static __always_inline int rate_limit(struct rl_counters *cnt, const struct rl_c
 {
 	const struct rl_params *p = &cfg->params;
 	struct rl_state_key k = {};
-	__u64 now = rl_now(), cost = 1;
+	__u64 now = rl_now(cfg), cost = 1;
 	__u64 *st, old, next;
 	int i, ret;
 

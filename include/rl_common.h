@@ -35,6 +35,17 @@ enum rl_action {
 	RL_ACTION_DRY_RUN = 1,	/* counted as would-drop, passed */
 };
 
+/*
+ * The packet clock. Precise: bpf_ktime_get_ns(), about 30 ns a read on the
+ * machine the benchmarks ran on. Coarse: bpf_ktime_get_coarse_ns(), a few ns,
+ * but it advances once per kernel tick (1/HZ: 4 ms at HZ=250), so userspace
+ * only allows it where a tick cannot change the rate (see rl_config_build()).
+ */
+enum rl_clock {
+	RL_CLOCK_PRECISE = 0,
+	RL_CLOCK_COARSE = 1,
+};
+
 /* What to do with a packet whose source cannot be inserted (map error). */
 enum rl_fail_policy {
 	RL_FAIL_PASS = 0,
@@ -74,6 +85,7 @@ struct rl_config {
 	__u32 action;		/* enum rl_action */
 	__u32 fail_policy;	/* enum rl_fail_policy */
 	__u32 malformed_drop;	/* 1: drop malformed IP frames; 0: pass them */
+	__u32 clock;		/* enum rl_clock */
 	/* Read when a source is first seen after a set. */
 	struct rl_params prev;	/* the configuration before the last change */
 	__u64 carry_mult;	/* ahead_new = ahead_prev * carry_mult >> carry_shift */

@@ -104,6 +104,21 @@ static bool attach(struct rl_ns *ns, const char *policy)
 	return cli_ok(ns, "attach", args);
 }
 
+/* The live configuration reads the clock @clock. */
+static bool clock_is(struct rl_ns *ns, const char *clock)
+{
+	char *out = NULL, *err = NULL, want[64];
+	bool ok;
+
+	snprintf(want, sizeof(want), "\"clock\":\"%s\"", clock);
+	ok = ASSERT_EQ(rl_ns_cli(ns, &out, &err, "status %s --json", ns->rx_if), 0,
+		       "status --json") &&
+	     ASSERT_TRUE(out && strstr(out, want), want);
+	free(out);
+	free(err);
+	return ok;
+}
+
 static bool setup(struct rl_ns *ns, const char *policy)
 {
 	if (!ASSERT_OK(rl_ns_create(ns), "make the namespace pair"))
@@ -153,8 +168,11 @@ static bool flood_fast_enough(const struct rl_watch *w, unsigned long sent, doub
 	return ASSERT_TRUE(sent / span > 2 * rate, "the flood is at least 2x the limit");
 }
 
-/* One source floods a bucket algorithm: passed and dropped as the policy says. */
-static void flood_bucket(const char *algo)
+/*
+ * One source floods a bucket algorithm: passed and dropped as the policy says.
+ * @extra: more policy options (the clock).
+ */
+static void flood_bucket(const char *algo, const char *extra)
 {
 	double rate = 4000, burst = 1000, expected, *model = NULL;
 	struct rl_flow f = { .src = "198.18.0.10", .count = 150000, .gap = FLOOD_GAP };
@@ -163,8 +181,9 @@ static void flood_bucket(const char *algo)
 	struct rl_ns ns;
 	struct stats st;
 
-	snprintf(policy, sizeof(policy), "--algo %s --rate %.0f --burst %.0f", algo, rate, burst);
-	if (!setup(&ns, policy))
+	snprintf(policy, sizeof(policy), "--algo %s --rate %.0f --burst %.0f %s", algo, rate, burst,
+		 extra);
+	if (!setup(&ns, policy) || !clock_is(&ns, strstr(extra, "coarse") ? "coarse" : "precise"))
 		goto out;
 	if (!ASSERT_OK(rl_ns_watch(&ns, &w), "send the flood") ||
 	    !ASSERT_EQ(f.sent, f.count, "trafgen sent them all") || !get_stats(&ns, &st))
@@ -197,12 +216,22 @@ out:
 
 TEST_FLAGS(e2e_token_bucket_flood, RL_TEST_ROOT)
 {
-	flood_bucket("token-bucket");
+	flood_bucket("token-bucket", "");
 }
 
 TEST_FLAGS(e2e_gcra_flood, RL_TEST_ROOT)
 {
-	flood_bucket("gcra");
+	flood_bucket("gcra", "");
+}
+
+/*
+ * The coarse clock advances once per tick (4 ms here: 16 packets' worth of
+ * this rate, well inside the burst), so the same model holds to within a
+ * tick's worth of passes.
+ */
+TEST_FLAGS(e2e_token_bucket_flood_coarse_clock, RL_TEST_ROOT)
+{
+	flood_bucket("token-bucket", "--clock coarse");
 }
 
 /*

@@ -95,9 +95,10 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 		snprintf(shape, sizeof(shape), "%llu%s per %.9g s", (unsigned long long)c->params.limit,
 			 c->params.bytes ? " bytes" : " packets", c->params.window_ns / 1e9);
 	}
-	snprintf(buf, len, "%s %s, %s, per /%u (IPv4) /%u (IPv6), action %s",
+	snprintf(buf, len, "%s %s, %s, per /%u (IPv4) /%u (IPv6), action %s%s",
 		 rl_algo_name(c->params.algo), rate, shape, c->prefix4, c->prefix6,
-		 c->action == RL_ACTION_DRY_RUN ? "dry-run" : "drop");
+		 c->action == RL_ACTION_DRY_RUN ? "dry-run" : "drop",
+		 c->clock == RL_CLOCK_COARSE ? ", coarse clock" : "");
 	return buf;
 }
 
@@ -120,10 +121,10 @@ static void json_config(const struct rl_config *c)
 		       (unsigned long long)c->params.limit);
 	}
 	printf(",\"prefix4\":%u,\"prefix6\":%u,\"action\":\"%s\",\"on_insert_fail\":\"%s\","
-	       "\"malformed\":\"%s\",\"generation\":%u}",
+	       "\"malformed\":\"%s\",\"clock\":\"%s\",\"generation\":%u}",
 	       c->prefix4, c->prefix6, c->action == RL_ACTION_DRY_RUN ? "dry-run" : "drop",
 	       c->fail_policy == RL_FAIL_DROP ? "drop" : "pass", c->malformed_drop ? "drop" : "pass",
-	       c->gen);
+	       c->clock == RL_CLOCK_COARSE ? "coarse" : "precise", c->gen);
 }
 
 /* "IFACE" then options; the interface is the first word not starting with '-'. */
@@ -344,6 +345,8 @@ int cmd_set(int argc, char **argv)
 		o.fail_policy = given_o.fail_policy;
 	if (given_o.malformed_set)
 		o.malformed_drop = given_o.malformed_drop;
+	if (given_o.clock_set)
+		o.clock = given_o.clock;
 	/* The merged policy is checked as a whole, as attach checks its own. */
 	if (rl_config_build(&cfg, &pol, &o, &cur, err, sizeof(err))) {
 		pr_err("%s", err);

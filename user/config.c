@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "config.h"
 
 typedef unsigned __int128 u128;
@@ -15,7 +16,13 @@ const char rl_opts_help[] =
 	"                    added to the table (a map error; a full table evicts the\n"
 	"                    least recently seen source instead)\n"
 	"  --malformed POLICY\n"
-	"                    drop (default) or pass truncated and malformed IP frames\n";
+	"                    drop (default) or pass truncated and malformed IP frames\n"
+	"  --clock CLOCK     precise (default): the kernel's ns clock, read per packet;\n"
+	"                    coarse: the clock of the last kernel tick, several times\n"
+	"                    cheaper to read (see the README's benchmarks) but it\n"
+	"                    advances once per tick (1/HZ, e.g. 4 ms): refused unless\n"
+	"                    the burst covers a tick's worth of the rate, or the\n"
+	"                    window is at least a tick\n";
 
 void rl_opts_defaults(struct rl_opts *o)
 {
@@ -42,11 +49,12 @@ static int pick(const char *flag, const char *val, const char *a, const char *b,
 
 int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen)
 {
-	static const char *const names[] = { "--action", "--on-insert-fail", "--malformed" };
+	static const char *const names[] = { "--action", "--on-insert-fail", "--malformed",
+					     "--clock" };
 	const char *val = NULL;
 	int k, v = 0, ret;
 
-	k = rl_flag_value(argc, argv, i, names, 3, &val, err, errlen);
+	k = rl_flag_value(argc, argv, i, names, 4, &val, err, errlen);
 	if (k < 0)
 		return k == -ENOENT ? 0 : k;
 	switch (k) {
@@ -60,10 +68,15 @@ int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, 
 		o->fail_policy = v ? RL_FAIL_DROP : RL_FAIL_PASS;
 		o->fail_set = true;
 		break;
-	default:
+	case 2:
 		ret = pick(names[k], val, "pass", "drop", &v, err, errlen);
 		o->malformed_drop = v;
 		o->malformed_set = true;
+		break;
+	default:
+		ret = pick(names[k], val, "precise", "coarse", &v, err, errlen);
+		o->clock = v ? RL_CLOCK_COARSE : RL_CLOCK_PRECISE;
+		o->clock_set = true;
 		break;
 	}
 	return ret ? ret : 1;
@@ -101,6 +114,58 @@ static void carry_ratio(struct rl_config *cfg)
 	/* unit_cost <= 2^62, so cn / co < 2^63 and s = 0 always fits. */
 }
 
+__u64 rl_coarse_tick_ns(void)
+{
+	struct timespec ts;
+
+	/* The resolution of the coarse clocks is the tick (TICK_NSEC). */
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts) || (!ts.tv_sec && !ts.tv_nsec))
+		return 10000000; /* HZ=100, the longest tick Linux has */
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * The coarse clock jumps by a tick at a time. A bucket then earns a tick's
+ * worth of its rate at once, and keeps only the burst of it; a window shorter
+ * than a tick is skipped over. Either way the source would get less than its
+ * rate, so such a policy is refused rather than quietly changed.
+ */
+static int coarse_check(const struct rl_config *cfg, char *err, size_t errlen)
+{
+	__u64 tick = rl_coarse_tick_ns();
+	u128 earned, need;
+	const char *unit = cfg->params.bytes ? "bytes" : "packets";
+
+	if (cfg->clock != RL_CLOCK_COARSE)
+		return 0;
+	if (!is_bucket(cfg->params.algo)) {
+		if (cfg->params.window_ns >= tick)
+			return 0;
+		snprintf(err, errlen,
+			 "--clock coarse: the window (%llu ns) is shorter than one kernel tick "
+			 "(%llu ns), so windows would be skipped; use --window %llums or longer, "
+			 "or --clock precise",
+			 (unsigned long long)cfg->params.window_ns, (unsigned long long)tick,
+			 (unsigned long long)((tick + 999999) / 1000000));
+		return -EINVAL;
+	}
+	/* burst >= rate x tick, i.e. burst x den x 1e9 >= num x tick. */
+	earned = (u128)cfg->rate_num * tick;
+	need = (u128)cfg->burst * cfg->rate_den * 1000000000ULL;
+	if (need >= earned)
+		return 0;
+	/* The smallest burst that does: ceil(num x tick / (den x 1e9)). */
+	need = (earned + (u128)cfg->rate_den * 1000000000ULL - 1) /
+	       ((u128)cfg->rate_den * 1000000000ULL);
+	snprintf(err, errlen,
+		 "--clock coarse: the burst (%llu %s) is less than the rate earns in one kernel "
+		 "tick (%llu ns), so the source would get less than its rate; use --burst %llu "
+		 "or more, or --clock precise",
+		 (unsigned long long)cfg->burst, unit, (unsigned long long)tick,
+		 (unsigned long long)need);
+	return -EINVAL;
+}
+
 int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const struct rl_opts *o,
 		    const struct rl_config *prev, char *err, size_t errlen)
 {
@@ -117,6 +182,7 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 	cfg->action = o->action;
 	cfg->fail_policy = o->fail_policy;
 	cfg->malformed_drop = o->malformed_drop;
+	cfg->clock = o->clock;
 	cfg->rate_num = pol->rate_num;
 	cfg->rate_den = pol->rate_den;
 	cfg->window_ns = pol->window_ns;
@@ -125,6 +191,9 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 	cfg->initial = pol->initial;
 	cfg->initial_set = pol->initial_set;
 	cfg->gen = 1;
+	ret = coarse_check(cfg, err, errlen);
+	if (ret)
+		return ret;
 	if (!prev)
 		return 0;
 	/* Generation 0 means "not configured": skip it when the counter wraps. */
@@ -173,4 +242,5 @@ void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct
 	o->action = cfg->action;
 	o->fail_policy = cfg->fail_policy;
 	o->malformed_drop = cfg->malformed_drop;
+	o->clock = cfg->clock;
 }

@@ -11,11 +11,12 @@ struct rl_opts {
 	enum rl_action action;
 	enum rl_fail_policy fail_policy;
 	bool malformed_drop;
-	bool action_set, fail_set, malformed_set;
+	enum rl_clock clock;
+	bool action_set, fail_set, malformed_set, clock_set;
 };
 
 void rl_opts_defaults(struct rl_opts *o);
-/* Like rl_policy_option(), for --action, --on-insert-fail and --malformed. */
+/* Like rl_policy_option(), for --action, --on-insert-fail, --malformed and --clock. */
 int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
 extern const char rl_opts_help[];
 
@@ -26,6 +27,9 @@ extern const char rl_opts_help[];
  */
 int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const struct rl_opts *o,
 		    const struct rl_config *prev, char *err, size_t errlen);
+
+/* The step of bpf_ktime_get_coarse_ns() on this machine (one kernel tick), in ns. */
+__u64 rl_coarse_tick_ns(void);
 
 /* The policy and options a configuration was built from (for status and set). */
 void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o);
