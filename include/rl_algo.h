@@ -227,10 +227,21 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	 */
 	if (cur >= p->limit)
 		return 0;
+	/*
+	 * Counts are below 2^cnt_bits, so when W < 2^(64 - cnt_bits) (W under
+	 * 18 minutes for the widest counts) both products fit in 64 bits:
+	 * two multiplications instead of eight.
+	 */
+	if (!(p->window_ns >> (64 - p->cnt_bits))) {
+		if (prev * (p->window_ns - e) >= (p->limit - cur) * p->window_ns)
+			return 0;
+		goto pass;
+	}
 	lhs_hi = rl_mul128(prev, p->window_ns - e, &lhs_lo);
 	rhs_hi = rl_mul128(p->limit - cur, p->window_ns, &rhs_lo);
 	if (lhs_hi > rhs_hi || (lhs_hi == rhs_hi && lhs_lo >= rhs_lo))
 		return 0;
+pass:
 	*next = ((((k & p->id_mask) << p->cnt_bits) | prev) << p->cnt_bits) | (cur + cost);
 	return 1;
 }

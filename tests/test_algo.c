@@ -1449,6 +1449,8 @@ static const struct cfg window_cfgs[] = {
 	{ SW, "7", 7, 1, false, 0, -1, 3 * NSEC, 0 },
 	{ SW, "12kbit", 1500, 1, true, 0, -1, NSEC, 0 },
 	{ SW, "400gbit", 50000000000ULL, 1, true, 0, -1, 1000, 0 },
+	/* 24-bit counts and W > 2^40 ns: the 128-bit comparison (the others fit in 64). */
+	{ SW, "10000", 10000, 1, false, 0, -1, 1200 * NSEC, 0 },
 };
 
 /*
@@ -1515,6 +1517,62 @@ TEST(algo_prop_windows)
 					return;
 			}
 		}
+	}
+}
+
+/*
+ * The sliding estimate's two comparisons, 64-bit (when the products fit) and
+ * 128-bit, against exact arithmetic on random states and on exact ties
+ * (p (W - e) = (L - c) W: a tie drops), which random traces rarely meet.
+ */
+TEST(algo_sliding_compare_paths)
+{
+	static const char *const pols[][7] = {
+		{ "--algo", "sliding-window", "--rate", "1000", "--window", "1s", NULL },
+		{ "--algo", "sliding-window", "--rate", "10000", "--window", "1200s", NULL },
+		{ "--algo", "sliding-window", "--rate", "16mbyte", "--window", "1s", NULL },
+	};
+	__u64 rs = seed_for(11);
+	char err[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(pols); i++) {
+		struct rl_params p;
+		__u64 w, l, cmax;
+		int ties = 0;
+
+		if (!ASSERT_OK(policy_try(pols[i], &p, err, sizeof(err)), err))
+			return;
+		w = p.window_ns;
+		l = p.limit;
+		cmax = (1ULL << p.cnt_bits) - 1;
+		for (int n = 0; n < 200000; n++) {
+			__u64 k = 1000 + rl_rand_below(&rs, 1000000), e, prev, cur, next = 0, st;
+			bool tie = n % 4 == 0, want;
+			int got;
+
+			cur = rl_rand_below(&rs, l);
+			if (tie) {
+				/* e = W / 2 (W is even here) and prev = 2 (L - cur). */
+				e = w / 2;
+				prev = 2 * (l - cur);
+				if (prev > cmax)
+					continue;
+				ties++;
+			} else {
+				e = rl_rand_below(&rs, w);
+				prev = rl_rand_below(&rs, cmax + 1);
+			}
+			st = ((((k & p.id_mask) << p.cnt_bits) | prev) << p.cnt_bits) | cur;
+			want = (u128)prev * (w - e) < (u128)(l - cur) * w;
+			got = rl_sliding_step(&p, st, k * w + e, 1, &next);
+			if (!ASSERT_EQ(got, want, pols[i][5]) ||
+			    (got && !ASSERT_EQ(next, st + 1, "the count goes up by the cost")))
+				return;
+		}
+		printf("    %s per %s: %d ties, %s comparison\n", pols[i][3], pols[i][5], ties,
+		       w >> (64 - p.cnt_bits) ? "128-bit" : "64-bit");
+		if (!ASSERT_TRUE(ties > 1000, "ties were checked"))
+			return;
 	}
 }
 
