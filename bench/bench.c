@@ -110,6 +110,8 @@ int bench_config(struct rl_config *cfg, int argc, char **argv)
 	rl_opts_defaults(&o);
 	for (int i = 0; i < argc; i++) {
 		ret = rl_policy_option(&pol, argc, argv, &i, err, sizeof(err));
+		if (!ret)
+			ret = rl_opts_option(&o, argc, argv, &i, err, sizeof(err));
 		if (ret <= 0) {
 			fprintf(stderr, "rl-bench: policy option '%s': %s\n", argv[i],
 				ret ? err : "unknown");

@@ -22,9 +22,18 @@
  * sources do not fit in IPv4's 198.18.0.0/15, and the map key is the same
  * 16 bytes (+ generation) for both families.
  *
+ * Large maps: where a map's memory lands matters once its entries no longer
+ * fit in the caches. Two identical programs, each with its own 1M-entry map,
+ * measured here 10-20% apart, and the order moved between runs (a VM's
+ * memory is not uniformly fast). So every program measured on a large map
+ * is loaded INSTANCES times, each with its own map, and its cost is the
+ * median over all instances and rounds; the spread between instances is
+ * reported beside it.
+ *
  * Phases, each freeing what the one before loaded:
- *	1. the matrix: 4 algorithms x {packets, bytes} x {1, 1M sources} and
- *	   the references (a), (b), (c), rl_state sized 1M + 1/8;
+ *	1. the matrix: 4 algorithms x {packets, bytes} x {precise, coarse
+ *	   clock} x {1, 1M sources} and the references (a), (b), (c), rl_state
+ *	   sized 1M + 1/8;
  *	2. scale: token-bucket, (b) and (c) with 1, 1k, 64k, 1M, 8M sources;
  *	3. memory: rl_state sized exactly 1M and 8M, filled, its memlock read.
  */
@@ -45,6 +54,9 @@
 #define M8 (8U << 20)
 #define MAX_ROUNDS 64
 #define FILL_CHUNK M1
+/* Instances of each program (each with its own maps) measured on large maps. */
+#define INSTANCES 3
+#define MAX_TARGETS 128
 
 struct target {
 	char name[64];
@@ -52,6 +64,7 @@ struct target {
 	int prog_fd;
 	__u32 sources;
 	double wall[MAX_ROUNDS], kern[MAX_ROUNDS];
+	int inst;		/* which instance of the program (0 when only one) */
 	int driver;		/* index of the driver measured with the same sources */
 	int refc;		/* index of (c) with the same sources, or -1 */
 };
@@ -178,36 +191,58 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 
 struct stat3 {
 	double min, med, net, ratio, ratio_min;
+	double inst_lo, inst_hi;	/* lowest and highest median of one instance, net */
+	int ninst;
 };
 
-/* Summary of target @i: min and median, net of the driver, and its ratio to (c). */
-static struct stat3 summarize(const struct micro *m, const struct target *t, int i)
+/* Rounds of every instance of target @i's program (same name and sources), pooled. */
+static int pooled(const struct micro *m, const struct target *t, int nt, int i, double *v,
+		  double *inst_med, int *ninst)
 {
-	const struct target *x = &t[i], *d = &t[x->driver];
-	double v[MAX_ROUNDS], dv[MAX_ROUNDS], rv[MAX_ROUNDS];
-	struct stat3 s = {};
-	int n = m->rounds, nr = 0;
+	int n = 0;
 
-	memcpy(v, x->wall, sizeof(double) * n);
-	memcpy(dv, d->wall, sizeof(double) * n);
+	*ninst = 0;
+	for (int j = 0; j < nt; j++) {
+		if (t[j].sources != t[i].sources || strcmp(t[j].name, t[i].name))
+			continue;
+		memcpy(v + n, t[j].wall, sizeof(double) * m->rounds);
+		if (inst_med) {
+			double w[MAX_ROUNDS];
+
+			memcpy(w, t[j].wall, sizeof(double) * m->rounds);
+			inst_med[(*ninst)++] = bench_median(w, m->rounds);
+		}
+		n += m->rounds;
+	}
+	return n;
+}
+
+/*
+ * Summary of target @i's program over all its instances: min and median, net
+ * of the driver, the ratio of medians to (c)'s (pooled the same way), and the
+ * same ratio from the minimums.
+ */
+static struct stat3 summarize(const struct micro *m, const struct target *t, int nt, int i)
+{
+	static double v[MAX_ROUNDS * MAX_TARGETS], cv[MAX_ROUNDS * MAX_TARGETS];
+	double dv[MAX_ROUNDS], im[MAX_TARGETS], cim[MAX_TARGETS], dmed, dmin;
+	const struct target *d = &t[t[i].driver];
+	struct stat3 s = {};
+	int n, nc, ncinst;
+
+	memcpy(dv, d->wall, sizeof(double) * m->rounds);
+	dmin = bench_min(dv, m->rounds);
+	dmed = bench_median(dv, m->rounds);
+	n = pooled(m, t, nt, i, v, im, &s.ninst);
 	s.min = bench_min(v, n);
 	s.med = bench_median(v, n);
-	s.net = s.med - bench_median(dv, n);
-	s.ratio = s.ratio_min = 0;
-	if (x->refc >= 0) {
-		const struct target *c = &t[x->refc];
-		double cv[MAX_ROUNDS];
-
-		for (int r = 0; r < n; r++) {
-			double den = c->wall[r] - d->wall[r];
-
-			if (den > 0)
-				rv[nr++] = (x->wall[r] - d->wall[r]) / den;
-		}
-		s.ratio = bench_median(rv, nr);
-		memcpy(cv, c->wall, sizeof(double) * n);
-		s.ratio_min = (s.min - bench_min(d->wall, n)) /
-			      (bench_min(cv, n) - bench_min(d->wall, n));
+	s.net = s.med - dmed;
+	s.inst_lo = bench_min(im, s.ninst) - dmed;
+	s.inst_hi = bench_max(im, s.ninst) - dmed;
+	if (t[i].refc >= 0) {
+		nc = pooled(m, t, nt, t[i].refc, cv, cim, &ncinst);
+		s.ratio = s.net / (bench_median(cv, nc) - dmed);
+		s.ratio_min = (s.min - dmin) / (bench_min(cv, nc) - dmin);
 	}
 	return s;
 }
@@ -225,16 +260,21 @@ static const char *const algos[] = { "token-bucket", "gcra", "fixed-window", "sl
 /*
  * The policies of the matrix: rates no source reaches in test_run (~30
  * Mpps), so every packet passes and takes the compare-and-swap, the costlier
- * path, like reference (c). Windows of 1 ms keep the sliding window's
- * per-window limit under its 24-bit counters in byte mode.
+ * path, like reference (c). The same policies for both clocks: bursts and
+ * windows that a coarse clock tick (up to 10 ms) cannot disturb, and a byte
+ * rate for the windows that keeps the sliding window's per-window limit
+ * under its 24-bit counters.
  */
-static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes)
+static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes, bool coarse)
 {
-	char *argv[] = { "--algo", (char *)algo, "--rate", bytes ? "10gbyte" : "100mpps",
-			 "--prefix6", "128", "--window", "1ms" };
 	bool window = !strcmp(algo, "fixed-window") || !strcmp(algo, "sliding-window");
+	char *argv[] = { "--algo", (char *)algo,
+			 "--rate", bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
+			 window ? "--window" : "--burst", window ? "10ms" : "1000000000",
+			 "--prefix6", "128",
+			 "--clock", coarse ? "coarse" : "precise" };
 
-	return bench_config(cfg, window ? 8 : 6, argv);
+	return bench_config(cfg, 10, argv);
 }
 
 static struct bench_ref *load_driver(struct micro *m, __u32 ref_entries)
@@ -278,11 +318,12 @@ static void unload_driver(struct micro *m, struct bench_ref *drv)
 }
 
 static void add_target(struct target *t, int *nt, const char *name, int kind, int fd,
-		       __u32 sources)
+		       __u32 sources, int inst)
 {
 	struct target *x = &t[(*nt)++];
 
 	memset(x, 0, sizeof(*x));
+	x->inst = inst;
 	snprintf(x->name, sizeof(x->name), "%s", name);
 	x->kind = kind;
 	x->prog_fd = fd;
@@ -299,59 +340,110 @@ static void link_targets(struct target *t, int nt)
 				continue;
 			if (t[j].kind == K_DRIVER)
 				t[i].driver = j;
-			if (!strcmp(t[j].name, "(c) lookup + clock + GCRA CAS"))
+			if (!strcmp(t[j].name, "(c) lookup + clock + GCRA CAS") && !t[j].inst)
 				t[i].refc = j;
 		}
 	}
 }
 
+/* Reference programs and their maps, not attached: further instances for large maps. */
+static struct bench_ref *load_refs(__u32 ref_entries)
+{
+	struct bench_ref *r = bench_ref__open();
+	int err = -ENOMEM;
+
+	if (r) {
+		err = bpf_map__set_max_entries(r->maps.ref_lookup_map, ref_entries);
+		if (!err)
+			err = bpf_map__set_max_entries(r->maps.ref_gcra_map, ref_entries);
+		if (!err)
+			err = bench_ref__load(r);
+	}
+	if (err) {
+		fprintf(stderr, "rl-bench: couldn't load bench_ref (%u sources): %s\n", ref_entries,
+			strerror(-err));
+		bench_ref__destroy(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Our 16 matrix policies: algorithm a / 4, bytes if a is odd, the coarse clock if a & 2. */
+#define NPOL 16
+
+static void policy_name(char *buf, size_t len, int a)
+{
+	snprintf(buf, len, "xdp-ratelimit %s, %s%s", algos[a / 4], a % 2 ? "bytes" : "packets",
+		 a & 2 ? ", coarse clock" : "");
+}
+
+static int find_target(const struct target *t, int nt, const char *name, __u32 sources)
+{
+	for (int j = 0; j < nt; j++)
+		if (t[j].sources == sources && !t[j].inst && !strcmp(t[j].name, name))
+			return j;
+	return -1;
+}
+
 static int phase_matrix(struct micro *m)
 {
-	static struct target t[64];
-	struct xdp_ratelimit *lim[8] = {};
+	static struct target t[MAX_TARGETS];
+	static struct xdp_ratelimit *lim[INSTANCES][NPOL];
+	struct bench_ref *refs[INSTANCES] = {};
 	__u32 entries = M1 + M1 / 8, counts[2] = { 1, M1 };
 	struct bench_ref *drv;
 	struct rl_config cfg;
 	struct rl_counters c;
 	__u64 before = 0, after = 0;
-	char path[512];
+	char path[512], name[96];
 	int nt = 0, err = -EINVAL;
 	FILE *md;
 
+	memset(lim, 0, sizeof(lim));
 	drv = load_driver(m, entries);
 	if (!drv)
 		return -EINVAL;
-	for (int a = 0; a < 8; a++) {
-		if (matrix_config(&cfg, algos[a / 2], a % 2))
+	refs[0] = drv;
+	for (int k = 1; k < INSTANCES; k++) {
+		refs[k] = load_refs(entries);
+		if (!refs[k])
 			goto out;
-		lim[a] = bench_limiter(&cfg, entries);
-		if (!lim[a])
-			goto out;
+	}
+	for (int k = 0; k < INSTANCES; k++) {
+		for (int a = 0; a < NPOL; a++) {
+			if (matrix_config(&cfg, algos[a / 4], a % 2, a & 2))
+				goto out;
+			lim[k][a] = bench_limiter(&cfg, entries);
+			if (!lim[k][a])
+				goto out;
+		}
 	}
 	for (int s = 0; s < 2; s++) {
 		__u32 n = counts[s];
-		char name[64];
+		/* One source stays in the caches: one instance is enough. */
+		int ninst = n == 1 ? 1 : INSTANCES;
 
 		add_target(t, &nt, "driver alone (tail call to an empty program)", K_DRIVER,
-			   bpf_program__fd(drv->progs.bench_nop), n);
+			   bpf_program__fd(drv->progs.bench_nop), n, 0);
 		add_target(t, &nt, "(a) parse + drop", K_REF, bpf_program__fd(drv->progs.ref_parse),
-			   n);
-		add_target(t, &nt, "(b) parse + LRU lookup/insert + atomic add", K_REF,
-			   bpf_program__fd(drv->progs.ref_lookup), n);
-		add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
-			   bpf_program__fd(drv->progs.ref_gcra), n);
-		for (int a = 0; a < 8; a++) {
-			snprintf(name, sizeof(name), "xdp-ratelimit %s, %s", algos[a / 2],
-				 a % 2 ? "bytes" : "packets");
-			add_target(t, &nt, name, K_OURS,
-				   bpf_program__fd(lim[a]->progs.xdp_ratelimit), n);
+			   n, 0);
+		for (int k = 0; k < ninst; k++) {
+			add_target(t, &nt, "(b) parse + LRU lookup/insert + atomic add", K_REF,
+				   bpf_program__fd(refs[k]->progs.ref_lookup), n, k);
+			add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
+				   bpf_program__fd(refs[k]->progs.ref_gcra), n, k);
+			for (int a = 0; a < NPOL; a++) {
+				policy_name(name, sizeof(name), a);
+				add_target(t, &nt, name, K_OURS,
+					   bpf_program__fd(lim[k][a]->progs.xdp_ratelimit), n, k);
+			}
 		}
 	}
 	link_targets(t, nt);
 	/* Map warm: every source of the 1M already in every map. */
-	fprintf(stderr, "rl-bench: warming 10 maps with %u sources\n", M1);
+	fprintf(stderr, "rl-bench: warming %d maps with %u sources\n", (NPOL + 2) * INSTANCES, M1);
 	for (int i = 0; i < nt; i++) {
-		if (t[i].sources != M1 || t[i].kind == K_DRIVER)
+		if (t[i].sources != M1 || t[i].kind == K_DRIVER || !strncmp(t[i].name, "(a)", 3))
 			continue;
 		err = warm(m, drv, t[i].prog_fd, M1, M1 + M1 / 16);
 		if (err)
@@ -359,16 +451,20 @@ static int phase_matrix(struct micro *m)
 	}
 	fprintf(stderr, "rl-bench: matrix: %d programs x %d rounds x %u reps\n", nt, m->rounds,
 		m->reps);
-	for (int a = 0; a < 8; a++) {
-		bench_counters(lim[a], &c);
-		before += c.new_sources;
+	for (int k = 0; k < INSTANCES; k++) {
+		for (int a = 0; a < NPOL; a++) {
+			bench_counters(lim[k][a], &c);
+			before += c.new_sources;
+		}
 	}
 	err = measure_all(m, drv, t, nt, "matrix");
 	if (err)
 		goto out;
-	for (int a = 0; a < 8; a++) {
-		bench_counters(lim[a], &c);
-		after += c.new_sources;
+	for (int k = 0; k < INSTANCES; k++) {
+		for (int a = 0; a < NPOL; a++) {
+			bench_counters(lim[k][a], &c);
+			after += c.new_sources;
+		}
 	}
 	/* A warm map: every lookup of the measurement hit. */
 	note(m, "matrix: sources inserted into rl_state while measuring: %llu (0: all hits)",
@@ -381,40 +477,55 @@ static int phase_matrix(struct micro *m)
 		goto out;
 	}
 	fprintf(md, "| program | 1 source: min / median ns | net ns | x (c) | "
-		    "1M sources: min / median ns | net ns | x (c) |\n"
+		    "1M sources: min / median ns | net ns (instances) | x (c) |\n"
 		    "|---|---|---|---|---|---|---|\n");
-	for (int i = 0; i < nt / 2; i++) {
-		struct stat3 a = summarize(m, t, i), b = summarize(m, t, i + nt / 2);
+	for (int i = 0; i < nt && t[i].sources == 1; i++) {
+		int j = find_target(t, nt, t[i].name, M1);
+		struct stat3 a, b;
 		bool drv_row = t[i].kind == K_DRIVER;
-		char ra[48] = "", rb[48] = "";
+		char ra[48] = "", rb[48] = "", nb[64];
 
+		if (j < 0)
+			continue;
+		a = summarize(m, t, nt, i);
+		b = summarize(m, t, nt, j);
 		if (!drv_row) {
 			snprintf(ra, sizeof(ra), "%.2f%s (mins: %.2f)", a.ratio,
 				 goal(&t[i], a.ratio), a.ratio_min);
 			snprintf(rb, sizeof(rb), "%.2f%s (mins: %.2f)", b.ratio,
 				 goal(&t[i], b.ratio), b.ratio_min);
 		}
-		fprintf(md, "| %s | %.1f / %.1f | %s%.1f | %s | %.1f / %.1f | %s%.1f | %s |\n",
-			t[i].name, a.min, a.med, drv_row ? "(subtracted) " : "",
-			drv_row ? a.med : a.net, ra, b.min, b.med, drv_row ? "(subtracted) " : "",
-			drv_row ? b.med : b.net, rb);
+		if (drv_row)
+			snprintf(nb, sizeof(nb), "(subtracted) %.1f", b.med);
+		else if (b.ninst > 1)
+			snprintf(nb, sizeof(nb), "%.1f (%.0f-%.0f)", b.net, b.inst_lo, b.inst_hi);
+		else
+			snprintf(nb, sizeof(nb), "%.1f", b.net);
+		fprintf(md, "| %s | %.1f / %.1f | %s%.1f | %s | %.1f / %.1f | %s | %s |\n", t[i].name,
+			a.min, a.med, drv_row ? "(subtracted) " : "", drv_row ? a.med : a.net, ra,
+			b.min, b.med, nb, rb);
 	}
 	fclose(md);
 	err = 0;
 out:
-	for (int a = 0; a < 8; a++)
-		if (lim[a])
-			xdp_ratelimit__destroy(lim[a]);
+	for (int k = 0; k < INSTANCES; k++) {
+		for (int a = 0; a < NPOL; a++)
+			if (lim[k][a])
+				xdp_ratelimit__destroy(lim[k][a]);
+		if (k && refs[k])
+			bench_ref__destroy(refs[k]);
+	}
 	unload_driver(m, drv);
 	return err;
 }
 
 static int phase_scale(struct micro *m)
 {
-	static struct target t[32];
+	static struct target t[MAX_TARGETS];
 	__u32 counts[5] = { 1, 1024, 65536, M1, M8 }, entries = M8 + M1, top = M8;
-	struct rl_counters c0 = {}, c1 = {};
-	struct xdp_ratelimit *lim = NULL;
+	struct xdp_ratelimit *lim[INSTANCES] = {};
+	struct bench_ref *refs[INSTANCES] = {};
+	struct rl_counters c0 = {}, c1 = {}, c;
 	struct bench_ref *drv;
 	struct rl_config cfg;
 	char path[512];
@@ -429,34 +540,52 @@ static int phase_scale(struct micro *m)
 	drv = load_driver(m, entries);
 	if (!drv)
 		return -EINVAL;
-	if (matrix_config(&cfg, "token-bucket", false))
+	refs[0] = drv;
+	if (matrix_config(&cfg, "token-bucket", false, false))
 		goto out;
-	lim = bench_limiter(&cfg, entries);
-	if (!lim)
-		goto out;
+	for (int k = 0; k < INSTANCES; k++) {
+		if (k)
+			refs[k] = load_refs(entries);
+		lim[k] = bench_limiter(&cfg, entries);
+		if (!refs[k] || !lim[k])
+			goto out;
+	}
 	for (int s = 0; s < 5; s++) {
+		int ninst = counts[s] == 1 ? 1 : INSTANCES;
+
 		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop),
-			   counts[s]);
-		add_target(t, &nt, "xdp-ratelimit token-bucket", K_OURS,
-			   bpf_program__fd(lim->progs.xdp_ratelimit), counts[s]);
-		add_target(t, &nt, "(b) parse + LRU lookup/insert + atomic add", K_REF,
-			   bpf_program__fd(drv->progs.ref_lookup), counts[s]);
-		add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
-			   bpf_program__fd(drv->progs.ref_gcra), counts[s]);
+			   counts[s], 0);
+		for (int k = 0; k < ninst; k++) {
+			add_target(t, &nt, "xdp-ratelimit token-bucket", K_OURS,
+				   bpf_program__fd(lim[k]->progs.xdp_ratelimit), counts[s], k);
+			add_target(t, &nt, "(b) parse + LRU lookup/insert + atomic add", K_REF,
+				   bpf_program__fd(refs[k]->progs.ref_lookup), counts[s], k);
+			add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
+				   bpf_program__fd(refs[k]->progs.ref_gcra), counts[s], k);
+		}
 	}
 	link_targets(t, nt);
-	fprintf(stderr, "rl-bench: warming 3 maps with %u sources\n", top);
-	for (int i = 1; i < 4; i++) {
+	fprintf(stderr, "rl-bench: warming %d maps with %u sources\n", 3 * INSTANCES, top);
+	for (int i = 0; i < nt; i++) {
+		/* The targets of the largest count: one per program instance. */
+		if (t[i].sources != counts[4] || t[i].kind == K_DRIVER)
+			continue;
 		err = warm(m, drv, t[i].prog_fd, top, (__u64)top + top / 16);
 		if (err)
 			goto out;
 	}
 	fprintf(stderr, "rl-bench: scale: %d programs x %d rounds\n", nt, m->rounds);
-	bench_counters(lim, &c0);
+	for (int k = 0; k < INSTANCES; k++) {
+		bench_counters(lim[k], &c);
+		c0.new_sources += c.new_sources;
+	}
 	err = measure_all(m, drv, t, nt, "scale");
 	if (err)
 		goto out;
-	bench_counters(lim, &c1);
+	for (int k = 0; k < INSTANCES; k++) {
+		bench_counters(lim[k], &c);
+		c1.new_sources += c.new_sources;
+	}
 	/* A warm map: every lookup of the measurement hit. */
 	note(m, "scale: sources inserted into rl_state while measuring: %llu (0: all hits)",
 	     (unsigned long long)(c1.new_sources - c0.new_sources));
@@ -466,19 +595,29 @@ static int phase_scale(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(dat, "# sources\tours_net_ns\tb_net_ns\tc_net_ns\tours_x_c\tdriver_ns\n");
+	fprintf(dat, "# sources\tours_net_ns\tb_net_ns\tc_net_ns\tours_x_c\tdriver_ns\t"
+		     "ours_inst_lo\tours_inst_hi\tc_inst_lo\tc_inst_hi\n");
 	for (int s = 0; s < 5; s++) {
-		struct stat3 o = summarize(m, t, 4 * s + 1), b = summarize(m, t, 4 * s + 2),
-			     c = summarize(m, t, 4 * s + 3), d = summarize(m, t, 4 * s);
+		int io = find_target(t, nt, "xdp-ratelimit token-bucket", counts[s]);
+		int ib = find_target(t, nt, "(b) parse + LRU lookup/insert + atomic add", counts[s]);
+		int ic = find_target(t, nt, "(c) lookup + clock + GCRA CAS", counts[s]);
+		int id = find_target(t, nt, "driver", counts[s]);
+		struct stat3 o = summarize(m, t, nt, io), b = summarize(m, t, nt, ib),
+			     cc = summarize(m, t, nt, ic), d = summarize(m, t, nt, id);
 
-		fprintf(dat, "%u\t%.2f\t%.2f\t%.2f\t%.3f\t%.2f\n", counts[s], o.net, b.net, c.net,
-			o.ratio, d.med);
+		fprintf(dat, "%u\t%.2f\t%.2f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", counts[s],
+			o.net, b.net, cc.net, o.ratio, d.med, o.inst_lo, o.inst_hi, cc.inst_lo,
+			cc.inst_hi);
 	}
 	fclose(dat);
 	err = 0;
 out:
-	if (lim)
-		xdp_ratelimit__destroy(lim);
+	for (int k = 0; k < INSTANCES; k++) {
+		if (lim[k])
+			xdp_ratelimit__destroy(lim[k]);
+		if (k && refs[k])
+			bench_ref__destroy(refs[k]);
+	}
 	unload_driver(m, drv);
 	return err;
 }
@@ -544,7 +683,7 @@ static int phase_memory(struct micro *m)
 		long have;
 		int fd;
 
-		err = matrix_config(&cfg, "token-bucket", false);
+		err = matrix_config(&cfg, "token-bucket", false, false);
 		if (err)
 			break;
 		lim = bench_limiter(&cfg, n);

@@ -390,8 +390,12 @@ elapsed=$(($(date +%s) - t_start))
 	echo "A driver program rewrites the source address (IPv6, 2001:2::/48, keyed /128) from a"
 	echo "repetition counter and tail-calls the program under test. ns per repetition from the"
 	echo "driver's own clock samples; ${rounds} interleaved rounds of ${reps} repetitions, maps warm."
-	echo "*net* = median minus the driver alone; *x (c)* = median over rounds of net / net of (c)"
-	echo "(in brackets: the same ratio from the minimums)."
+	echo "With 1M sources every program that has a map runs as 3 instances, each with its own"
+	echo "map: where a large map's memory lands moves its cost by 10-20% (two identical programs"
+	echo "differed that much), so one instance per program would compare placements, not programs."
+	echo "*net* = median over all rounds (and instances) minus the driver alone, with the range of"
+	echo "the instances' medians in brackets; *x (c)* = net / net of (c) (in brackets: the same"
+	echo "ratio from the minimums). The coarse-clock rows run the same policies with \`--clock coarse\`."
 	echo "Our policies pass every packet (the compare-and-swap path, as (c)). Goal: x (c) <= 1.2."
 	echo
 	cat "$tmp/micro/micro.md"
@@ -437,11 +441,12 @@ elapsed=$(($(date +%s) - t_start))
 	echo
 	cat "$tmp/micro/memory.md"
 	echo
-	echo "Cost against the number of sources (token-bucket, packets; ns net of the driver):"
+	echo "Cost against the number of sources (token-bucket, packets; ns net of the driver; from"
+	echo "1k sources on, 3 instances of each program with its own map, their range in brackets):"
 	echo
 	echo "| sources | xdp-ratelimit | (b) | (c) | xdp-ratelimit / (c) |"
 	echo "|---|---|---|---|---|"
-	awk '!/^#/ { printf "| %d | %.1f | %.1f | %.1f | %.2f |\n", $1, $2, $3, $4, $5 }' "$res/scale.dat"
+	awk '!/^#/ { printf "| %d | %.1f (%.0f-%.0f) | %.1f | %.1f (%.0f-%.0f) | %.2f |\n", $1, $2, $7, $8, $3, $4, $9, $10, $5 }' "$res/scale.dat"
 	echo
 	echo "![scale](scale.png)"
 } > "$res/results.md"
