@@ -217,18 +217,32 @@ static int pooled(const struct micro *m, const struct target *t, int nt, int i, 
 	return n;
 }
 
+/* Median over the instances of target @i's program of their cost in round @r. */
+static double round_median(const struct target *t, int nt, int i, int r)
+{
+	double v[MAX_TARGETS];
+	int n = 0;
+
+	for (int j = 0; j < nt; j++)
+		if (t[j].sources == t[i].sources && !strcmp(t[j].name, t[i].name))
+			v[n++] = t[j].wall[r];
+	return bench_median(v, n);
+}
+
 /*
  * Summary of target @i's program over all its instances: min and median, net
- * of the driver, the ratio of medians to (c)'s (pooled the same way), and the
- * same ratio from the minimums.
+ * of the driver; the ratio to (c) is taken within each round (both sides the
+ * median of their instances in that round, net of that round's driver) and
+ * then its median over rounds, so that a drift of the machine during the run
+ * moves both sides alike; the same ratio from the minimums beside it.
  */
 static struct stat3 summarize(const struct micro *m, const struct target *t, int nt, int i)
 {
 	static double v[MAX_ROUNDS * MAX_TARGETS], cv[MAX_ROUNDS * MAX_TARGETS];
-	double dv[MAX_ROUNDS], im[MAX_TARGETS], cim[MAX_TARGETS], dmed, dmin;
+	double dv[MAX_ROUNDS], im[MAX_TARGETS], cim[MAX_TARGETS], rv[MAX_ROUNDS], dmed, dmin;
 	const struct target *d = &t[t[i].driver];
 	struct stat3 s = {};
-	int n, nc, ncinst;
+	int n, nc, ncinst, nr = 0;
 
 	memcpy(dv, d->wall, sizeof(double) * m->rounds);
 	dmin = bench_min(dv, m->rounds);
@@ -240,8 +254,14 @@ static struct stat3 summarize(const struct micro *m, const struct target *t, int
 	s.inst_lo = bench_min(im, s.ninst) - dmed;
 	s.inst_hi = bench_max(im, s.ninst) - dmed;
 	if (t[i].refc >= 0) {
+		for (int r = 0; r < m->rounds; r++) {
+			double den = round_median(t, nt, t[i].refc, r) - d->wall[r];
+
+			if (den > 0)
+				rv[nr++] = (round_median(t, nt, i, r) - d->wall[r]) / den;
+		}
+		s.ratio = bench_median(rv, nr);
 		nc = pooled(m, t, nt, t[i].refc, cv, cim, &ncinst);
-		s.ratio = s.net / (bench_median(cv, nc) - dmed);
 		s.ratio_min = (s.min - dmin) / (bench_min(cv, nc) - dmin);
 	}
 	return s;
