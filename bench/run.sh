@@ -216,11 +216,13 @@ sed 's/198, 18, 0, 1,/198, 18, drnd(), drnd(),/' "$tmp/one.cfg" > "$tmp/random.c
 # The per-source limit of all three limiters: 1 packet per minute, burst 1.
 # Sources: 1 (at the offered rate) or 65536 (about 1.5-3 packets/s each):
 # both far over it, so nearly every packet is dropped by the limiter.
+# The same table capacity in all three: 262144 sources (nft set size,
+# hashlimit htable-max, our --max-sources).
 setup() {
 	case $1 in
 	ours)
 		nsenter --net="/run/netns/$ns_rx" "$cli" attach "$if_rx" --rate 0.016666667 \
-			--burst 1 --mode native >/dev/null ;;
+			--burst 1 --max-sources 262144 --mode native >/dev/null ;;
 	nft)
 		ip netns exec "$ns_rx" nft -f - <<EOF
 table netdev rlbench {
