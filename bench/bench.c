@@ -2,7 +2,7 @@
 /*
  * rl-bench: the measuring program behind make bench (bench/run.sh).
  *
- *	rl-bench micro --out DIR [--rounds N] [--reps N] [--quick]
+ *	rl-bench micro --out DIR [--rounds N] [--reps N] [--quick] [--only PHASE]
  *		per-packet cost with BPF_PROG_TEST_RUN, against the reference
  *		programs; cost against the number of sources; bytes per source
  *	rl-bench accuracy --out DIR [--seconds S]
@@ -268,6 +268,7 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
+		   "                  [--only matrix|steps|scale|memory]\n"
 		   "       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
 		   "       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
 		   "                [--random] [--cpu N]\n");

@@ -34,8 +34,10 @@
  *	1. the matrix: 4 algorithms x {packets, bytes} x {precise, coarse
  *	   clock} x {1, 1M sources} and the references (a), (b), (c), rl_state
  *	   sized 1M + 1/8;
- *	2. scale: token-bucket, (b) and (c) with 1, 1k, 64k, 1M, 8M sources;
- *	3. memory: rl_state sized exactly 1M and 8M, filled, its memlock read.
+ *	2. steps: one source, (c) built up to xdp_ratelimit a feature at a time
+ *	   (bpf/bench_steps.bpf.c): where the time beyond (c) goes;
+ *	3. scale: token-bucket, (b) and (c) with 1, 1k, 64k, 1M, 8M sources;
+ *	4. memory: rl_state sized exactly 1M and 8M, filled, its memlock read.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -48,6 +50,7 @@
 #include <bpf/libbpf.h>
 #include "bench.h"
 #include "bench_ref.skel.h"
+#include "bench_steps.skel.h"
 #include "xdp_ratelimit.skel.h"
 
 #define M1 (1U << 20)
@@ -539,6 +542,89 @@ out:
 	return err;
 }
 
+/* One source: (c), the steps of bench_steps.bpf.c, xdp_ratelimit (token-bucket, packets). */
+static int phase_steps(struct micro *m)
+{
+	static const char *const what[] = {
+		"step 0: (c) again, another copy (the noise floor)",
+		"step 1: + generation in the key (20 bytes)",
+		"step 2: + per-CPU counters",
+		"step 3: + double-buffered configuration, source mask",
+		"step 4: + generic algorithm step (rl_algo.h)",
+	};
+	static struct target t[16];
+	struct bpf_program *progs[5];
+	struct rl_ctl ctl = { .active = 0 };
+	struct xdp_ratelimit *lim = NULL;
+	struct bench_steps *st = NULL;
+	struct bench_ref *drv;
+	struct rl_config cfg;
+	char path[512];
+	double prev = 0;
+	__u32 zero = 0;
+	int nt = 0, err = -EINVAL;
+	FILE *md;
+
+	drv = load_driver(m, 16);
+	if (!drv)
+		return -EINVAL;
+	if (matrix_config(&cfg, "token-bucket", false, false))
+		goto out;
+	lim = bench_limiter(&cfg, 16);
+	st = bench_steps__open();
+	if (!lim || !st)
+		goto out;
+	err = bench_steps__load(st);
+	if (!err && (bpf_map_update_elem(bpf_map__fd(st->maps.step_config), &zero, &cfg, BPF_ANY) ||
+		     bpf_map_update_elem(bpf_map__fd(st->maps.step_ctl), &zero, &ctl, BPF_ANY)))
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "rl-bench: steps: couldn't load bench_steps: %s\n", strerror(-err));
+		goto out;
+	}
+	progs[0] = st->progs.step0;
+	progs[1] = st->progs.step1;
+	progs[2] = st->progs.step2;
+	progs[3] = st->progs.step3;
+	progs[4] = st->progs.step4;
+	add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), 1, 0);
+	add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
+		   bpf_program__fd(drv->progs.ref_gcra), 1, 0);
+	for (int i = 0; i < 5; i++)
+		add_target(t, &nt, what[i], K_REF, bpf_program__fd(progs[i]), 1, 0);
+	add_target(t, &nt, "xdp-ratelimit token-bucket, packets: all of it", K_OURS,
+		   bpf_program__fd(lim->progs.xdp_ratelimit), 1, 0);
+	link_targets(t, nt);
+	fprintf(stderr, "rl-bench: steps: %d programs x %d rounds\n", nt, m->rounds);
+	err = measure_all(m, drv, t, nt, "steps");
+	if (err)
+		goto out;
+	snprintf(path, sizeof(path), "%s/steps.md", m->out);
+	md = fopen(path, "w");
+	if (!md) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(md, "| program (1 source) | net ns | x (c) | step |\n|---|---|---|---|\n");
+	for (int i = 1; i < nt; i++) {
+		struct stat3 x = summarize(m, t, nt, i);
+		char d[32] = "";
+
+		if (i > 2)
+			snprintf(d, sizeof(d), "%+.2f", x.ratio - prev);
+		fprintf(md, "| %s | %.1f | %.2f | %s |\n", t[i].name, x.net, x.ratio, d);
+		prev = x.ratio;
+	}
+	fclose(md);
+	err = 0;
+out:
+	bench_steps__destroy(st);
+	if (lim)
+		xdp_ratelimit__destroy(lim);
+	unload_driver(m, drv);
+	return err;
+}
+
 static int phase_scale(struct micro *m)
 {
 	static struct target t[MAX_TARGETS];
@@ -732,8 +818,9 @@ static int phase_memory(struct micro *m)
 int bench_micro(int argc, char **argv)
 {
 	struct micro m = { .rounds = 9, .reps = 1000000, .rt = true };
+	const char *only = NULL;
 	char path[512];
-	int err;
+	int err = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--out") && i + 1 < argc)
@@ -744,6 +831,8 @@ int bench_micro(int argc, char **argv)
 			m.reps = (__u32)strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--quick"))
 			m.quick = true;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
 		else {
 			fprintf(stderr, "rl-bench micro: unknown option '%s'\n", argv[i]);
 			return 2;
@@ -772,11 +861,17 @@ int bench_micro(int argc, char **argv)
 	else
 		bench_rt(false);
 	fprintf(stderr, "rl-bench: SCHED_FIFO while measuring: %s\n", m.rt ? "yes" : "no");
-	err = phase_matrix(&m);
-	if (!err)
-		err = phase_scale(&m);
-	if (!err)
-		err = phase_memory(&m);
+	/* --only PHASE: one phase alone, for working on it. */
+#define PHASE(name)                                                      \
+	do {                                                             \
+		if (!err && (!only || !strcmp(only, #name)))             \
+			err = phase_##name(&m);                          \
+	} while (0)
+	PHASE(matrix);
+	PHASE(steps);
+	PHASE(scale);
+	PHASE(memory);
+#undef PHASE
 	fclose(m.raw);
 	return err ? 1 : 0;
 }

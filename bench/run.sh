@@ -404,6 +404,13 @@ elapsed=$(($(date +%s) - t_start))
 	echo
 	cat "$tmp/micro/micro.md"
 	echo
+	echo "Where the time beyond (c) goes, one source (bpf/bench_steps.bpf.c): (c) built up to our"
+	echo "program one feature at a time, each step a program of its own measured in the same"
+	echo "rounds; *step* = its x (c) minus the row above's. Step 0 is a second copy of (c): how"
+	echo "far two identical programs land apart is the resolution of this table."
+	echo
+	cat "$tmp/micro/steps.md"
+	echo
 	cat "$tmp/micro/notes.md"
 	echo
 	echo "## 2. End to end over veth"
