@@ -61,8 +61,8 @@
  *	sliding window:	[ k mod 2^(64 - 2 cnt_bits) | previous | current ]
  * so counts never wrap, and the window id takes every bit left: 10 packets
  * per second keeps 60 (56) bits of id, beyond any clock. Only a source idle
- * for exactly a multiple of 2^id_bits windows, within one window, would find
- * its old counts (with a byte limit of 10^8 per sliding window, 2^10 windows:
+ * for exactly a multiple of 2^id_bits windows (or one window short of one:
+ * see rl_window_ahead()), within one window, would find its old counts (with a byte limit of 10^8 per sliding window, 2^10 windows:
  * the smallest wrap; userspace refuses fewer than 16 bits of id).
  */
 #ifndef RL_ALGO_H
@@ -202,10 +202,29 @@ RL_INLINE void rl_window_counts(const struct rl_params *p, __u64 state, __u64 k,
 	}
 }
 
+/*
+ * A state whose window is the one after k: another CPU, whose clock read came
+ * later, has already moved the source into window k + 1 (or a set switched to
+ * a clock that is behind by up to a tick). The packet is counted in that
+ * window, at its start, rather than writing the older window back over it
+ * and so starting window k + 1's count afresh. Returns the window to use.
+ */
+RL_INLINE __u64 rl_window_ahead(const struct rl_params *p, __u64 state, __u64 k, __u64 *e)
+{
+	__u64 shift = p->algo == RL_ALGO_SLIDING_WINDOW ? 2 * p->cnt_bits : p->cnt_bits;
+
+	if ((state >> shift) != ((k + 1) & p->id_mask))
+		return k;
+	*e = 0;
+	return k + 1;
+}
+
 RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
 			    __u64 *next)
 {
 	__u64 e, prev, cur, k = rl_window(p, now, &e);
+
+	k = rl_window_ahead(p, state, k, &e);
 
 	rl_window_counts(p, state, k, &prev, &cur);
 	if (cur >= p->limit)
@@ -220,6 +239,7 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	__u64 e, k = rl_window(p, now, &e);
 	__u64 prev, cur, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
 
+	k = rl_window_ahead(p, state, k, &e);
 	rl_window_counts(p, state, k, &prev, &cur);
 	/*
 	 * prev * (W - e) / W + cur < L  <=>  prev * (W - e) < (L - cur) * W,

@@ -172,9 +172,11 @@ RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now
 		return rl_vt(&c->params, now) + ahead;
 	case RL_CARRY_WINDOW: {
 		/* Same algorithm and windows: the counts, repacked in the new field widths. */
-		__u64 e, k = rl_window(&c->params, now, &e), pc, cc;
-		__u64 max = (1ULL << c->params.cnt_bits) - 1, id = k & c->params.id_mask;
+		__u64 e, k = rl_window(&c->params, now, &e), pc, cc, id;
+		__u64 max = (1ULL << c->params.cnt_bits) - 1;
 
+		k = rl_window_ahead(&c->prev, state, k, &e);
+		id = k & c->params.id_mask;
 		rl_window_counts(&c->prev, state, k, &pc, &cc);
 		pc = pc < max ? pc : max;
 		cc = cc < max ? cc : max;

@@ -590,18 +590,20 @@ static __u32 gen_len(__u64 *rs, const struct gen *g, int mode)
 /*
  * Whether a source last seen in window @k0 and back in window @k is idle for
  * one of the gaps algo_edge_window_gaps tests on its own: a multiple of 2^24
- * windows (fixed-window), or of 2^16 windows, or one more (sliding-window).
- * The state is that of the source's last pass, which for sliding-window may
- * be in the window before its last packet: hence n + 1 as well.
+ * windows or one less (fixed-window), or of 2^16 windows, one more or one
+ * less (sliding-window); one less reads as a state one window ahead
+ * (rl_window_ahead()). The state is that of the source's last pass, which
+ * for sliding-window may be in the window before its last packet: hence
+ * n + 1 as well.
  */
 static bool window_alias(enum rl_algo algo, __u64 k0, __u64 k)
 {
 	__u64 n = k - k0;
 
 	if (algo == FW)
-		return n && !(n & ((1ULL << 24) - 1));
+		return n > 1 && ((n + 1) & ((1ULL << 24) - 1)) <= 1;
 	if (algo == SW)
-		return n > 1 && ((n + 1) & ((1ULL << 16) - 1)) <= 2;
+		return n > 1 && ((n + 2) & ((1ULL << 16) - 1)) <= 3;
 	return false;
 }
 
@@ -1576,6 +1578,47 @@ TEST(algo_sliding_compare_paths)
 	}
 }
 
+/*
+ * A packet whose clock read comes from just before a window boundary, against
+ * a state that another CPU has already moved into the next window: it is
+ * counted in that window (here: dropped, the window being full) and the state
+ * keeps it, instead of going back a window and restarting the count.
+ */
+TEST(algo_window_state_ahead)
+{
+	static const char *const pols[][7] = {
+		{ "--algo", "fixed-window", "--rate", "10", "--window", "1s", NULL },
+		{ "--algo", "sliding-window", "--rate", "10", "--window", "1s", NULL },
+	};
+	char err[256];
+
+	for (size_t i = 0; i < ARRAY_SIZE(pols); i++) {
+		const __u64 k = 1000, w = NSEC;
+		struct rl_params p;
+		__u64 st, next = 0;
+		int passed = 0;
+
+		if (!ASSERT_OK(policy_try(pols[i], &p, err, sizeof(err)), err))
+			return;
+		st = rl_initial_state(&p, (k + 1) * w);
+		/* Window k + 1 filled: 10 packets from its start on. */
+		for (int n = 0; n < 20; n++) {
+			if (rl_step(&p, st, (k + 1) * w + (__u64)n, 1, &next)) {
+				st = next;
+				passed++;
+			}
+		}
+		if (!ASSERT_EQ(passed, 10, pols[i][1]))
+			return;
+		/* A stale clock: 1 ns before the boundary, in window k. */
+		if (!ASSERT_EQ(rl_step(&p, st, (k + 1) * w - 1, 1, &next), 0, pols[i][1]))
+			return;
+		/* And back on time, window k + 1 is still full. */
+		if (!ASSERT_EQ(rl_step(&p, st, (k + 1) * w + 100, 1, &next), 0, pols[i][1]))
+			return;
+	}
+}
+
 /* ---------------------------------------------------------------------------
  * Rate accuracy: overload a source at 3x its rate for a long simulated time;
  * what passes must be r t + b (and one packet more for gcra) within 1e-4.
@@ -2063,11 +2106,13 @@ TEST(algo_edge_window_gaps_large_limits)
 			const __u64 wins[] = { 2, 3, 1000, period - 1, period, period + 1,
 					       2 * period - 1, 2 * period };
 			/*
-			 * Fresh, but at the multiples of the period and the window
-			 * after (where the old window reads as the previous one):
+			 * Fresh, but at the multiples of the period, the window
+			 * after (where the old window reads as the previous one)
+			 * and the window before (where it reads as the next one,
+			 * that another CPU moved the source into: rl_window_ahead()):
 			 * the documented wrap.
 			 */
-			const bool wraps[] = { false, false, false, false, true, true, false, true };
+			const bool wraps[] = { false, false, false, true, true, true, true, true };
 
 			for (size_t k = 0; k < ARRAY_SIZE(wins); k++) {
 				__u64 t0 = 7 * w, t1 = t0 + wins[k] * w;
