@@ -21,7 +21,7 @@
  *	ref_gcra:   ref_lookup's lookup and insert, a clock read and one GCRA
  *		    compare-and-swap: a minimal real limiter.
  */
-#include "parsing.h"
+#include "bench_ref.h"
 
 /* The GCRA of ref_gcra: emission interval and tolerance in ns, set before load. */
 const volatile __u64 ref_interval_ns = 10;
@@ -100,23 +100,6 @@ int bench_nop(struct xdp_md *ctx)
 	return XDP_DROP;
 }
 
-/* The source key as xdp_ratelimit builds it (IPv4-mapped for IPv4); -1 if not IP. */
-static __always_inline int ref_key(struct xdp_md *ctx, struct rl_key *key)
-{
-	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
-				.end = (void *)(long)ctx->data_end };
-	__u32 bad = 0;
-	__be16 proto;
-
-	if (parse_eth(&c, &proto, &bad))
-		return -1;
-	if (proto == bpf_htons(ETH_P_IP))
-		return parse_ipv4(&c, key, &bad);
-	if (proto == bpf_htons(ETH_P_IPV6))
-		return parse_ipv6(&c, key, &bad);
-	return -1;
-}
-
 SEC("xdp")
 int ref_parse(struct xdp_md *ctx)
 {
@@ -147,25 +130,11 @@ int ref_lookup(struct xdp_md *ctx)
 SEC("xdp")
 int ref_gcra(struct xdp_md *ctx)
 {
-	__u64 *v, now, tat, base;
 	struct rl_key key;
 
 	if (ref_key(ctx, &key))
 		return XDP_PASS;
-	now = bpf_ktime_get_ns();
-	v = bpf_map_lookup_elem(&ref_gcra_map, &key);
-	if (!v) {
-		tat = now + ref_interval_ns;
-		bpf_map_update_elem(&ref_gcra_map, &key, &tat, BPF_NOEXIST);
-		return XDP_PASS;
-	}
-	tat = *(volatile __u64 *)v;
-	base = (__s64)(tat - now) > 0 ? tat : now;
-	if (base - now > ref_tau_ns)
-		return XDP_DROP;
-	if (__sync_val_compare_and_swap(v, tat, base + ref_interval_ns) != tat)
-		return XDP_DROP;
-	return XDP_PASS;
+	return ref_gcra_on(&ref_gcra_map, &key, ref_interval_ns, ref_tau_ns);
 }
 
 char LICENSE[] SEC("license") = "GPL";

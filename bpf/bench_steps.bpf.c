@@ -16,18 +16,19 @@
  * xdp_ratelimit itself adds the compare-and-swap retry loop, the clock
  * choice, byte costs, IPv4-mapped sources and the verdict reasons.
  */
-#include "parsing.h"
+#include "bench_ref.h"
+#include "verdict.h"
 
 /* (c)'s GCRA: 100 Mpps, 10 ms of tolerance: every packet passes. */
 #define STEP_INTERVAL_NS 10
-#define STEP_TAU_NS 10000000
+#define STEP_TAU_NS	 10000000
 
-#define STEP_MAP(name, key_type)                          \
-	struct {                                          \
-		__uint(type, BPF_MAP_TYPE_LRU_HASH);      \
-		__type(key, key_type);                    \
-		__type(value, __u64);                     \
-		__uint(max_entries, 1);                   \
+#define STEP_MAP(name, key_type)                     \
+	struct {                                     \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH); \
+		__type(key, key_type);               \
+		__type(value, __u64);                \
+		__uint(max_entries, 1);              \
 	} name SEC(".maps")
 
 STEP_MAP(step0_map, struct rl_key);
@@ -57,57 +58,6 @@ struct {
 	__uint(max_entries, 1);
 } step_counters SEC(".maps");
 
-static __always_inline int step_key(struct xdp_md *ctx, struct rl_key *key)
-{
-	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
-				.end = (void *)(long)ctx->data_end };
-	__u32 bad = 0;
-	__be16 proto;
-
-	if (parse_eth(&c, &proto, &bad))
-		return -1;
-	if (proto == bpf_htons(ETH_P_IP))
-		return parse_ipv4(&c, key, &bad);
-	if (proto == bpf_htons(ETH_P_IPV6))
-		return parse_ipv6(&c, key, &bad);
-	return -1;
-}
-
-/* Reference (c)'s lookup, clock and GCRA compare-and-swap, on @map. */
-static __always_inline int step_gcra(void *map, const void *key)
-{
-	__u64 *v, now, tat, base;
-
-	now = bpf_ktime_get_ns();
-	v = bpf_map_lookup_elem(map, key);
-	if (!v) {
-		tat = now + STEP_INTERVAL_NS;
-		bpf_map_update_elem(map, key, &tat, BPF_NOEXIST);
-		return XDP_PASS;
-	}
-	tat = *(volatile __u64 *)v;
-	base = (__s64)(tat - now) > 0 ? tat : now;
-	if (base - now > STEP_TAU_NS)
-		return XDP_DROP;
-	if (__sync_val_compare_and_swap(v, tat, base + STEP_INTERVAL_NS) != tat)
-		return XDP_DROP;
-	return XDP_PASS;
-}
-
-static __always_inline int step_count(struct rl_counters *cnt, int verdict, __u64 len)
-{
-	cnt->rx_packets++;
-	cnt->rx_bytes += len;
-	if (verdict == XDP_DROP) {
-		cnt->dropped++;
-		cnt->dropped_bytes += len;
-	} else {
-		cnt->passed++;
-		cnt->passed_bytes += len;
-	}
-	return verdict;
-}
-
 static __always_inline const struct rl_config *step_cfg(void)
 {
 	struct rl_ctl *ctl;
@@ -130,14 +80,43 @@ static __always_inline void step_mask(struct rl_key *k, const struct rl_config *
 	k->addr[3] &= cfg->mask6[3];
 }
 
+/*
+ * The common start of steps 2 to 4, in xdp_ratelimit's order: the counters,
+ * the configuration (@cfg non-NULL: steps 3 and 4), the key, the family
+ * counter, then the mask and generation. 0, or -1: pass the frame as it is.
+ */
+static __always_inline int step_begin(struct xdp_md *ctx, struct rl_state_key *k,
+				      struct rl_counters **cnt, const struct rl_config **cfg)
+{
+	__u32 zero = 0;
+
+	*cnt = bpf_map_lookup_elem(&step_counters, &zero);
+	if (!*cnt)
+		return -1;
+	if (cfg)
+		*cfg = step_cfg();
+	if (ref_key(ctx, &k->src))
+		return -1;
+	(*cnt)->ipv6++;
+	if (!cfg) {
+		k->gen = 1;
+		return 0;
+	}
+	if (!*cfg)
+		return -1;
+	step_mask(&k->src, *cfg);
+	k->gen = (*cfg)->gen;
+	return 0;
+}
+
 SEC("xdp")
 int step0(struct xdp_md *ctx)
 {
 	struct rl_key key;
 
-	if (step_key(ctx, &key))
+	if (ref_key(ctx, &key))
 		return XDP_PASS;
-	return step_gcra(&step0_map, &key);
+	return ref_gcra_on(&step0_map, &key, STEP_INTERVAL_NS, STEP_TAU_NS);
 }
 
 SEC("xdp")
@@ -145,10 +124,10 @@ int step1(struct xdp_md *ctx)
 {
 	struct rl_state_key k = {};
 
-	if (step_key(ctx, &k.src))
+	if (ref_key(ctx, &k.src))
 		return XDP_PASS;
 	k.gen = 1;
-	return step_gcra(&step1_map, &k);
+	return ref_gcra_on(&step1_map, &k, STEP_INTERVAL_NS, STEP_TAU_NS);
 }
 
 SEC("xdp")
@@ -157,17 +136,12 @@ int step2(struct xdp_md *ctx)
 	__u64 len = ctx->data_end;
 	struct rl_state_key k = {};
 	struct rl_counters *cnt;
-	__u32 zero = 0;
 
 	len -= ctx->data;
-	cnt = bpf_map_lookup_elem(&step_counters, &zero);
-	if (!cnt)
+	if (step_begin(ctx, &k, &cnt, NULL))
 		return XDP_PASS;
-	if (step_key(ctx, &k.src))
-		return XDP_PASS;
-	cnt->ipv6++;
-	k.gen = 1;
-	return step_count(cnt, step_gcra(&step2_map, &k), len);
+	return rl_count_verdict(cnt, ref_gcra_on(&step2_map, &k, STEP_INTERVAL_NS, STEP_TAU_NS),
+				len);
 }
 
 SEC("xdp")
@@ -177,21 +151,12 @@ int step3(struct xdp_md *ctx)
 	const struct rl_config *cfg;
 	struct rl_state_key k = {};
 	struct rl_counters *cnt;
-	__u32 zero = 0;
 
 	len -= ctx->data;
-	cnt = bpf_map_lookup_elem(&step_counters, &zero);
-	if (!cnt)
+	if (step_begin(ctx, &k, &cnt, &cfg))
 		return XDP_PASS;
-	cfg = step_cfg();
-	if (step_key(ctx, &k.src))
-		return XDP_PASS;
-	cnt->ipv6++;
-	if (!cfg)
-		return XDP_PASS;
-	step_mask(&k.src, cfg);
-	k.gen = cfg->gen;
-	return step_count(cnt, step_gcra(&step3_map, &k), len);
+	return rl_count_verdict(cnt, ref_gcra_on(&step3_map, &k, STEP_INTERVAL_NS, STEP_TAU_NS),
+				len);
 }
 
 SEC("xdp")
@@ -201,33 +166,23 @@ int step4(struct xdp_md *ctx)
 	const struct rl_config *cfg;
 	struct rl_state_key k = {};
 	struct rl_counters *cnt;
-	__u32 zero = 0;
+	int verdict = XDP_PASS;
 
 	len -= ctx->data;
-	cnt = bpf_map_lookup_elem(&step_counters, &zero);
-	if (!cnt)
+	if (step_begin(ctx, &k, &cnt, &cfg))
 		return XDP_PASS;
-	cfg = step_cfg();
-	if (step_key(ctx, &k.src))
-		return XDP_PASS;
-	cnt->ipv6++;
-	if (!cfg)
-		return XDP_PASS;
-	step_mask(&k.src, cfg);
-	k.gen = cfg->gen;
 	now = bpf_ktime_get_ns();
 	st = bpf_map_lookup_elem(&step4_map, &k);
 	if (!st) {
 		old = rl_initial_state(&cfg->params, now);
 		bpf_map_update_elem(&step4_map, &k, &old, BPF_NOEXIST);
-		return step_count(cnt, XDP_PASS, len);
+	} else {
+		old = *(volatile __u64 *)st;
+		if (!rl_step(&cfg->params, old, now, 1, &next) ||
+		    __sync_val_compare_and_swap(st, old, next) != old)
+			verdict = XDP_DROP;
 	}
-	old = *(volatile __u64 *)st;
-	if (!rl_step(&cfg->params, old, now, 1, &next))
-		return step_count(cnt, XDP_DROP, len);
-	if (__sync_val_compare_and_swap(st, old, next) != old)
-		return step_count(cnt, XDP_DROP, len);
-	return step_count(cnt, XDP_PASS, len);
+	return rl_count_verdict(cnt, verdict, len);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -6,6 +6,7 @@
  * CPUs are counted exactly) and counts every verdict in one place.
  */
 #include "parsing.h"
+#include "verdict.h"
 
 /*
  * Load-time switch for tests: when set, the packet clock is read from the
@@ -225,16 +226,7 @@ static __always_inline int count_verdict(struct rl_counters *cnt, const struct r
 	case RL_R_WITHIN:
 		break;
 	}
-	cnt->rx_packets++;
-	cnt->rx_bytes += len;
-	if (verdict == XDP_DROP) {
-		cnt->dropped++;
-		cnt->dropped_bytes += len;
-	} else {
-		cnt->passed++;
-		cnt->passed_bytes += len;
-	}
-	return verdict;
+	return rl_count_verdict(cnt, verdict, len);
 }
 
 static __always_inline enum rl_reason classify(struct xdp_md *ctx, struct rl_counters *cnt,

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What the benchmark's reference programs share (bench_ref.bpf.c, and the
+ * steps of bench_steps.bpf.c that start from reference (c)).
+ */
+#ifndef RL_BENCH_REF_H
+#define RL_BENCH_REF_H
+
+#include "parsing.h"
+
+/* The source key as xdp_ratelimit builds it (IPv4-mapped for IPv4); -1 if not IP. */
+static __always_inline int ref_key(struct xdp_md *ctx, struct rl_key *key)
+{
+	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
+				.end = (void *)(long)ctx->data_end };
+	__u32 bad = 0;
+	__be16 proto;
+
+	if (parse_eth(&c, &proto, &bad))
+		return -1;
+	if (proto == bpf_htons(ETH_P_IP))
+		return parse_ipv4(&c, key, &bad);
+	if (proto == bpf_htons(ETH_P_IPV6))
+		return parse_ipv6(&c, key, &bad);
+	return -1;
+}
+
+/*
+ * Reference (c)'s limiter on @map: a clock read, one lookup with an insert
+ * on a miss, and one GCRA compare-and-swap (emission interval and tolerance
+ * in ns).
+ */
+static __always_inline int ref_gcra_on(void *map, const void *key, __u64 interval, __u64 tau)
+{
+	__u64 *v, now, tat, base;
+
+	now = bpf_ktime_get_ns();
+	v = bpf_map_lookup_elem(map, key);
+	if (!v) {
+		tat = now + interval;
+		bpf_map_update_elem(map, key, &tat, BPF_NOEXIST);
+		return XDP_PASS;
+	}
+	tat = *(volatile __u64 *)v;
+	base = (__s64)(tat - now) > 0 ? tat : now;
+	if (base - now > tau)
+		return XDP_DROP;
+	if (__sync_val_compare_and_swap(v, tat, base + interval) != tat)
+		return XDP_DROP;
+	return XDP_PASS;
+}
+
+#endif /* RL_BENCH_REF_H */

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The per-verdict counting every packet ends with (xdp_ratelimit, bench_steps). */
+#ifndef RL_VERDICT_H
+#define RL_VERDICT_H
+
+#include <linux/bpf.h>
+#include "rl_common.h"
+
+/* Count a frame of @len bytes under its verdict; returns the verdict. */
+static __always_inline int rl_count_verdict(struct rl_counters *cnt, int verdict, __u64 len)
+{
+	cnt->rx_packets++;
+	cnt->rx_bytes += len;
+	if (verdict == XDP_DROP) {
+		cnt->dropped++;
+		cnt->dropped_bytes += len;
+	} else {
+		cnt->passed++;
+		cnt->passed_bytes += len;
+	}
+	return verdict;
+}
+
+#endif /* RL_VERDICT_H */
