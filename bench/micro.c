@@ -199,6 +199,12 @@ struct stat3 {
 };
 
 /* Rounds of every instance of target @i's program (same name and sources), pooled. */
+/* Targets @a and @b are instances of one program, measured with the same sources. */
+static bool same_program(const struct target *a, const struct target *b)
+{
+	return a->sources == b->sources && !strcmp(a->name, b->name);
+}
+
 static int pooled(const struct micro *m, const struct target *t, int nt, int i, double *v,
 		  double *inst_med, int *ninst)
 {
@@ -206,7 +212,7 @@ static int pooled(const struct micro *m, const struct target *t, int nt, int i, 
 
 	*ninst = 0;
 	for (int j = 0; j < nt; j++) {
-		if (t[j].sources != t[i].sources || strcmp(t[j].name, t[i].name))
+		if (!same_program(&t[j], &t[i]))
 			continue;
 		memcpy(v + n, t[j].wall, sizeof(double) * m->rounds);
 		if (inst_med) {
@@ -227,7 +233,7 @@ static double round_median(const struct target *t, int nt, int i, int r)
 	int n = 0;
 
 	for (int j = 0; j < nt; j++)
-		if (t[j].sources == t[i].sources && !strcmp(t[j].name, t[i].name))
+		if (same_program(&t[j], &t[i]))
 			v[n++] = t[j].wall[r];
 	return bench_median(v, n);
 }
@@ -300,29 +306,39 @@ static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes, bo
 	return bench_config(cfg, 10, argv);
 }
 
-static struct bench_ref *load_driver(struct micro *m, __u32 ref_entries)
+/* Reference programs and their maps, not attached (as further instances on large maps). */
+static struct bench_ref *load_refs(__u32 ref_entries)
 {
-	struct bench_ref *drv = bench_ref__open();
-	int err;
+	struct bench_ref *r = bench_ref__open();
+	int err = -ENOMEM;
 
-	if (!drv) {
-		fprintf(stderr, "rl-bench: couldn't open bench_ref: %s\n", strerror(errno));
-		return NULL;
+	if (r) {
+		/* (c) passes every packet too: 100 Mpps, a 10 ms tolerance. */
+		r->rodata->ref_interval_ns = 10;
+		r->rodata->ref_tau_ns = 10000000;
+		err = bpf_map__set_max_entries(r->maps.ref_lookup_map, ref_entries);
+		if (!err)
+			err = bpf_map__set_max_entries(r->maps.ref_gcra_map, ref_entries);
+		if (!err)
+			err = bench_ref__load(r);
 	}
-	/* (c) passes every packet too: 100 Mpps, a 10 ms tolerance. */
-	drv->rodata->ref_interval_ns = 10;
-	drv->rodata->ref_tau_ns = 10000000;
-	err = bpf_map__set_max_entries(drv->maps.ref_lookup_map, ref_entries);
-	if (!err)
-		err = bpf_map__set_max_entries(drv->maps.ref_gcra_map, ref_entries);
-	if (!err)
-		err = bench_ref__load(drv);
 	if (err) {
 		fprintf(stderr, "rl-bench: couldn't load bench_ref (%u sources): %s\n", ref_entries,
 			strerror(-err));
-		bench_ref__destroy(drv);
+		bench_ref__destroy(r);
 		return NULL;
 	}
+	return r;
+}
+
+/* The references, with the driver attached and pointed at the frame's source word. */
+static struct bench_ref *load_driver(struct micro *m, __u32 ref_entries)
+{
+	struct bench_ref *drv = load_refs(ref_entries);
+	int err;
+
+	if (!drv)
+		return NULL;
 	m->link = bench_attach(drv->progs.bench_driver, &err);
 	if (err) {
 		bench_ref__destroy(drv);
@@ -367,28 +383,6 @@ static void link_targets(struct target *t, int nt)
 				t[i].refc = j;
 		}
 	}
-}
-
-/* Reference programs and their maps, not attached: further instances for large maps. */
-static struct bench_ref *load_refs(__u32 ref_entries)
-{
-	struct bench_ref *r = bench_ref__open();
-	int err = -ENOMEM;
-
-	if (r) {
-		err = bpf_map__set_max_entries(r->maps.ref_lookup_map, ref_entries);
-		if (!err)
-			err = bpf_map__set_max_entries(r->maps.ref_gcra_map, ref_entries);
-		if (!err)
-			err = bench_ref__load(r);
-	}
-	if (err) {
-		fprintf(stderr, "rl-bench: couldn't load bench_ref (%u sources): %s\n", ref_entries,
-			strerror(-err));
-		bench_ref__destroy(r);
-		return NULL;
-	}
-	return r;
 }
 
 /* Our 16 matrix policies: algorithm a / 4, bytes if a is odd, the coarse clock if a & 2. */
