@@ -132,12 +132,13 @@ __u64 rl_coarse_tick_ns(void)
  */
 static int coarse_check(const struct rl_config *cfg, char *err, size_t errlen)
 {
-	__u64 tick = rl_coarse_tick_ns();
-	u128 earned, need;
 	const char *unit = cfg->params.bytes ? "bytes" : "packets";
+	u128 earned, need;
+	__u64 tick;
 
 	if (cfg->clock != RL_CLOCK_COARSE)
 		return 0;
+	tick = rl_coarse_tick_ns();
 	if (!is_bucket(cfg->params.algo)) {
 		if (cfg->params.window_ns >= tick)
 			return 0;
