@@ -429,11 +429,11 @@ elapsed=$(($(date +%s) - t_start))
 	echo "## 3. Accuracy"
 	echo
 	echo "One source at 10x its limit, from 2 CPUs at once (BPF_PROG_TEST_RUN in 2 threads, real"
-	echo "clock, both waking every 1 ms), ${acc_s} s per case. r = 20000/s (pps) or 14266660 B/s; b = 1000"
-	echo "packets (713333 B) for the buckets, L = r x 100 ms for the windows. *model*: the same"
-	echo "arrivals replayed sequentially through the shared core (include/rl_algo.h) in userspace:"
-	echo "passed / model isolates what two CPUs at once changed; the sender's largest delay shows"
-	echo "when the offered load itself fell short. The model spreads a batch's 100 frames evenly over"
+	echo "clock, both waking every 100 us to send 10 frames), ${acc_s} s per case. r = 20000/s (pps) or"
+	echo "14266660 B/s; b = 1000 packets (713333 B) for the buckets, L = r x 50 ms for the windows."
+	echo "*model*: the same arrivals replayed sequentially through the shared core (include/rl_algo.h)"
+	echo "in userspace: passed / model isolates what two CPUs at once changed; the sender's largest"
+	echo "delay shows when the offered load itself fell short. The model spreads a batch's frames evenly over"
 	echo "the time the batch took: when a sender was held off mid-batch for longer than b / r = 50 ms"
 	echo "(see the last column), that is no longer so and the model is only approximate."
 	echo
