@@ -15,7 +15,7 @@
  * call's own fixed cost of several ms); test_run's duration (whole ns) is
  * kept in the raw file as a cross-check. Every
  * program is measured once per round, the rounds interleave all programs in
- * a rotating order, and the ratios to reference (c) are taken within a
+ * a rotating order, and the ratios to the references (c) and (c') are taken within a
  * round, then their median: a slow drift of the machine affects both sides.
  *
  * Frames are IPv6 from 2001:2::/48 and the limiter keys /128: 8M distinct
@@ -32,10 +32,10 @@
  *
  * Phases, each freeing what the one before loaded:
  *	1. the matrix: 4 algorithms x {packets, bytes} x {precise, coarse
- *	   clock} x {1, 1M sources} and the references (a), (b), (c), rl_state
- *	   sized 1M + 1/8;
- *	2. steps: one source, (c) built up to xdp_ratelimit a feature at a time
- *	   (bpf/bench_steps.bpf.c): where the time beyond (c) goes;
+ *	   clock} x {1, 1M sources} and the references (a), (b), (c), (c'),
+ *	   rl_state sized 1M + 1/8;
+ *	2. steps: one source, (c') built up to xdp_ratelimit a feature at a time
+ *	   (bpf/bench_steps.bpf.c): where the time beyond (c') goes;
  *	3. scale: token-bucket, (b) and (c) with 1, 1k, 64k, 1M, 8M sources;
  *	4. memory: rl_state sized exactly 1M and 8M, filled, its memlock read.
  */
@@ -59,7 +59,12 @@
 #define FILL_CHUNK M1
 /* Instances of each program (each with its own maps) measured on large maps. */
 #define INSTANCES 3
-#define MAX_TARGETS 128
+#define MAX_TARGETS 160
+
+/* The references' names, by which the tables find them (bpf/bench_ref.bpf.c). */
+#define NAME_B "(b) parse + LRU lookup/insert + atomic add"
+#define NAME_C "(c) (b) + clock + GCRA CAS"
+#define NAME_CL "(c') (c) without (b)'s atomic add"
 
 struct target {
 	char name[64];
@@ -70,6 +75,7 @@ struct target {
 	int inst;		/* which instance of the program (0 when only one) */
 	int driver;		/* index of the driver measured with the same sources */
 	int refc;		/* index of (c) with the same sources, or -1 */
+	int refcl;		/* index of (c') with the same sources, or -1 */
 };
 
 enum { K_DRIVER, K_REF, K_OURS };
@@ -193,7 +199,9 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 }
 
 struct stat3 {
-	double min, med, net, ratio, ratio_min;
+	double min, med, net;
+	double ratio, ratio_min;	/* to (c): median of the rounds', and from minimums */
+	double ratio_l, ratio_l_min;	/* the same to (c') */
 	double inst_lo, inst_hi;	/* lowest and highest median of one instance, net */
 	int ninst;
 };
@@ -239,19 +247,41 @@ static double round_median(const struct target *t, int nt, int i, int r)
 }
 
 /*
+ * The ratio of target @i's cost to reference @ref's, net of the driver @d:
+ * taken within each round (both sides the median of their instances in that
+ * round, net of that round's driver), then its median over rounds, so that a
+ * drift of the machine during the run moves both sides alike. *from_min: the
+ * same ratio from the minimums (@min, @dmin: target's and driver's).
+ */
+static double ref_ratio(const struct micro *m, const struct target *t, int nt, int i, int ref,
+			const struct target *d, double min, double dmin, double *from_min)
+{
+	static double cv[MAX_ROUNDS * MAX_TARGETS];
+	double rv[MAX_ROUNDS], cim[MAX_TARGETS];
+	int nc, ncinst, nr = 0;
+
+	for (int r = 0; r < m->rounds; r++) {
+		double den = round_median(t, nt, ref, r) - d->wall[r];
+
+		if (den > 0)
+			rv[nr++] = (round_median(t, nt, i, r) - d->wall[r]) / den;
+	}
+	nc = pooled(m, t, nt, ref, cv, cim, &ncinst);
+	*from_min = (min - dmin) / (bench_min(cv, nc) - dmin);
+	return bench_median(rv, nr);
+}
+
+/*
  * Summary of target @i's program over all its instances: min and median, net
- * of the driver; the ratio to (c) is taken within each round (both sides the
- * median of their instances in that round, net of that round's driver) and
- * then its median over rounds, so that a drift of the machine during the run
- * moves both sides alike; the same ratio from the minimums beside it.
+ * of the driver, and the ratios to (c) and (c') (ref_ratio()).
  */
 static struct stat3 summarize(const struct micro *m, const struct target *t, int nt, int i)
 {
-	static double v[MAX_ROUNDS * MAX_TARGETS], cv[MAX_ROUNDS * MAX_TARGETS];
-	double dv[MAX_ROUNDS], im[MAX_TARGETS], cim[MAX_TARGETS], rv[MAX_ROUNDS], dmed, dmin;
+	static double v[MAX_ROUNDS * MAX_TARGETS];
+	double dv[MAX_ROUNDS], im[MAX_TARGETS], dmed, dmin;
 	const struct target *d = &t[t[i].driver];
 	struct stat3 s = {};
-	int n, nc, ncinst, nr = 0;
+	int n;
 
 	memcpy(dv, d->wall, sizeof(double) * m->rounds);
 	dmin = bench_min(dv, m->rounds);
@@ -262,17 +292,10 @@ static struct stat3 summarize(const struct micro *m, const struct target *t, int
 	s.net = s.med - dmed;
 	s.inst_lo = bench_min(im, s.ninst) - dmed;
 	s.inst_hi = bench_max(im, s.ninst) - dmed;
-	if (t[i].refc >= 0) {
-		for (int r = 0; r < m->rounds; r++) {
-			double den = round_median(t, nt, t[i].refc, r) - d->wall[r];
-
-			if (den > 0)
-				rv[nr++] = (round_median(t, nt, i, r) - d->wall[r]) / den;
-		}
-		s.ratio = bench_median(rv, nr);
-		nc = pooled(m, t, nt, t[i].refc, cv, cim, &ncinst);
-		s.ratio_min = (s.min - dmin) / (bench_min(cv, nc) - dmin);
-	}
+	if (t[i].refc >= 0)
+		s.ratio = ref_ratio(m, t, nt, i, t[i].refc, d, s.min, dmin, &s.ratio_min);
+	if (t[i].refcl >= 0)
+		s.ratio_l = ref_ratio(m, t, nt, i, t[i].refcl, d, s.min, dmin, &s.ratio_l_min);
 	return s;
 }
 
@@ -306,19 +329,24 @@ static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes, bo
 	return bench_config(cfg, 10, argv);
 }
 
-/* Reference programs and their maps, not attached (as further instances on large maps). */
-static struct bench_ref *load_refs(__u32 ref_entries)
+/*
+ * Reference programs and their maps, not attached (as further instances on
+ * large maps); (c')'s map gets @lean_entries.
+ */
+static struct bench_ref *load_refs(__u32 ref_entries, __u32 lean_entries)
 {
 	struct bench_ref *r = bench_ref__open();
 	int err = -ENOMEM;
 
 	if (r) {
-		/* (c) passes every packet too: 100 Mpps, a 10 ms tolerance. */
+		/* (c) and (c') pass every packet too: 100 Mpps, a 10 ms tolerance. */
 		r->rodata->ref_interval_ns = 10;
 		r->rodata->ref_tau_ns = 10000000;
 		err = bpf_map__set_max_entries(r->maps.ref_lookup_map, ref_entries);
 		if (!err)
 			err = bpf_map__set_max_entries(r->maps.ref_gcra_map, ref_entries);
+		if (!err)
+			err = bpf_map__set_max_entries(r->maps.ref_gcra_lean_map, lean_entries);
 		if (!err)
 			err = bench_ref__load(r);
 	}
@@ -332,9 +360,9 @@ static struct bench_ref *load_refs(__u32 ref_entries)
 }
 
 /* The references, with the driver attached and pointed at the frame's source word. */
-static struct bench_ref *load_driver(struct micro *m, __u32 ref_entries)
+static struct bench_ref *load_driver(struct micro *m, __u32 ref_entries, __u32 lean_entries)
 {
-	struct bench_ref *drv = load_refs(ref_entries);
+	struct bench_ref *drv = load_refs(ref_entries, lean_entries);
 	int err;
 
 	if (!drv)
@@ -368,9 +396,10 @@ static void add_target(struct target *t, int *nt, const char *name, int kind, in
 	x->prog_fd = fd;
 	x->sources = sources;
 	x->refc = -1;
+	x->refcl = -1;
 }
 
-/* Link each target to the driver and (c) measured with the same number of sources. */
+/* Link each target to the driver, (c) and (c') measured with the same number of sources. */
 static void link_targets(struct target *t, int nt)
 {
 	for (int i = 0; i < nt; i++) {
@@ -379,8 +408,10 @@ static void link_targets(struct target *t, int nt)
 				continue;
 			if (t[j].kind == K_DRIVER)
 				t[i].driver = j;
-			if (!strcmp(t[j].name, "(c) lookup + clock + GCRA CAS") && !t[j].inst)
+			if (!strcmp(t[j].name, NAME_C) && !t[j].inst)
 				t[i].refc = j;
+			if (!strcmp(t[j].name, NAME_CL) && !t[j].inst)
+				t[i].refcl = j;
 		}
 	}
 }
@@ -417,12 +448,12 @@ static int phase_matrix(struct micro *m)
 	FILE *md;
 
 	memset(lim, 0, sizeof(lim));
-	drv = load_driver(m, entries);
+	drv = load_driver(m, entries, entries);
 	if (!drv)
 		return -EINVAL;
 	refs[0] = drv;
 	for (int k = 1; k < INSTANCES; k++) {
-		refs[k] = load_refs(entries);
+		refs[k] = load_refs(entries, entries);
 		if (!refs[k])
 			goto out;
 	}
@@ -445,10 +476,12 @@ static int phase_matrix(struct micro *m)
 		add_target(t, &nt, "(a) parse + drop", K_REF, bpf_program__fd(drv->progs.ref_parse),
 			   n, 0);
 		for (int k = 0; k < ninst; k++) {
-			add_target(t, &nt, "(b) parse + LRU lookup/insert + atomic add", K_REF,
+			add_target(t, &nt, NAME_B, K_REF,
 				   bpf_program__fd(refs[k]->progs.ref_lookup), n, k);
-			add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
-				   bpf_program__fd(refs[k]->progs.ref_gcra), n, k);
+			add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra),
+				   n, k);
+			add_target(t, &nt, NAME_CL, K_REF,
+				   bpf_program__fd(refs[k]->progs.ref_gcra_lean), n, k);
 			for (int a = 0; a < NPOL; a++) {
 				policy_name(name, sizeof(name), a);
 				add_target(t, &nt, name, K_OURS,
@@ -458,7 +491,7 @@ static int phase_matrix(struct micro *m)
 	}
 	link_targets(t, nt);
 	/* Map warm: every source of the 1M already in every map. */
-	fprintf(stderr, "rl-bench: warming %d maps with %u sources\n", (NPOL + 2) * INSTANCES, M1);
+	fprintf(stderr, "rl-bench: warming %d maps with %u sources\n", (NPOL + 3) * INSTANCES, M1);
 	for (int i = 0; i < nt; i++) {
 		if (t[i].sources != M1 || t[i].kind == K_DRIVER || !strncmp(t[i].name, "(a)", 3))
 			continue;
@@ -493,14 +526,14 @@ static int phase_matrix(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(md, "| program | 1 source: min / median ns | net ns | x (c) | "
-		    "1M sources: min / median ns | net ns (instances) | x (c) |\n"
-		    "|---|---|---|---|---|---|---|\n");
+	fprintf(md, "| program | 1 source: min / median ns | net ns | x (c) | x (c') | "
+		    "1M sources: min / median ns | net ns (instances) | x (c) | x (c') |\n"
+		    "|---|---|---|---|---|---|---|---|---|\n");
 	for (int i = 0; i < nt && t[i].sources == 1; i++) {
 		int j = find_target(t, nt, t[i].name, M1);
 		struct stat3 a, b;
 		bool drv_row = t[i].kind == K_DRIVER;
-		char ra[48] = "", rb[48] = "", nb[64];
+		char ra[48] = "", rb[48] = "", la[16] = "", lb[16] = "", nb[64];
 
 		if (j < 0)
 			continue;
@@ -511,6 +544,8 @@ static int phase_matrix(struct micro *m)
 				 goal(&t[i], a.ratio), a.ratio_min);
 			snprintf(rb, sizeof(rb), "%.2f%s (mins: %.2f)", b.ratio,
 				 goal(&t[i], b.ratio), b.ratio_min);
+			snprintf(la, sizeof(la), "%.2f", a.ratio_l);
+			snprintf(lb, sizeof(lb), "%.2f", b.ratio_l);
 		}
 		if (drv_row)
 			snprintf(nb, sizeof(nb), "(subtracted) %.1f", b.med);
@@ -518,9 +553,9 @@ static int phase_matrix(struct micro *m)
 			snprintf(nb, sizeof(nb), "%.1f (%.0f-%.0f)", b.net, b.inst_lo, b.inst_hi);
 		else
 			snprintf(nb, sizeof(nb), "%.1f", b.net);
-		fprintf(md, "| %s | %.1f / %.1f | %s%.1f | %s | %.1f / %.1f | %s | %s |\n", t[i].name,
-			a.min, a.med, drv_row ? "(subtracted) " : "", drv_row ? a.med : a.net, ra,
-			b.min, b.med, nb, rb);
+		fprintf(md, "| %s | %.1f / %.1f | %s%.1f | %s | %s | %.1f / %.1f | %s | %s | %s |\n",
+			t[i].name, a.min, a.med, drv_row ? "(subtracted) " : "",
+			drv_row ? a.med : a.net, ra, la, b.min, b.med, nb, rb, lb);
 	}
 	fclose(md);
 	err = 0;
@@ -536,11 +571,14 @@ out:
 	return err;
 }
 
-/* One source: (c), the steps of bench_steps.bpf.c, xdp_ratelimit (token-bucket, packets). */
+/*
+ * One source: (c'), the steps of bench_steps.bpf.c, xdp_ratelimit (token-bucket,
+ * packets), then (c) for comparison.
+ */
 static int phase_steps(struct micro *m)
 {
 	static const char *const what[] = {
-		"step 0: (c) again, another copy (the noise floor)",
+		"step 0: (c') again, another copy (the noise floor)",
 		"step 1: + generation in the key (20 bytes)",
 		"step 2: + per-CPU counters",
 		"step 3: + double-buffered configuration, source mask",
@@ -559,7 +597,7 @@ static int phase_steps(struct micro *m)
 	int nt = 0, err = -EINVAL;
 	FILE *md;
 
-	drv = load_driver(m, 16);
+	drv = load_driver(m, 16, 16);
 	if (!drv)
 		return -EINVAL;
 	if (matrix_config(&cfg, "token-bucket", false, false))
@@ -582,12 +620,12 @@ static int phase_steps(struct micro *m)
 	progs[3] = st->progs.step3;
 	progs[4] = st->progs.step4;
 	add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), 1, 0);
-	add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
-		   bpf_program__fd(drv->progs.ref_gcra), 1, 0);
+	add_target(t, &nt, NAME_CL, K_REF, bpf_program__fd(drv->progs.ref_gcra_lean), 1, 0);
 	for (int i = 0; i < 5; i++)
 		add_target(t, &nt, what[i], K_REF, bpf_program__fd(progs[i]), 1, 0);
 	add_target(t, &nt, "xdp-ratelimit token-bucket, packets: all of it", K_OURS,
 		   bpf_program__fd(lim->progs.xdp_ratelimit), 1, 0);
+	add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(drv->progs.ref_gcra), 1, 0);
 	link_targets(t, nt);
 	fprintf(stderr, "rl-bench: steps: %d programs x %d rounds\n", nt, m->rounds);
 	err = measure_all(m, drv, t, nt, "steps");
@@ -599,15 +637,16 @@ static int phase_steps(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(md, "| program (1 source) | net ns | x (c) | step |\n|---|---|---|---|\n");
+	fprintf(md, "| program (1 source) | net ns | x (c') | step |\n|---|---|---|---|\n");
 	for (int i = 1; i < nt; i++) {
 		struct stat3 x = summarize(m, t, nt, i);
 		char d[32] = "";
 
-		if (i > 2)
-			snprintf(d, sizeof(d), "%+.2f", x.ratio - prev);
-		fprintf(md, "| %s | %.1f | %.2f | %s |\n", t[i].name, x.net, x.ratio, d);
-		prev = x.ratio;
+		/* Steps 1 to 4 and ours: the difference to the row above. */
+		if (i > 2 && i < nt - 1)
+			snprintf(d, sizeof(d), "%+.2f", x.ratio_l - prev);
+		fprintf(md, "| %s | %.1f | %.2f | %s |\n", t[i].name, x.net, x.ratio_l, d);
+		prev = x.ratio_l;
 	}
 	fclose(md);
 	err = 0;
@@ -637,7 +676,8 @@ static int phase_scale(struct micro *m)
 		entries = 2 * M1 + M1 / 4;
 		top = 2 * M1;
 	}
-	drv = load_driver(m, entries);
+	/* (c') is not measured here: its map stays small. */
+	drv = load_driver(m, entries, 1);
 	if (!drv)
 		return -EINVAL;
 	refs[0] = drv;
@@ -645,7 +685,7 @@ static int phase_scale(struct micro *m)
 		goto out;
 	for (int k = 0; k < INSTANCES; k++) {
 		if (k)
-			refs[k] = load_refs(entries);
+			refs[k] = load_refs(entries, 1);
 		lim[k] = bench_limiter(&cfg, entries);
 		if (!refs[k] || !lim[k])
 			goto out;
@@ -658,10 +698,10 @@ static int phase_scale(struct micro *m)
 		for (int k = 0; k < ninst; k++) {
 			add_target(t, &nt, "xdp-ratelimit token-bucket", K_OURS,
 				   bpf_program__fd(lim[k]->progs.xdp_ratelimit), counts[s], k);
-			add_target(t, &nt, "(b) parse + LRU lookup/insert + atomic add", K_REF,
+			add_target(t, &nt, NAME_B, K_REF,
 				   bpf_program__fd(refs[k]->progs.ref_lookup), counts[s], k);
-			add_target(t, &nt, "(c) lookup + clock + GCRA CAS", K_REF,
-				   bpf_program__fd(refs[k]->progs.ref_gcra), counts[s], k);
+			add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra),
+				   counts[s], k);
 		}
 	}
 	link_targets(t, nt);
@@ -699,8 +739,8 @@ static int phase_scale(struct micro *m)
 		     "ours_inst_lo\tours_inst_hi\tc_inst_lo\tc_inst_hi\n");
 	for (int s = 0; s < 5; s++) {
 		int io = find_target(t, nt, "xdp-ratelimit token-bucket", counts[s]);
-		int ib = find_target(t, nt, "(b) parse + LRU lookup/insert + atomic add", counts[s]);
-		int ic = find_target(t, nt, "(c) lookup + clock + GCRA CAS", counts[s]);
+		int ib = find_target(t, nt, NAME_B, counts[s]);
+		int ic = find_target(t, nt, NAME_C, counts[s]);
 		int id = find_target(t, nt, "driver", counts[s]);
 		struct stat3 o = summarize(m, t, nt, io), b = summarize(m, t, nt, ib),
 			     cc = summarize(m, t, nt, ic), d = summarize(m, t, nt, id);
@@ -758,7 +798,7 @@ out:
 static int phase_memory(struct micro *m)
 {
 	__u32 sizes[2] = { M1, M8 };
-	struct bench_ref *drv = load_driver(m, 1);
+	struct bench_ref *drv = load_driver(m, 1, 1);
 	char path[512];
 	int err = 0;
 	FILE *md;

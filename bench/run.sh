@@ -398,16 +398,19 @@ elapsed=$(($(date +%s) - t_start))
 	echo "*net* = median over all rounds (and instances) minus the driver alone, with the range of"
 	echo "the instances' medians in brackets; *x (c)* = the ratio of net costs to (c)'s taken within"
 	echo "each round (instances: their median in that round), then its median over rounds (in"
-	echo "brackets: the same ratio from the minimums). The coarse-clock rows run the same policies"
-	echo "with \`--clock coarse\`."
+	echo "brackets: the same ratio from the minimums). (c) is the issue's minimal real limiter, (b)"
+	echo "plus a clock read and a GCRA compare-and-swap: its value keeps (b)'s per-source counter"
+	echo "beside the TAT. (c') is (c) without that atomic add, a stricter reference: *x (c')*."
+	echo "The coarse-clock rows run the same policies with \`--clock coarse\`."
 	echo "Our policies pass every packet (the compare-and-swap path, as (c)). Goal: x (c) <= 1.2."
 	echo
 	cat "$tmp/micro/micro.md"
 	echo
-	echo "Where the time beyond (c) goes, one source (bpf/bench_steps.bpf.c): (c) built up to our"
+	echo "Where the time beyond (c') goes, one source (bpf/bench_steps.bpf.c): (c') built up to our"
 	echo "program one feature at a time, each step a program of its own measured in the same"
-	echo "rounds; *step* = its x (c) minus the row above's. Step 0 is a second copy of (c): how"
-	echo "far two identical programs land apart is the resolution of this table."
+	echo "rounds; *step* = its x (c') minus the row above's. Step 0 is a second copy of (c'): how"
+	echo "far two identical programs land apart is the resolution of this table. (c) last, for"
+	echo "comparison."
 	echo
 	cat "$tmp/micro/steps.md"
 	echo

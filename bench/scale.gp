@@ -12,5 +12,5 @@ set key top left
 set grid
 set yrange [0:*]
 plot dat using 1:2:7:8 with yerrorlines lw 2 pt 7 title "xdp-ratelimit token-bucket", \
-     dat using 1:4:9:10 with yerrorlines lw 2 pt 5 title "(c) lookup + clock + GCRA CAS", \
+     dat using 1:4:9:10 with yerrorlines lw 2 pt 5 title "(c) (b) + clock + GCRA CAS", \
      dat using 1:3 with linespoints lw 2 pt 9 title "(b) lookup/insert + atomic add"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * What the benchmark's reference programs share (bench_ref.bpf.c, and the
- * steps of bench_steps.bpf.c that start from reference (c)).
+ * steps of bench_steps.bpf.c that start from reference (c')).
  */
 #ifndef RL_BENCH_REF_H
 #define RL_BENCH_REF_H
@@ -26,13 +26,29 @@ static __always_inline int ref_key(struct xdp_md *ctx, struct rl_key *key)
 }
 
 /*
- * Reference (c)'s limiter on @map: a clock read, one lookup with an insert
- * on a miss, and one GCRA compare-and-swap (emission interval and tolerance
- * in ns).
+ * One GCRA compare-and-swap on the TAT at @tat (emission interval and
+ * tolerance in ns): XDP_PASS, or XDP_DROP when over the limit or when another
+ * CPU changed the TAT first.
+ */
+static __always_inline int ref_gcra_cas(__u64 *tat_p, __u64 now, __u64 interval, __u64 tau)
+{
+	__u64 tat = *(volatile __u64 *)tat_p;
+	__u64 base = (__s64)(tat - now) > 0 ? tat : now;
+
+	if (base - now > tau)
+		return XDP_DROP;
+	if (__sync_val_compare_and_swap(tat_p, tat, base + interval) != tat)
+		return XDP_DROP;
+	return XDP_PASS;
+}
+
+/*
+ * Reference (c')'s limiter on @map, whose value is the TAT: a clock read,
+ * one lookup with an insert on a miss, and one GCRA compare-and-swap.
  */
 static __always_inline int ref_gcra_on(void *map, const void *key, __u64 interval, __u64 tau)
 {
-	__u64 *v, now, tat, base;
+	__u64 *v, now, tat;
 
 	now = bpf_ktime_get_ns();
 	v = bpf_map_lookup_elem(map, key);
@@ -41,13 +57,7 @@ static __always_inline int ref_gcra_on(void *map, const void *key, __u64 interva
 		bpf_map_update_elem(map, key, &tat, BPF_NOEXIST);
 		return XDP_PASS;
 	}
-	tat = *(volatile __u64 *)v;
-	base = (__s64)(tat - now) > 0 ? tat : now;
-	if (base - now > tau)
-		return XDP_DROP;
-	if (__sync_val_compare_and_swap(v, tat, base + interval) != tat)
-		return XDP_DROP;
-	return XDP_PASS;
+	return ref_gcra_cas(v, now, interval, tau);
 }
 
 #endif /* RL_BENCH_REF_H */

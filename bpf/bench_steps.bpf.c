@@ -1,25 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Where xdp_ratelimit's time goes beyond reference (c): programs built up from
- * (c) one feature at a time, measured with it by rl-bench micro (the "steps"
+ * Where xdp_ratelimit's time goes beyond reference (c'), the stricter of the
+ * two GCRA references (bench_ref.bpf.c): programs built up from (c') one
+ * feature at a time, measured with it by rl-bench micro (the "steps"
  * table), never attached. Each has its own LRU map; steps 3 and 4 read a
  * configuration written by userspace, as xdp_ratelimit does.
  *
- *	step0: (c) again, from this object: the spread between two copies of the
+ *	step0: (c') again, from this object: the spread between two copies of the
  *	       same program is the noise floor of the table;
  *	step1: + the configuration generation in the key (20 bytes, not 16);
  *	step2: + per-CPU counters (family, packets and bytes by verdict);
  *	step3: + the double-buffered configuration (two array lookups) and the
  *	       source mask;
  *	step4: + the generic algorithm step of include/rl_algo.h (the configured
- *	       token bucket) instead of (c)'s inline GCRA.
+ *	       token bucket) instead of (c')'s inline GCRA.
  * xdp_ratelimit itself adds the compare-and-swap retry loop, the clock
  * choice, byte costs, IPv4-mapped sources and the verdict reasons.
  */
 #include "bench_ref.h"
 #include "verdict.h"
 
-/* (c)'s GCRA: 100 Mpps, 10 ms of tolerance: every packet passes. */
+/* (c')'s GCRA: 100 Mpps, 10 ms of tolerance: every packet passes. */
 #define STEP_INTERVAL_NS 10
 #define STEP_TAU_NS	 10000000
 
