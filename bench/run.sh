@@ -97,7 +97,7 @@ rm -f "$res"/*.png "$res"/*.md "$res"/*.tsv "$res"/*.dat
 if [ "$quick" = 1 ]; then
 	rounds=3 reps=200000 acc_s=2 e2e_runs=1 warm_s=1 meas_s=1 quickflag=--quick
 else
-	rounds=15 reps=500000 acc_s=10 e2e_runs=3 warm_s=1.5 meas_s=2 quickflag=
+	rounds=15 reps=500000 acc_s=10 e2e_runs=5 warm_s=1.5 meas_s=2 quickflag=
 fi
 
 machine() {
