@@ -27,7 +27,7 @@
  */
 #include "bench_ref.h"
 
-/* The GCRA of ref_gcra and ref_gcra_lean: emission interval and tolerance in ns, set before load. */
+/* The GCRA of (c) and (c'): emission interval and tolerance in ns, set before load. */
 const volatile __u64 ref_interval_ns = 10;
 const volatile __u64 ref_tau_ns = 10000000;
 

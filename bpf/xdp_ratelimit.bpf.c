@@ -126,7 +126,7 @@ struct rl_miss {
  * A source without state: insert it. It is a subprogram rather than inlined
  * so that the common path, a hit, is short straight-line code instead of a
  * jump over some 850 instructions (side by side: 1.19x against 1.24x
- * reference (c) in one run, about the size of this machine's run-to-run
+ * reference (c') in one run, about the size of this machine's run-to-run
  * noise). Returns as rate_limit(), or RL_RETRY_LOOKUP when another CPU
  * inserted the source first.
  */

@@ -62,8 +62,9 @@
  * so counts never wrap, and the window id takes every bit left: 10 packets
  * per second keeps 60 (56) bits of id, beyond any clock. Only a source idle
  * for exactly a multiple of 2^id_bits windows (or one window short of one:
- * see rl_window_ahead()), within one window, would find its old counts (with a byte limit of 10^8 per sliding window, 2^10 windows:
- * the smallest wrap; userspace refuses fewer than 16 bits of id).
+ * see rl_window_ahead()), within one window, would find its old counts
+ * (with a byte limit of 10^8 per sliding window, 2^10 windows: the smallest
+ * wrap; userspace refuses fewer than 16 bits of id).
  */
 #ifndef RL_ALGO_H
 #define RL_ALGO_H
