@@ -583,9 +583,30 @@ out:
 	return err;
 }
 
+/* bench_steps loaded, its configuration written as xdp_ratelimit's loader does. */
+static struct bench_steps *load_steps(const struct rl_config *cfg)
+{
+	struct bench_steps *st = bench_steps__open();
+	struct rl_ctl ctl = { .active = 0 };
+	__u32 zero = 0;
+	int err = -ENOMEM;
+
+	if (st)
+		err = bench_steps__load(st);
+	if (!err && (bpf_map_update_elem(bpf_map__fd(st->maps.step_config), &zero, cfg, BPF_ANY) ||
+		     bpf_map_update_elem(bpf_map__fd(st->maps.step_ctl), &zero, &ctl, BPF_ANY)))
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "rl-bench: steps: couldn't load bench_steps: %s\n", strerror(-err));
+		bench_steps__destroy(st);
+		return NULL;
+	}
+	return st;
+}
+
 /*
  * One source: (c'), the steps of bench_steps.bpf.c, xdp_ratelimit (token-bucket,
- * packets), then (c) for comparison.
+ * packets), then (c) for comparison; INSTANCES of each, as in the matrix.
  */
 static int phase_steps(struct micro *m)
 {
@@ -596,51 +617,46 @@ static int phase_steps(struct micro *m)
 		"step 3: + double-buffered configuration, source mask",
 		"step 4: + generic algorithm step (rl_algo.h)",
 	};
-	static struct target t[16];
-	struct bpf_program *progs[5];
-	struct rl_ctl ctl = { .active = 0 };
-	struct xdp_ratelimit *lim = NULL;
-	struct bench_steps *st = NULL;
-	struct bench_ref *drv;
+	static struct target t[16 * INSTANCES];
+	struct xdp_ratelimit *lim[INSTANCES] = {};
+	struct bench_steps *st[INSTANCES] = {};
+	struct bench_ref *refs[INSTANCES] = {};
 	struct rl_config cfg;
 	char path[512];
 	double prev = 0;
-	__u32 zero = 0;
-	int nt = 0, err = -EINVAL;
+	int nt = 0, row = 0, err = -EINVAL;
 	FILE *md;
 
-	drv = load_driver(m, 16, 16);
-	if (!drv)
+	refs[0] = load_driver(m, 16, 16);
+	if (!refs[0])
 		return -EINVAL;
 	if (matrix_config(&cfg, "token-bucket", false, false))
 		goto out;
-	lim = bench_limiter(&cfg, 16);
-	st = bench_steps__open();
-	if (!lim || !st)
-		goto out;
-	err = bench_steps__load(st);
-	if (!err && (bpf_map_update_elem(bpf_map__fd(st->maps.step_config), &zero, &cfg, BPF_ANY) ||
-		     bpf_map_update_elem(bpf_map__fd(st->maps.step_ctl), &zero, &ctl, BPF_ANY)))
-		err = -errno;
-	if (err) {
-		fprintf(stderr, "rl-bench: steps: couldn't load bench_steps: %s\n", strerror(-err));
-		goto out;
+	for (int k = 0; k < INSTANCES; k++) {
+		if (k)
+			refs[k] = load_refs(16, 16);
+		lim[k] = bench_limiter(&cfg, 16);
+		st[k] = load_steps(&cfg);
+		if (!refs[k] || !lim[k] || !st[k])
+			goto out;
 	}
-	progs[0] = st->progs.step0;
-	progs[1] = st->progs.step1;
-	progs[2] = st->progs.step2;
-	progs[3] = st->progs.step3;
-	progs[4] = st->progs.step4;
-	add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), 1, 0);
-	add_target(t, &nt, NAME_CL, K_REF, bpf_program__fd(drv->progs.ref_gcra_lean), 1, 0);
-	for (int i = 0; i < 5; i++)
-		add_target(t, &nt, what[i], K_REF, bpf_program__fd(progs[i]), 1, 0);
-	add_target(t, &nt, "xdp-ratelimit token-bucket, packets: all of it", K_OURS,
-		   bpf_program__fd(lim->progs.xdp_ratelimit), 1, 0);
-	add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(drv->progs.ref_gcra), 1, 0);
+	add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(refs[0]->progs.bench_nop), 1, 0);
+	for (int k = 0; k < INSTANCES; k++) {
+		struct bpf_program *progs[5] = { st[k]->progs.step0, st[k]->progs.step1,
+						 st[k]->progs.step2, st[k]->progs.step3,
+						 st[k]->progs.step4 };
+
+		add_target(t, &nt, NAME_CL, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra_lean),
+			   1, k);
+		for (int i = 0; i < 5; i++)
+			add_target(t, &nt, what[i], K_REF, bpf_program__fd(progs[i]), 1, k);
+		add_target(t, &nt, "xdp-ratelimit token-bucket, packets: all of it", K_OURS,
+			   bpf_program__fd(lim[k]->progs.xdp_ratelimit), 1, k);
+		add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra), 1, k);
+	}
 	link_targets(t, nt);
 	fprintf(stderr, "rl-bench: steps: %d programs x %d rounds\n", nt, m->rounds);
-	err = measure_all(m, drv, t, nt, "steps");
+	err = measure_all(m, refs[0], t, nt, "steps");
 	if (err)
 		goto out;
 	snprintf(path, sizeof(path), "%s/steps.md", m->out);
@@ -649,24 +665,35 @@ static int phase_steps(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(md, "| program (1 source) | net ns | x (c') | step |\n|---|---|---|---|\n");
+	fprintf(md, "| program (1 source) | net ns (instances) | x (c') | step |\n"
+		    "|---|---|---|---|\n");
+	/* A row per program, in the order added: (c'), steps 0 to 4, ours, (c). */
 	for (int i = 1; i < nt; i++) {
-		struct stat3 x = summarize(m, t, nt, i);
-		char d[32] = "";
+		struct stat3 x;
+		char d[32] = "", n[64];
 
+		if (t[i].inst)
+			continue;
+		x = summarize(m, t, nt, i);
+		row++;
 		/* Steps 1 to 4 and ours: the difference to the row above. */
-		if (i > 2 && i < nt - 1)
+		if (row > 2 && row < 8)
 			snprintf(d, sizeof(d), "%+.2f", x.ratio_l - prev);
-		fprintf(md, "| %s | %.1f | %.2f | %s |\n", t[i].name, x.net, x.ratio_l, d);
+		net_cell(n, sizeof(n), &x, false);
+		fprintf(md, "| %s | %s | %.2f | %s |\n", t[i].name, n, x.ratio_l, d);
 		prev = x.ratio_l;
 	}
 	fclose(md);
 	err = 0;
 out:
-	bench_steps__destroy(st);
-	if (lim)
-		xdp_ratelimit__destroy(lim);
-	unload_driver(m, drv);
+	for (int k = 0; k < INSTANCES; k++) {
+		bench_steps__destroy(st[k]);
+		if (lim[k])
+			xdp_ratelimit__destroy(lim[k]);
+		if (k && refs[k])
+			bench_ref__destroy(refs[k]);
+	}
+	unload_driver(m, refs[0]);
 	return err;
 }
 
