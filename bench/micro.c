@@ -257,7 +257,7 @@ static double ref_ratio(const struct micro *m, const struct target *t, int nt, i
 			const struct target *d, double min, double dmin, double *from_min)
 {
 	static double cv[MAX_ROUNDS * MAX_TARGETS];
-	double rv[MAX_ROUNDS], cim[MAX_TARGETS];
+	double rv[MAX_ROUNDS];
 	int nc, ncinst, nr = 0;
 
 	for (int r = 0; r < m->rounds; r++) {
@@ -266,7 +266,7 @@ static double ref_ratio(const struct micro *m, const struct target *t, int nt, i
 		if (den > 0)
 			rv[nr++] = (round_median(t, nt, i, r) - d->wall[r]) / den;
 	}
-	nc = pooled(m, t, nt, ref, cv, cim, &ncinst);
+	nc = pooled(m, t, nt, ref, cv, NULL, &ncinst);
 	*from_min = (min - dmin) / (bench_min(cv, nc) - dmin);
 	return bench_median(rv, nr);
 }
@@ -479,19 +479,18 @@ static int phase_matrix(struct micro *m)
 	}
 	for (int s = 0; s < 2; s++) {
 		__u32 n = counts[s];
-		/*
-		 * One source stays in the caches, but where a program's code
-		 * and its one entry land still moves it by a few hundredths
-		 * (two copies of one program measured up to 0.04 apart):
-		 * every program with a map runs as INSTANCES here too.
-		 */
-		int ninst = INSTANCES;
 
 		add_target(t, &nt, "driver alone (tail call to an empty program)", K_DRIVER,
 			   bpf_program__fd(drv->progs.bench_nop), n, 0);
 		add_target(t, &nt, "(a) parse + drop", K_REF, bpf_program__fd(drv->progs.ref_parse),
 			   n, 0);
-		for (int k = 0; k < ninst; k++) {
+		/*
+		 * Every program with a map runs as INSTANCES, with one source
+		 * too: where a program's code and its one entry land still
+		 * moves it by a few hundredths (two copies of one program
+		 * measured up to 0.04 apart).
+		 */
+		for (int k = 0; k < INSTANCES; k++) {
 			add_target(t, &nt, NAME_B, K_REF,
 				   bpf_program__fd(refs[k]->progs.ref_lookup), n, k);
 			add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra),
