@@ -148,8 +148,9 @@ static bool calibrate(const struct crash_env *e, long span_us[3])
 		}
 	}
 	for (int c = 0; c < 3; c++) {
-		long a = t[c][0], b = t[c][1], d = t[c][2];
-		long med = a > b ? (b > d ? b : (a > d ? d : a)) : (a > d ? a : (b > d ? d : b));
+		long lo = t[c][0] < t[c][1] ? t[c][0] : t[c][1];
+		long hi = t[c][0] < t[c][1] ? t[c][1] : t[c][0];
+		long med = t[c][2] < lo ? lo : (t[c][2] > hi ? hi : t[c][2]);
 
 		span_us[c] = med > 1000 ? med : 1000;
 	}
