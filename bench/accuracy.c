@@ -248,7 +248,6 @@ int bench_accuracy(int argc, char **argv)
 					     "sliding-window" };
 	const char *out = NULL;
 	double seconds = 10;
-	char path[512];
 	int ret = 0;
 	FILE *md;
 
@@ -267,12 +266,9 @@ int bench_accuracy(int argc, char **argv)
 		return 2;
 	}
 	mkdir(out, 0755);
-	snprintf(path, sizeof(path), "%s/accuracy.md", out);
-	md = fopen(path, "w");
-	if (!md) {
-		fprintf(stderr, "rl-bench: %s: %s\n", path, strerror(errno));
+	md = bench_out(out, "accuracy.md", "w");
+	if (!md)
 		return 1;
-	}
 	fprintf(md, "| algorithm | cost | offered (2 CPUs) | t s | passed | r*t + b | "
 		    "passed / (r*t + b) | goal within 1%% | model, same arrivals (passed / it) | "
 		    "CAS retries / exhausted | sender late max ms |\n"

@@ -221,6 +221,22 @@ double bench_max(const double *v, int n)
 	return m;
 }
 
+FILE *bench_out(const char *dir, const char *name, const char *mode)
+{
+	char path[512];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, mode);
+	if (!f) {
+		err = errno;
+		fprintf(stderr, "rl-bench: %s: %s\n", path, strerror(err));
+		errno = err;
+	}
+	return f;
+}
+
 __u64 bench_fdinfo(int fd, const char *key)
 {
 	char path[64], line[256];

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 #include "rl_common.h"
 
@@ -42,6 +43,11 @@ int bench_rt(bool on);
 double bench_median(double *v, int n);
 double bench_min(const double *v, int n);
 double bench_max(const double *v, int n);
+/*
+ * @dir/@name opened with @mode, for a result file. On failure it names the
+ * file and the error on stderr and returns NULL, with errno kept.
+ */
+FILE *bench_out(const char *dir, const char *name, const char *mode);
 /* The value after "@key:" in /proc/self/fdinfo/@fd, or 0. */
 __u64 bench_fdinfo(int fd, const char *key);
 

@@ -454,7 +454,7 @@ static int phase_matrix(struct micro *m)
 	struct rl_config cfg;
 	struct rl_counters c;
 	__u64 before = 0, after = 0;
-	char path[512], name[96];
+	char name[96];
 	int nt = 0, err = -EINVAL;
 	FILE *md;
 
@@ -535,8 +535,7 @@ static int phase_matrix(struct micro *m)
 	note(m, "matrix: sources inserted into rl_state while measuring: %llu (0: all hits)",
 	     (unsigned long long)(after - before));
 
-	snprintf(path, sizeof(path), "%s/micro.md", m->out);
-	md = fopen(path, "w");
+	md = bench_out(m->out, "micro.md", "w");
 	if (!md) {
 		err = -errno;
 		goto out;
@@ -621,7 +620,6 @@ static int phase_steps(struct micro *m)
 	struct bench_steps *st[INSTANCES] = {};
 	struct bench_ref *refs[INSTANCES] = {};
 	struct rl_config cfg;
-	char path[512];
 	double prev = 0;
 	int nt = 0, row = 0, err = -EINVAL;
 	FILE *md;
@@ -658,8 +656,7 @@ static int phase_steps(struct micro *m)
 	err = measure_all(m, refs[0], t, nt, "steps");
 	if (err)
 		goto out;
-	snprintf(path, sizeof(path), "%s/steps.md", m->out);
-	md = fopen(path, "w");
+	md = bench_out(m->out, "steps.md", "w");
 	if (!md) {
 		err = -errno;
 		goto out;
@@ -705,7 +702,6 @@ static int phase_scale(struct micro *m)
 	struct rl_counters c0 = {}, c1 = {}, c;
 	struct bench_ref *drv;
 	struct rl_config cfg;
-	char path[512];
 	int nt = 0, err = -EINVAL;
 	FILE *dat;
 
@@ -767,8 +763,7 @@ static int phase_scale(struct micro *m)
 	/* A warm map: every lookup of the measurement hit. */
 	note(m, "scale: sources inserted into rl_state while measuring: %llu (0: all hits)",
 	     (unsigned long long)(c1.new_sources - c0.new_sources));
-	snprintf(path, sizeof(path), "%s/scale.dat", m->out);
-	dat = fopen(path, "w");
+	dat = bench_out(m->out, "scale.dat", "w");
 	if (!dat) {
 		err = -errno;
 		goto out;
@@ -837,14 +832,12 @@ static int phase_memory(struct micro *m)
 {
 	__u32 sizes[2] = { M1, M8 };
 	struct bench_ref *drv = load_driver(m, 1, 1);
-	char path[512];
 	int err = 0;
 	FILE *md;
 
 	if (!drv)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "%s/memory.md", m->out);
-	md = fopen(path, "w");
+	md = bench_out(m->out, "memory.md", "w");
 	if (!md) {
 		err = -errno;
 		unload_driver(m, drv);
@@ -919,12 +912,9 @@ int bench_micro(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/notes.md", m.out);
 	unlink(path);
 	bench_frame_ipv6(&m.frame, 64);
-	snprintf(path, sizeof(path), "%s/micro-raw.tsv", m.out);
-	m.raw = fopen(path, "w");
-	if (!m.raw) {
-		fprintf(stderr, "rl-bench: %s: %s\n", path, strerror(errno));
+	m.raw = bench_out(m.out, "micro-raw.tsv", "w");
+	if (!m.raw)
 		return 1;
-	}
 	fprintf(m.raw, "# phase\tprogram\tsources\tround\twall_ns_per_run\tkernel_duration_ns\n");
 	/* Measure on the second CPU; the first takes most of the machine's other work. */
 	bench_pin_cpu(1);
