@@ -37,8 +37,13 @@ endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c))
+# The CLI: main, the command table and one file per command family, on the library.
+CLI_SRCS  := user/cli.c $(wildcard user/cmd_*.c)
+LIB_SRCS  := $(filter-out user/main.c user/gen_man.c $(CLI_SRCS),$(wildcard user/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
+CLI_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
+LIB       := $(BUILD)/libxdp-ratelimit.a
+MAN       := $(BUILD)/xdp-ratelimit.8
 TEST_SRCS := $(wildcard tests/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRCS))
 HDRS      := $(wildcard include/*.h user/*.h tests/*.h bpf/*.h)
@@ -47,7 +52,7 @@ HDRS      := $(wildcard include/*.h user/*.h tests/*.h bpf/*.h)
 .SECONDARY:
 .PHONY: all clean test demo bench fuzz deps format check-root
 
-all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner
+all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN)
 
 $(BUILD) $(BUILD)/user $(BUILD)/tests:
 	$(Q)mkdir -p $@
@@ -69,11 +74,25 @@ $(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
 
-$(BUILD)/xdp-ratelimit: $(BUILD)/user/main.o $(LIB_OBJS)
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/xdp-ratelimit: $(BUILD)/user/main.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/test-runner: $(TEST_OBJS) $(LIB_OBJS)
+# The man page: hand-written prose, option lists from the option table.
+$(BUILD)/gen-man: $(BUILD)/user/gen_man.o $(CLI_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
+	$(call msg,MAN,$@)
+	$(Q)$(BUILD)/gen-man $< > $@
+
+# Tests link the library, not the command files.
+$(BUILD)/test-runner: $(TEST_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 
@@ -122,7 +141,7 @@ $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) | $(BUILD)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -Ibench -c $< -o $@
 
-$(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB_OBJS)
+$(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 # ---- end of bench ----

@@ -1,38 +1,171 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Helpers shared by the commands: logging, JSON strings. */
-#include <stdarg.h>
+/*
+ * The command table (bpftool's cmds[] is the model) and what every command
+ * shares: parsing through the option table, --help, logging.
+ */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
 
-int rl_verbose;
+#define IFACE_CMD(g) (RL_G_JSON | (g))
 
-void rl_log(const char *level, const char *fmt, ...)
+const struct rl_cmd rl_cmds[] = {
+	{ "attach", cmd_attach, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
+	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS]", "attach the limiter to an interface",
+	  "Loads the limiter and attaches it to IFACE at XDP, through libxdp (sharing the "
+	  "interface with other XDP programs where libxdp's dispatcher works, else alone). The "
+	  "attachment outlives this command; its maps are pinned under " RL_PIN_ROOT
+	  "/ (root only).\n" },
+	{ "set", cmd_set, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER), 1, 1, "IFACE [POLICY OPTIONS]",
+	  "change the policy of a running limiter",
+	  "Changes the policy of a running limiter, with no detach and no packet lost. Options "
+	  "not given keep their values; changing --algo between the bucket and the window "
+	  "algorithms resets --burst, --initial and --window to their defaults unless given. A "
+	  "policy already in force changes nothing.\n"
+	  "What happens to each source: under token-bucket a source keeps the tokens it had, at "
+	  "most the new burst; under gcra it keeps its queue level (at most the new burst); "
+	  "between the two, the used part of the bucket is kept. So no source is handed a fresh "
+	  "burst by a change. Window algorithms keep their counts when the window length and "
+	  "algorithm stay the same; otherwise sources start afresh. A new --prefix4/--prefix6 "
+	  "regroups sources: each new group starts from the state of the first of its members "
+	  "seen after the change.\n" },
+	{ "detach", cmd_detach, IFACE_CMD(0), 1, 1, "IFACE", "remove the limiter and its pins",
+	  "Detaches the limiter from IFACE and removes every pin it made. For an interface that "
+	  "no longer exists, removes the pins it left.\n" },
+	{ "status", cmd_status, IFACE_CMD(0), 0, 1, "[IFACE]",
+	  "where it is attached, how, with which policy",
+	  "Shows where the limiter is attached, in which mode and with which policy: on IFACE, "
+	  "or on every interface of this network namespace.\n" },
+	{ "stats", cmd_stats, IFACE_CMD(RL_G_WATCH), 1, 1, "IFACE [--watch SECONDS [--count N]]",
+	  "counters, or live per-second rates with --watch",
+	  "Prints the limiter's counters, summed over CPUs. With --watch, prints every SECONDS "
+	  "the per-second rates until interrupted (or N lines with --count).\n"
+	  "Counters: rx_packets/rx_bytes (every frame), passed, dropped (XDP verdicts), limited "
+	  "(dropped for being over the limit), would_drop (over the limit in dry-run, passed), "
+	  "ipv4, ipv6, not_ip (passed untouched), malformed_* by reason, new_sources, carried "
+	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, no_config; "
+	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
+	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n" },
+	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
+	  "the sources nearest to or over their limit",
+	  "Lists the N sources nearest to or over their limit, with their state: USED is the "
+	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
+	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
+	  "(for a byte rate: a 64-byte packet).\n" },
+	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
+	  "--rate RATE [POLICY OPTIONS] [--trace FILE] [--summary] [--quiet]",
+	  "replay a packet trace through the rate algorithms",
+	  "Replays a packet trace through the same rate algorithms that the XDP program runs, "
+	  "and prints each packet's verdict: \"TIMESTAMP SOURCE allow|drop\".\n"
+	  "The trace has one packet per line: TIMESTAMP [SOURCE [LENGTH]]. TIMESTAMP: seconds "
+	  "with up to 9 decimals, in time order (read exactly). SOURCE: an IPv4 or IPv6 "
+	  "address; without it all packets share one source, printed as '-'. LENGTH: the frame "
+	  "length in bytes (1-65535, default 64); it is the packet's cost when the rate is a "
+	  "byte rate. Blank lines and everything after '#' are ignored.\n"
+	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options.\n" },
+};
+
+const size_t rl_ncmds = sizeof(rl_cmds) / sizeof(rl_cmds[0]);
+
+const struct rl_cmd *rl_cmd_find(const char *name)
 {
-	va_list ap;
-
-	fprintf(stderr, "%s: %s: ", RL_PROG, level);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	for (size_t i = 0; i < rl_ncmds; i++)
+		if (!strcmp(rl_cmds[i].name, name))
+			return &rl_cmds[i];
+	return NULL;
 }
 
-bool rl_is_help(const char *arg)
+/* Paragraphs of @text, each wrapped at 80 columns, a blank line between. */
+static void paragraphs(FILE *f, const char *text)
 {
-	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
-}
+	while (*text) {
+		size_t n = strcspn(text, "\n");
+		int col = 0;
 
-void rl_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
+		for (size_t i = 0; i < n;) {
+			size_t w = i;
+
+			while (w < n && text[w] != ' ')
+				w++;
+			if (col && col + 1 + (int)(w - i) > 79) {
+				fputc('\n', f);
+				col = 0;
+			} else if (col) {
+				fputc(' ', f);
+				col++;
+			}
+			fprintf(f, "%.*s", (int)(w - i), text + i);
+			col += (int)(w - i);
+			i = w < n ? w + 1 : w;
+		}
+		fputs("\n\n", f);
+		text += n + (text[n] == '\n');
 	}
-	fputc('"', f);
+}
+
+void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd)
+{
+	unsigned int own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL);
+
+	fprintf(f, "Usage: " RL_PROG " %s %s [-v] [-h]\n\n", cmd->name, cmd->synopsis);
+	paragraphs(f, cmd->description);
+	if (own) {
+		fprintf(f, "Options:\n");
+		rl_opts_usage(f, own);
+		fputc('\n', f);
+	}
+	if (cmd->groups & RL_G_POLICY) {
+		fprintf(f, "Policy options:\n");
+		rl_opts_usage(f, RL_G_POLICY);
+		fputc('\n', f);
+	}
+	fprintf(f, "Global options:\n");
+	rl_opts_usage(f, RL_G_GLOBAL);
+	fprintf(f, "\nSee " RL_PROG "(8) for the whole manual.\n");
+}
+
+void rl_usage(FILE *f)
+{
+	fprintf(f, "Usage: " RL_PROG " [-v] COMMAND [OPTIONS]\n"
+		   "       " RL_PROG " COMMAND --help\n\n");
+	paragraphs(f, "A per-source packet rate limiter at XDP, the earliest point of the "
+		      "receive path, and the tools to configure and watch it.\n");
+	fprintf(f, "Commands:\n");
+	for (size_t i = 0; i < rl_ncmds; i++)
+		fprintf(f, "  %-10s %s\n", rl_cmds[i].name, rl_cmds[i].summary);
+	fprintf(f, "\nGlobal options:\n");
+	rl_opts_usage(f, RL_G_GLOBAL);
+	fprintf(f, "\nSee " RL_PROG "(8) for the whole manual.\n");
+}
+
+int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
+{
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	rl_args_defaults(&a);
+	/* --json before the first error, so that a parse error is JSON too. */
+	for (int i = 1; i < argc && (cmd->groups & RL_G_JSON); i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			rl_json_errors = true;
+	if (rl_args_parse(&a, cmd->groups | RL_G_GLOBAL, cmd->max_pos, argc, argv, err,
+			  sizeof(err))) {
+		pr_err("%s: %s (see " RL_PROG " %s --help)", cmd->name, err, cmd->name);
+		return 2;
+	}
+	rl_verbose += a.verbose;
+	if (a.help) {
+		rl_cmd_usage(stdout, cmd);
+		return 0;
+	}
+	if (a.version) {
+		printf(RL_PROG " " RL_VERSION "\n");
+		return 0;
+	}
+	if (a.npos < cmd->min_pos) {
+		pr_err("%s: give an interface name (see " RL_PROG " %s --help)", cmd->name,
+		       cmd->name);
+		return 2;
+	}
+	return cmd->fn(&a);
 }

@@ -1,36 +1,41 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Shared by the command implementations. */
+/* The CLI on top of the library: the command table, logging, what commands share. */
 #ifndef RL_CLI_H
 #define RL_CLI_H
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "log.h"
+#include "opts.h"
 
-#define RL_PROG "xdp-ratelimit"
+#define RL_VERSION "0.2.0"
 
-extern int rl_verbose;
+/* A command: its options are the groups it names (and the global ones). */
+struct rl_cmd {
+	const char *name;
+	int (*fn)(const struct rl_args *a);
+	unsigned int groups;	/* enum rl_opt_group */
+	int min_pos, max_pos;	/* words besides options (the interface) */
+	const char *synopsis;	/* after "xdp-ratelimit NAME " */
+	const char *summary;	/* one line, for the command list */
+	const char *description; /* --help's prose; paragraphs end in "\n" */
+};
 
-/* One log function: errors and warnings to stderr, prefixed with the program name. */
-void rl_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define pr_err(...) rl_log("error", __VA_ARGS__)
-#define pr_warn(...) rl_log("warning", __VA_ARGS__)
-#define pr_debug(...)                                  \
-	do {                                           \
-		if (rl_verbose)                        \
-			rl_log("debug", __VA_ARGS__);  \
-	} while (0)
+extern const struct rl_cmd rl_cmds[];
+extern const size_t rl_ncmds;
 
-/* True if @arg is -h or --help. */
-bool rl_is_help(const char *arg);
-/* Print a JSON string literal. */
-void rl_json_str(FILE *f, const char *s);
+const struct rl_cmd *rl_cmd_find(const char *name);
+/* Parse a command's arguments (argv[0] is the command) and run it: its exit status. */
+int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv);
+void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd);
+void rl_usage(FILE *f);
 
-int cmd_simulate(int argc, char **argv);
-int cmd_attach(int argc, char **argv);
-int cmd_set(int argc, char **argv);
-int cmd_detach(int argc, char **argv);
-int cmd_status(int argc, char **argv);
-int cmd_stats(int argc, char **argv);
-int cmd_top(int argc, char **argv);
+int cmd_simulate(const struct rl_args *a);
+int cmd_attach(const struct rl_args *a);
+int cmd_set(const struct rl_args *a);
+int cmd_detach(const struct rl_args *a);
+int cmd_status(const struct rl_args *a);
+int cmd_stats(const struct rl_args *a);
+int cmd_top(const struct rl_args *a);
 
 #endif /* RL_CLI_H */

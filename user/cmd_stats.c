@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
+#include "json_writer.h"
 #include "loader.h"
 #include "source.h"
 #include "srctab.h"
@@ -47,23 +48,6 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void stats_usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: " RL_PROG " stats IFACE [--json] [--watch SECONDS [--count N]]\n"
-		"\n"
-		"Prints the limiter's counters, summed over CPUs. With --watch, prints every\n"
-		"SECONDS the per-second rates until interrupted (or N lines with --count).\n"
-		"\n"
-		"Counters: rx_packets/rx_bytes (every frame), passed, dropped (XDP verdicts),\n"
-		"limited (dropped for being over the limit), would_drop (over the limit in\n"
-		"dry-run, passed), ipv4, ipv6, not_ip (passed untouched), malformed_* by\n"
-		"reason, new_sources, carried (sources carried over by set), insert_failed,\n"
-		"cas_retries, cas_exhausted, no_config; and sources, the sources tracked\n"
-		"now (without --watch: it walks the table). With no set in between,\n"
-		"new_sources - sources is how many the LRU table has forgotten (evicted).\n");
-}
-
 static int open_iface(const char *name, struct rl_iface *ifc, struct rl_pins *pins)
 {
 	char err[RL_ERRLEN];
@@ -80,11 +64,16 @@ static void print_once(const char *iface, const struct rl_counters *c, __u64 sou
 		       bool json)
 {
 	if (json) {
-		printf("{\"iface\":");
-		rl_json_str(stdout, iface);
+		struct rl_json w;
+
+		jw_init(&w, stdout);
+		jw_start_object(&w);
+		jw_string_field(&w, "iface", iface);
 		for (size_t i = 0; i < N_FIELDS; i++)
-			printf(",\"%s\":%llu", fields[i].name, (unsigned long long)get(c, i));
-		printf(",\"sources\":%llu}\n", (unsigned long long)sources);
+			jw_uint_field(&w, fields[i].name, get(c, i));
+		jw_uint_field(&w, "sources", sources);
+		jw_end_object(&w);
+		jw_end(&w);
 		return;
 	}
 	printf("%s:\n", iface);
@@ -110,13 +99,20 @@ static void print_rates(const char *iface, const struct rl_counters *a,
 
 	strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
 	if (json) {
-		printf("{\"iface\":");
-		rl_json_str(stdout, iface);
-		printf(",\"time\":\"%s\",\"interval_s\":%.3f", when, dt);
-		for (size_t i = 0; i < N_FIELDS; i++)
-			printf(",\"%s_per_s\":%.1f", fields[i].name,
-			       (double)(get(b, i) - get(a, i)) / dt);
-		printf("}\n");
+		struct rl_json w;
+		char key[64];
+
+		jw_init(&w, stdout);
+		jw_start_object(&w);
+		jw_string_field(&w, "iface", iface);
+		jw_string_field(&w, "time", when);
+		jw_double_field(&w, "interval_s", "%.3f", dt);
+		for (size_t i = 0; i < N_FIELDS; i++) {
+			snprintf(key, sizeof(key), "%s_per_s", fields[i].name);
+			jw_double_field(&w, key, "%.1f", (double)(get(b, i) - get(a, i)) / dt);
+		}
+		jw_end_object(&w);
+		jw_end(&w);
 	} else {
 		if (line % 20 == 0)
 			printf("%-8s %10s %10s %10s %10s %10s %9s %10s\n", "TIME", "RX/s", "PASS/s",
@@ -129,51 +125,16 @@ static void print_rates(const char *iface, const struct rl_counters *a,
 #undef RATE
 }
 
-int cmd_stats(int argc, char **argv)
+int cmd_stats(const struct rl_args *args)
 {
 	struct rl_counters a, b;
 	struct rl_iface ifc;
 	struct rl_pins pins;
-	const char *name = NULL;
-	__u64 watch_ms = 0, count = 0;
-	char err[RL_ERRLEN];
-	bool json = false;
+	const char *name = args->pos[0];
+	__u64 watch_ms = args->watch_s * 1000, count = args->count;
+	bool json = args->json;
 	int ret = 1;
 
-	for (int i = 1; i < argc; i++) {
-		if (rl_is_help(argv[i])) {
-			stats_usage(stdout);
-			return 0;
-		}
-	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "--watch") || !strcmp(argv[i], "--count")) {
-			bool w = argv[i][2] == 'w';
-			__u64 v;
-
-			if (i + 1 == argc ||
-			    rl_parse_u64(argv[i + 1], 1, w ? 3600 : ~0ULL, &v, err, sizeof(err))) {
-				pr_err("%s: %s", argv[i], i + 1 == argc ? "needs a value" : err);
-				return 2;
-			}
-			i++;
-			if (w)
-				watch_ms = v * 1000;
-			else
-				count = v;
-		} else if (argv[i][0] != '-' && !name) {
-			name = argv[i];
-		} else {
-			pr_err("stats: unknown option '%s' (see " RL_PROG " stats --help)", argv[i]);
-			return 2;
-		}
-	}
-	if (!name) {
-		pr_err("stats: give an interface name (see " RL_PROG " stats --help)");
-		return 2;
-	}
 	if (count && !watch_ms) {
 		pr_err("stats: --count only applies with --watch");
 		return 2;
@@ -274,17 +235,6 @@ static void source_state(const struct rl_config *cfg, __u64 state, __u64 now,
 	}
 }
 
-static void top_usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: " RL_PROG " top IFACE [-n N] [--json]\n"
-		"\n"
-		"Lists the N sources (default 10) nearest to or over their limit, with their\n"
-		"state: USED is the part of the burst (or window limit) in use, CREDIT what\n"
-		"would pass right now (packets, or bytes with a byte rate), NEXT how long\n"
-		"until its next packet would pass (for a byte rate: a 64-byte packet).\n");
-}
-
 static char *fmt_wait(double s, char *buf, size_t len)
 {
 	if (s <= 0)
@@ -298,10 +248,10 @@ static char *fmt_wait(double s, char *buf, size_t len)
 	return buf;
 }
 
-int cmd_top(int argc, char **argv)
+int cmd_top(const struct rl_args *a)
 {
 	struct rl_state_key keys[1024];
-	__u64 vals[1024], n = 10, now;
+	__u64 vals[1024], n = a->top_n, now;
 	struct top_row *rows = NULL;
 	size_t nrows = 0, cap = 0;
 	struct rl_srctab tab;
@@ -309,37 +259,14 @@ int cmd_top(int argc, char **argv)
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	struct timespec ts;
-	const char *name = NULL;
-	char err[RL_ERRLEN], src[RL_KEY_STRLEN], w[32];
+	const char *name = a->pos[0];
+	char src[RL_KEY_STRLEN], w[32];
 	void *in = NULL, *out;
-	bool json = false;
+	bool json = a->json;
+	struct rl_json jw;
 	__u32 active, cnt;
 	int ret = 1, r;
 
-	for (int i = 1; i < argc; i++) {
-		if (rl_is_help(argv[i])) {
-			top_usage(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "-n")) {
-			if (i + 1 == argc || rl_parse_u64(argv[i + 1], 1, 1000000, &n, err,
-							  sizeof(err))) {
-				pr_err("-n: %s", i + 1 == argc ? "needs a value" : err);
-				return 2;
-			}
-			i++;
-		} else if (argv[i][0] != '-' && !name) {
-			name = argv[i];
-		} else {
-			pr_err("top: unknown option '%s' (see " RL_PROG " top --help)", argv[i]);
-			return 2;
-		}
-	}
-	if (!name) {
-		pr_err("top: give an interface name (see " RL_PROG " top --help)");
-		return 2;
-	}
 	if (open_iface(name, &ifc, &pins))
 		return 1;
 	rl_srctab_init(&tab);
@@ -408,9 +335,12 @@ int cmd_top(int argc, char **argv)
 	if (nrows > n)
 		nrows = n;
 	if (json) {
-		printf("{\"iface\":");
-		rl_json_str(stdout, ifc.name);
-		printf(",\"unit\":\"%s\",\"sources\":[", cfg.params.bytes ? "bytes" : "packets");
+		jw_init(&jw, stdout);
+		jw_start_object(&jw);
+		jw_string_field(&jw, "iface", ifc.name);
+		jw_string_field(&jw, "unit", cfg.params.bytes ? "bytes" : "packets");
+		jw_name(&jw, "sources");
+		jw_start_array(&jw);
 	} else {
 		printf("%-40s %8s %14s %10s\n", "SOURCE", "USED", cfg.params.bytes ? "CREDIT (B)" :
 										 "CREDIT (pkt)",
@@ -418,16 +348,23 @@ int cmd_top(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nrows; i++) {
 		rl_key_str(&rows[i].key, cfg.prefix4, cfg.prefix6, src, sizeof(src));
-		if (json)
-			printf("%s{\"source\":\"%s\",\"used\":%.4f,\"credit\":%.3f,\"next_pass_s\":%.9f}",
-			       i ? "," : "", src, rows[i].used, rows[i].credit, rows[i].wait_s);
-		else
+		if (json) {
+			jw_start_object(&jw);
+			jw_string_field(&jw, "source", src);
+			jw_double_field(&jw, "used", "%.4f", rows[i].used);
+			jw_double_field(&jw, "credit", "%.3f", rows[i].credit);
+			jw_double_field(&jw, "next_pass_s", "%.9f", rows[i].wait_s);
+			jw_end_object(&jw);
+		} else {
 			printf("%-40s %7.1f%% %14.2f %10s\n", src, rows[i].used * 100, rows[i].credit,
 			       fmt_wait(rows[i].wait_s, w, sizeof(w)));
+		}
 	}
-	if (json)
-		printf("]}\n");
-	else if (!nrows)
+	if (json) {
+		jw_end_array(&jw);
+		jw_end_object(&jw);
+		jw_end(&jw);
+	} else if (!nrows)
 		printf("(no sources seen under the current configuration)\n");
 	ret = 0;
 out:

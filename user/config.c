@@ -8,22 +8,6 @@
 
 typedef unsigned __int128 u128;
 
-const char rl_opts_help[] =
-	"  --action ACTION   drop (default): drop packets over the limit;\n"
-	"                    dry-run: count them as would-drop and pass them\n"
-	"  --on-insert-fail POLICY\n"
-	"                    pass (default) or drop a packet whose source cannot be\n"
-	"                    added to the table (a map error; a full table evicts the\n"
-	"                    least recently seen source instead)\n"
-	"  --malformed POLICY\n"
-	"                    drop (default) or pass truncated and malformed IP frames\n"
-	"  --clock CLOCK     precise (default): the kernel's ns clock, read per packet;\n"
-	"                    coarse: the clock of the last kernel tick, several times\n"
-	"                    cheaper to read (see the README's benchmarks) but it\n"
-	"                    advances once per tick (1/HZ, e.g. 4 ms): refused unless\n"
-	"                    the burst covers a tick's worth of the rate, or the\n"
-	"                    window is at least a tick\n";
-
 void rl_opts_defaults(struct rl_opts *o)
 {
 	memset(o, 0, sizeof(*o));

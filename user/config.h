@@ -10,7 +10,7 @@
 struct rl_opts {
 	enum rl_action action;
 	enum rl_fail_policy fail_policy;
-	bool malformed_drop;
+	int malformed_drop;		/* 1: drop malformed IP frames */
 	enum rl_clock clock;
 	bool action_set, fail_set, malformed_set, clock_set;
 };
@@ -18,7 +18,6 @@ struct rl_opts {
 void rl_opts_defaults(struct rl_opts *o);
 /* Like rl_policy_option(), for --action, --on-insert-fail, --malformed and --clock. */
 int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
-extern const char rl_opts_help[];
 
 /*
  * Fill @cfg for @pol and @o. @prev is the live configuration being replaced

@@ -24,7 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
-#include "cli.h"
+#include "log.h"
 #include "loader.h"
 #include "xdp_ratelimit.skel.h"
 

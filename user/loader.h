@@ -3,6 +3,7 @@
 #ifndef RL_LOADER_H
 #define RL_LOADER_H
 
+#include <stdbool.h>
 #include <linux/types.h>
 #include <net/if.h>
 #include <limits.h>

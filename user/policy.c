@@ -19,24 +19,6 @@ typedef unsigned __int128 u128;
 /* Rates are kept as num/den with at most 9 decimals. */
 #define RATE_MAX_DECIMALS 9
 
-const char rl_policy_help[] =
-	"Policy options:\n"
-	"  --algo ALGO       token-bucket (default), gcra, fixed-window or sliding-window\n"
-	"  --rate RATE       packets per second (10, 2.5, 10kpps, 1mpps), or a byte rate\n"
-	"                    with a unit: bit, kbit, mbit, gbit, tbit (x1000, bits per\n"
-	"                    second) or byte, kbyte, mbyte, gbyte (bytes per second).\n"
-	"                    A byte rate makes each packet cost its frame length.\n"
-	"  --burst N         token-bucket: bucket capacity; gcra: queue depth. In packets,\n"
-	"                    or bytes with a byte rate. Default: one second at RATE\n"
-	"                    (at least 1 packet, or 1522 bytes).\n"
-	"  --window DUR      fixed-window, sliding-window: window length (ns, us, ms, s,\n"
-	"                    m, h; default 1s). The limit per window is RATE x DUR and\n"
-	"                    must be a whole number.\n"
-	"  --initial N       token-bucket: tokens a new source starts with (default\n"
-	"                    BURST); gcra: queue level it starts with (default 0).\n"
-	"  --prefix4 N       IPv4 sources share a limit per /N (0-32, default 32)\n"
-	"  --prefix6 N       IPv6 sources share a limit per /N (0-128, default 64)\n";
-
 static const char *const algo_names[RL_ALGO__COUNT] = {
 	[RL_ALGO_TOKEN_BUCKET] = "token-bucket",
 	[RL_ALGO_GCRA] = "gcra",

@@ -58,7 +58,4 @@ const char *rl_algo_name(enum rl_algo algo);
 /* "10/s", "1.5/s", "100 Mbit/s" ... into @buf. */
 char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len);
 
-/* Policy options, for --help texts. */
-extern const char rl_policy_help[];
-
 #endif /* RL_POLICY_H */

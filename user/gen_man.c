@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * gen-man: xdp-ratelimit(8) from its one source, docs/xdp-ratelimit.8.in.
+ * The prose is written by hand; each line "@OPTIONS NAME@" becomes the
+ * options of NAME (global, policy or a command) from the option table, so
+ * the man page lists exactly the options the program takes. Fails if a
+ * placeholder names nothing, or if an option or a command is left out.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+
+/* The groups a placeholder stands for: a command's own, without policy and global. */
+static int groups_of(const char *name, unsigned int *groups)
+{
+	const struct rl_cmd *cmd;
+
+	if (!strcmp(name, "global")) {
+		*groups = RL_G_GLOBAL;
+		return 0;
+	}
+	if (!strcmp(name, "policy")) {
+		*groups = RL_G_POLICY;
+		return 0;
+	}
+	cmd = rl_cmd_find(name);
+	if (!cmd)
+		return -ENOENT;
+	*groups = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int covered = 0, groups;
+	bool cmd_seen[32] = {};
+	char line[4096], name[64];
+	unsigned long lineno = 0;
+	FILE *in;
+	int ret = 0;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: gen-man SOURCE.8.in > PAGE.8\n");
+		return 2;
+	}
+	in = fopen(argv[1], "r");
+	if (!in) {
+		fprintf(stderr, "gen-man: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		lineno++;
+		if (sscanf(line, "@OPTIONS %63[a-z]@", name) != 1) {
+			fputs(line, stdout);
+			continue;
+		}
+		if (groups_of(name, &groups)) {
+			fprintf(stderr, "gen-man: %s:%lu: no options named '%s'\n", argv[1], lineno,
+				name);
+			ret = 1;
+			continue;
+		}
+		if (rl_cmd_find(name))
+			cmd_seen[rl_cmd_find(name) - rl_cmds] = true;
+		covered |= groups;
+		if (groups)
+			rl_opts_man(stdout, groups);
+		else
+			fputs(".PP\nNo options of its own.\n", stdout);
+	}
+	fclose(in);
+	for (size_t i = 0; i < rl_ncmds; i++) {
+		if (!cmd_seen[i]) {
+			fprintf(stderr, "gen-man: %s has no @OPTIONS %s@ line\n", argv[1],
+				rl_cmds[i].name);
+			ret = 1;
+		}
+	}
+	for (size_t i = 0; i < rl_opt_count; i++) {
+		if (!(rl_opt_table[i].group & covered)) {
+			fprintf(stderr, "gen-man: --%s is in no @OPTIONS@ section\n",
+				rl_opt_table[i].name);
+			ret = 1;
+		}
+	}
+	return ret;
+}

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The option table and the one parser over it (see opts.h). A command names
+ * the groups it takes; getopt_long does the parsing, so every option takes
+ * "--name value" and "--name=value", and options and words mix in any order.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include "loader.h"
+#include "opts.h"
+
+#define A(field) offsetof(struct rl_args, field)
+
+static const char *const algo_choices[] = { "token-bucket", "gcra", "fixed-window",
+					    "sliding-window", NULL };
+/* Index = enum value: RL_ACTION_DROP, RL_ACTION_DRY_RUN. */
+static const char *const action_choices[] = { "drop", "dry-run", NULL };
+/* RL_FAIL_PASS, RL_FAIL_DROP; and malformed_drop 0, 1. */
+static const char *const pass_drop[] = { "pass", "drop", NULL };
+/* RL_CLOCK_PRECISE, RL_CLOCK_COARSE. */
+static const char *const clock_choices[] = { "precise", "coarse", NULL };
+/* RL_MODE_NATIVE, RL_MODE_SKB. */
+static const char *const mode_choices[] = { "native", "skb", NULL };
+
+static int parse_algo(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return rl_parse_algo(val, &a->pol.algo, err, errlen);
+}
+
+static int parse_rate(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return rl_parse_rate(val, &a->pol.rate_num, &a->pol.rate_den, &a->pol.bytes, err, errlen);
+}
+
+const struct rl_opt rl_opt_table[] = {
+	{ "verbose", 'v', RL_OPT_FLAG, NULL, A(verbose), 0, 0, 0, NULL, NULL, RL_G_GLOBAL,
+	  "Also show debug messages, libbpf's and libxdp's among them." },
+	{ "help", 'h', RL_OPT_FLAG, NULL, A(help), 0, 0, 0, NULL, NULL, RL_G_GLOBAL,
+	  "Show the usage of the program, or of the command it follows, and exit." },
+	{ "version", 0, RL_OPT_FLAG, NULL, A(version), 0, 0, 0, NULL, NULL, RL_G_GLOBAL,
+	  "Print the version and exit." },
+	{ "json", 'j', RL_OPT_FLAG, NULL, A(json), 0, 0, 0, NULL, NULL, RL_G_JSON,
+	  "Print the result as JSON (errors as {\"error\": \"...\"})." },
+
+	{ "algo", 0, RL_OPT_CUSTOM, "ALGO", 0, A(pol.algo_set), 0, 0, algo_choices, parse_algo,
+	  RL_G_POLICY,
+	  "token-bucket (default), gcra, fixed-window or sliding-window." },
+	{ "rate", 0, RL_OPT_CUSTOM, "RATE", 0, A(pol.rate_set), 0, 0, NULL, parse_rate,
+	  RL_G_POLICY,
+	  "Packets per second (10, 2.5, 10kpps, 1mpps), or a byte rate with a unit: bit, kbit, "
+	  "mbit, gbit, tbit (x1000, bits per second) or byte, kbyte, mbyte, gbyte (bytes per "
+	  "second). A byte rate makes each packet cost its frame length." },
+	{ "burst", 0, RL_OPT_U64, "N", A(pol.burst), A(pol.burst_set), 1, 1ULL << 62, NULL, NULL,
+	  RL_G_POLICY,
+	  "token-bucket: bucket capacity; gcra: queue depth. In packets, or bytes with a byte "
+	  "rate. Default: one second at RATE (at least 1 packet, or 1522 bytes)." },
+	{ "window", 0, RL_OPT_DURATION, "DUR", A(pol.window_ns), A(pol.window_set),
+	  1000ULL, 86400ULL * 1000000000ULL, NULL, NULL, RL_G_POLICY,
+	  "fixed-window, sliding-window: window length (ns, us, ms, s, m, h; default 1s, from "
+	  "1us to 24h). The limit per window is RATE x DUR and must be a whole number." },
+	{ "initial", 0, RL_OPT_U64, "N", A(pol.initial), A(pol.initial_set), 0, 1ULL << 62, NULL,
+	  NULL, RL_G_POLICY,
+	  "token-bucket: tokens a new source starts with (default BURST); gcra: queue level it "
+	  "starts with (default 0)." },
+	{ "prefix4", 0, RL_OPT_U32, "N", A(pol.prefix4), A(pol.prefix4_set), 0, 32, NULL, NULL,
+	  RL_G_POLICY, "IPv4 sources share a limit per /N (0-32, default 32)." },
+	{ "prefix6", 0, RL_OPT_U32, "N", A(pol.prefix6), A(pol.prefix6_set), 0, 128, NULL, NULL,
+	  RL_G_POLICY,
+	  "IPv6 sources share a limit per /N (0-128, default 64: a host rotating addresses inside "
+	  "its /64 is one source)." },
+
+	{ "action", 0, RL_OPT_CHOICE, "ACTION", A(o.action), A(o.action_set), 0, 0,
+	  action_choices, NULL, RL_G_LIMITER,
+	  "drop (default): drop packets over the limit; dry-run: count them as would-drop and "
+	  "pass them." },
+	{ "on-insert-fail", 0, RL_OPT_CHOICE, "POLICY", A(o.fail_policy), A(o.fail_set), 0, 0,
+	  pass_drop, NULL, RL_G_LIMITER,
+	  "pass (default) or drop a packet whose source cannot be added to the table (a map "
+	  "error; a full table evicts the least recently seen source instead)." },
+	{ "malformed", 0, RL_OPT_CHOICE, "POLICY", A(o.malformed_drop), A(o.malformed_set), 0, 0,
+	  pass_drop, NULL, RL_G_LIMITER,
+	  "drop (default) or pass truncated and malformed IP frames." },
+	{ "clock", 0, RL_OPT_CHOICE, "CLOCK", A(o.clock), A(o.clock_set), 0, 0, clock_choices,
+	  NULL, RL_G_LIMITER,
+	  "precise (default): the kernel's ns clock, read per packet; coarse: the clock of the "
+	  "last kernel tick, several times cheaper to read but it advances once per tick (1/HZ, "
+	  "e.g. 4 ms): refused unless the burst covers a tick's worth of the rate, or the window "
+	  "is at least a tick." },
+
+	{ "mode", 0, RL_OPT_CHOICE, "MODE", A(mode), 0, 0, 0, mode_choices, NULL, RL_G_ATTACH,
+	  "native (default: in the driver) or skb (generic XDP, for drivers without XDP "
+	  "support)." },
+	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL,
+	  NULL, RL_G_ATTACH,
+	  "Sources tracked at once (default 1048576, up to 67108864). An LRU table: when it is "
+	  "full, the least recently seen source is forgotten." },
+
+	{ "watch", 'w', RL_OPT_U64, "SECONDS", A(watch_s), 0, 1, 3600, NULL, NULL, RL_G_WATCH,
+	  "Print the per-second rates every SECONDS (1-3600) until interrupted." },
+	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_WATCH,
+	  "With --watch: stop after N lines." },
+
+	{ "sources", 'n', RL_OPT_U64, "N", A(top_n), 0, 1, 1000000, NULL, NULL, RL_G_TOP,
+	  "How many sources to list (default 10)." },
+
+	{ "trace", 't', RL_OPT_STRING, "FILE", A(trace), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "Read the trace from FILE (default, or -: standard input)." },
+	{ "summary", 's', RL_OPT_FLAG, NULL, A(summary), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "Add per-source and total counts at the end." },
+	{ "quiet", 'q', RL_OPT_FLAG, NULL, A(quiet), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "No per-packet lines (use with --summary)." },
+};
+
+const size_t rl_opt_count = sizeof(rl_opt_table) / sizeof(rl_opt_table[0]);
+
+_Static_assert(sizeof(rl_opt_table) / sizeof(rl_opt_table[0]) <=
+		       sizeof(((struct rl_args *)0)->given) / sizeof(bool),
+	       "rl_args.given[] has a slot per option");
+
+void rl_args_defaults(struct rl_args *a)
+{
+	memset(a, 0, sizeof(*a));
+	rl_policy_defaults(&a->pol);
+	rl_opts_defaults(&a->o);
+	a->mode = RL_MODE_NATIVE;
+	a->max_sources = RL_DEFAULT_MAX_SOURCES;
+	a->top_n = 10;
+}
+
+const struct rl_opt *rl_opt_find(const char *name, unsigned int groups)
+{
+	for (size_t i = 0; i < rl_opt_count; i++)
+		if ((rl_opt_table[i].group & groups) && !strcmp(rl_opt_table[i].name, name))
+			return &rl_opt_table[i];
+	return NULL;
+}
+
+static void choices_str(const char *const *c, char *buf, size_t len)
+{
+	size_t n = 0, off = 0;
+
+	while (c[n])
+		n++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", i == 0 ? "" :
+								i + 1 == n ? (n == 2 ? " nor " : " or ") : ", ",
+					c[i]);
+}
+
+/* Set @opt from @val; an error names the option as the user spelled it. */
+static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
+		   const char *spelling, char *err, size_t errlen)
+{
+	char *base = (char *)a, msg[RL_ERRLEN], list[128];
+	__u64 v;
+	int ret = 0, i;
+
+	switch (opt->type) {
+	case RL_OPT_FLAG:
+		if (opt->off == A(verbose))
+			a->verbose++;
+		else
+			*(bool *)(base + opt->off) = true;
+		break;
+	case RL_OPT_U64:
+	case RL_OPT_U32:
+		ret = rl_parse_u64(val, opt->min, opt->max, &v, msg, sizeof(msg));
+		if (ret)
+			break;
+		if (opt->type == RL_OPT_U64)
+			*(__u64 *)(base + opt->off) = v;
+		else
+			*(unsigned int *)(base + opt->off) = (unsigned int)v;
+		break;
+	case RL_OPT_DURATION:
+		ret = rl_parse_duration(val, &v, msg, sizeof(msg));
+		if (!ret && (v < opt->min || v > opt->max)) {
+			snprintf(msg, sizeof(msg), "'%s' is out of range", val);
+			ret = -EINVAL;
+		}
+		if (!ret)
+			*(__u64 *)(base + opt->off) = v;
+		break;
+	case RL_OPT_CHOICE:
+		for (i = 0; opt->choices[i]; i++)
+			if (!strcmp(val, opt->choices[i]))
+				break;
+		if (!opt->choices[i]) {
+			choices_str(opt->choices, list, sizeof(list));
+			snprintf(msg, sizeof(msg), "'%s' is %s %s", val,
+				 opt->choices[2] ? "not one of" : "neither", list);
+			ret = -EINVAL;
+			break;
+		}
+		*(int *)(base + opt->off) = i;
+		break;
+	case RL_OPT_STRING:
+		*(const char **)(base + opt->off) = val;
+		break;
+	case RL_OPT_CUSTOM:
+		ret = opt->parse(val, a, msg, sizeof(msg));
+		break;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", spelling, msg);
+		return -EINVAL;
+	}
+	if (opt->set_off)
+		*(bool *)(base + opt->set_off) = true;
+	return 0;
+}
+
+int rl_opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
+	       size_t errlen)
+{
+	char spelling[64];
+
+	snprintf(spelling, sizeof(spelling), "--%s", opt->name);
+	return opt_set(a, opt, val, spelling, err, errlen);
+}
+
+static const char *opt_spelling(const struct rl_opt *opt, int c)
+{
+	static char s[64];
+
+	if (c == opt->short_name && c)
+		snprintf(s, sizeof(s), "-%c", c);
+	else
+		snprintf(s, sizeof(s), "--%s", opt->name);
+	return s;
+}
+
+int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
+		  char *err, size_t errlen)
+{
+	struct option longopts[sizeof(rl_opt_table) / sizeof(rl_opt_table[0]) + 1];
+	/*
+	 * '-': words come back in order as 1; '+': stop at the first word (the
+	 * command, after the global options); ':': a missing value is ':'.
+	 */
+	char shorts[2 * sizeof(rl_opt_table) / sizeof(rl_opt_table[0]) + 3] = "-:";
+	size_t nl = 0, ns = 2;
+	int c, idx, ret;
+
+	for (size_t i = 0; i < rl_opt_count; i++) {
+		const struct rl_opt *opt = &rl_opt_table[i];
+
+		if (!(opt->group & groups))
+			continue;
+		longopts[nl++] = (struct option){ opt->name,
+						  opt->type == RL_OPT_FLAG ? no_argument :
+									     required_argument,
+						  NULL, (int)(256 + i) };
+		if (opt->short_name) {
+			shorts[ns++] = opt->short_name;
+			if (opt->type != RL_OPT_FLAG)
+				shorts[ns++] = ':';
+		}
+	}
+	memset(&longopts[nl], 0, sizeof(longopts[nl]));
+	shorts[ns] = '\0';
+	if (max_pos < 0)
+		shorts[0] = '+';
+	opterr = 0;
+	optind = 0; /* glibc: start afresh, as for a new argv */
+	while ((c = getopt_long(argc, argv, shorts, longopts, &idx)) != -1) {
+		const struct rl_opt *opt = NULL;
+
+		if (c == 1) {
+			if (a->npos >= max_pos ||
+			    a->npos >= (int)(sizeof(a->pos) / sizeof(a->pos[0]))) {
+				snprintf(err, errlen, "unexpected argument '%s'", optarg);
+				return -EINVAL;
+			}
+			a->pos[a->npos++] = optarg;
+			continue;
+		}
+		if (c == '?' || c == ':') {
+			const char *word = argv[optind - 1];
+
+			if (c == ':')
+				snprintf(err, errlen, "%s needs a value", word);
+			else if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option '-%c'", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s'", word);
+			return -EINVAL;
+		}
+		if (c >= 256) {
+			opt = &rl_opt_table[c - 256];
+		} else {
+			for (size_t i = 0; i < rl_opt_count && !opt; i++)
+				if (rl_opt_table[i].short_name == c && (rl_opt_table[i].group & groups))
+					opt = &rl_opt_table[i];
+		}
+		if (!opt)
+			continue;
+		idx = (int)(opt - rl_opt_table);
+		/* -v may repeat (-vv); any other option given twice is a mistake. */
+		if (a->given[idx] && opt->off != A(verbose)) {
+			snprintf(err, errlen, "%s is given twice", opt_spelling(opt, c));
+			return -EINVAL;
+		}
+		a->given[idx] = true;
+		ret = opt_set(a, opt, optarg, opt_spelling(opt, c), err, errlen);
+		if (ret)
+			return ret;
+	}
+	return max_pos < 0 ? optind : 0;
+}
+
+int rl_args_given(const struct rl_args *a, unsigned int groups)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < rl_opt_count; i++)
+		n += a->given[i] && (rl_opt_table[i].group & groups);
+	return n;
+}
+
+int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const *words,
+		    char *err, size_t errlen)
+{
+	struct rl_args a;
+	char *argv[64];
+	int argc = 0, ret;
+
+	argv[argc++] = "policy";
+	for (; *words; words++) {
+		if (argc == (int)(sizeof(argv) / sizeof(argv[0])) - 1) {
+			snprintf(err, errlen, "too many words");
+			return -E2BIG;
+		}
+		argv[argc++] = (char *)*words;
+	}
+	argv[argc] = NULL;
+	rl_args_defaults(&a);
+	ret = rl_args_parse(&a, RL_G_POLICY | RL_G_LIMITER, 0, argc, argv, err, errlen);
+	if (ret)
+		return ret;
+	*pol = a.pol;
+	if (o)
+		*o = a.o;
+	return 0;
+}
+
+/* One option's spelling in --help and the man page: "-j, --json" or "--rate RATE". */
+static void spell(const struct rl_opt *opt, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (opt->short_name)
+		n = snprintf(buf, len, "-%c, ", opt->short_name);
+	snprintf(buf + n, len - (size_t)n, "--%s%s%s", opt->name, opt->arg ? " " : "",
+		 opt->arg ? opt->arg : "");
+}
+
+/* Print @text from column @indent, wrapped at 80. */
+static void wrap(FILE *f, const char *text, int col, int indent)
+{
+	const char *p = text;
+
+	while (*p) {
+		const char *w = p;
+		int wl;
+
+		while (*w == ' ')
+			w++;
+		wl = (int)strcspn(w, " ");
+		if (col > indent && col + 1 + wl > 80) {
+			fprintf(f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', f);
+			col++;
+		}
+		fprintf(f, "%.*s", wl, w);
+		col += wl;
+		p = w + wl;
+	}
+	fputc('\n', f);
+}
+
+void rl_opts_usage(FILE *f, unsigned int groups)
+{
+	char s[64];
+
+	for (size_t i = 0; i < rl_opt_count; i++) {
+		const struct rl_opt *opt = &rl_opt_table[i];
+		int n;
+
+		if (!(opt->group & groups))
+			continue;
+		spell(opt, s, sizeof(s));
+		n = fprintf(f, "  %s%s", opt->short_name ? "" : "    ", s);
+		if (n >= 24) {
+			fprintf(f, "\n%24s", "");
+			n = 24;
+		}
+		fprintf(f, "%*s", 24 - n, "");
+		wrap(f, opt->help, 24, 24);
+	}
+}
+
+/* Text for troff: a backslash doubled, a leading dot or quote escaped, '-' as \-. */
+static void man_text(FILE *f, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", f);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+void rl_opts_man(FILE *f, unsigned int groups)
+{
+	for (size_t i = 0; i < rl_opt_count; i++) {
+		const struct rl_opt *opt = &rl_opt_table[i];
+
+		if (!(opt->group & groups))
+			continue;
+		fputs(".TP\n", f);
+		if (opt->short_name)
+			fprintf(f, "\\fB\\-%c\\fR, ", opt->short_name);
+		fputs("\\fB\\-\\-", f);
+		man_text(f, opt->name);
+		fputs("\\fR", f);
+		if (opt->arg) {
+			fputs(" \\fI", f);
+			man_text(f, opt->arg);
+			fputs("\\fR", f);
+		}
+		fputc('\n', f);
+		man_text(f, opt->help);
+		fputc('\n', f);
+	}
+}
