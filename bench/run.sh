@@ -399,7 +399,7 @@ elapsed=$(($(date +%s) - t_start))
 	echo "*net* = median over all rounds (and instances) minus the driver alone, with the range of"
 	echo "the instances' medians in brackets; *x (c)* = the ratio of net costs to (c)'s taken within"
 	echo "each round (instances: their median in that round), then its median over rounds (in"
-	echo "brackets: the same ratio from the minimums). (c) is the issue's minimal real limiter, (b)"
+	echo "brackets: the same ratio from the minimums). (c) is a minimal real limiter, (b)"
 	echo "plus a clock read and a GCRA compare-and-swap: its value keeps (b)'s per-source counter"
 	echo "beside the TAT. (c') is (c) without that atomic add, a stricter reference: *x (c')*."
 	echo "The coarse-clock rows run the same policies with \`--clock coarse\`."
