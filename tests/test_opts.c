@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The option table (user/opts.c): one parser for every command, the
+ * configuration words tests and benchmarks use, and the documentation that
+ * comes from the same table (--help, the man page).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "opts.h"
+#include "test.h"
+
+static int parse(struct rl_args *a, unsigned int groups, int max_pos, const char *const *words,
+		 char *err, size_t errlen)
+{
+	char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = "cmd";
+	while (*words)
+		argv[argc++] = (char *)*words++;
+	argv[argc] = NULL;
+	rl_args_defaults(a);
+	return rl_args_parse(a, groups, max_pos, argc, argv, err, errlen);
+}
+
+#define ATTACH (RL_G_GLOBAL | RL_G_JSON | RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH)
+
+TEST(opts_any_order_both_spellings)
+{
+	static const char *const forms[][8] = {
+		{ "eth0", "--rate", "100", "--burst=5", "-v", NULL },
+		{ "--rate=100", "eth0", "-v", "--burst", "5", NULL },
+		{ "-v", "--burst", "5", "--rate", "100", "eth0", NULL },
+	};
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		if (!ASSERT_OK(parse(&a, ATTACH, 1, forms[i], err, sizeof(err)), err))
+			continue;
+		ASSERT_EQ(a.npos, 1, "one word");
+		ASSERT_STREQ(a.pos[0], "eth0", "the interface, wherever it stands");
+		ASSERT_EQ(a.pol.rate_num, 100, "rate");
+		ASSERT_TRUE(a.pol.rate_set && a.pol.burst_set, "given flags");
+		ASSERT_EQ(a.pol.burst, 5, "burst");
+		ASSERT_EQ(a.verbose, 1, "-v");
+		ASSERT_EQ(rl_args_given(&a, RL_G_POLICY), 2, "two policy options given");
+	}
+}
+
+TEST(opts_refused)
+{
+	static const struct {
+		const char *words[6];
+		const char *why;
+	} cases[] = {
+		{ { "--rate", "100", "--rate", "200", NULL }, "--rate is given twice" },
+		{ { "--rate=1", "--rate", "1", NULL }, "--rate is given twice" },
+		{ { "-j", "--json", "--rate", "1", NULL }, "--json is given twice" },
+		{ { "--rate", NULL }, "--rate needs a value" },
+		{ { "--frob", NULL }, "unknown option '--frob'" },
+		{ { "-z", NULL }, "unknown option '-z'" },
+		{ { "a", "b", NULL }, "unexpected argument 'b'" },
+		{ { "--watch", "1", NULL }, "unknown option '--watch'" },
+		{ { "--mode", "fast", NULL }, "--mode: 'fast' is neither native nor skb" },
+		{ { "--algo", "leaky", NULL }, "unknown algorithm 'leaky'" },
+		{ { "--window", "2d", NULL }, "--window" },
+		{ { "--window", "48h", NULL }, "out of range" },
+		{ { "--prefix4", "33", NULL }, "--prefix4: 33 is out of range" },
+	};
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		ASSERT_TRUE(parse(&a, ATTACH, 1, cases[i].words, err, sizeof(err)) < 0, cases[i].why);
+		ASSERT_CONTAINS(err, cases[i].why, cases[i].words[0]);
+	}
+}
+
+TEST(opts_verbose_repeats)
+{
+	static const char *const w[] = { "-v", "x", "-vv", "--verbose", NULL };
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	if (ASSERT_OK(parse(&a, ATTACH, 1, w, err, sizeof(err)), err))
+		ASSERT_EQ(a.verbose, 4, "-v counts");
+}
+
+TEST(opts_stop_at_command)
+{
+	static const char *const w[] = { "-v", "attach", "--rate", "1", NULL };
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	/* The global options before the command; the command's own are not read. */
+	ASSERT_EQ(parse(&a, RL_G_GLOBAL, -1, w, err, sizeof(err)), 2, "index of the command");
+	ASSERT_EQ(a.verbose, 1, "-v");
+}
+
+TEST(opts_policy_words)
+{
+	static const char *const w[] = { "--algo=gcra", "--rate", "1mbit", "--burst", "3000",
+					 "--action", "dry-run", "--clock=coarse", NULL };
+	static const char *const bad[] = { "--rate", "1", "eth0", NULL };
+	struct rl_policy pol;
+	struct rl_opts o;
+	char err[RL_ERRLEN];
+
+	if (!ASSERT_OK(rl_policy_parse(&pol, &o, w, err, sizeof(err)), err))
+		return;
+	ASSERT_EQ(pol.algo, RL_ALGO_GCRA, "algo");
+	ASSERT_TRUE(pol.bytes, "a byte rate");
+	ASSERT_EQ(pol.rate_num * 1, 125000 * pol.rate_den, "1 mbit/s is 125000 bytes/s");
+	ASSERT_EQ(pol.burst, 3000, "burst");
+	ASSERT_EQ(o.action, RL_ACTION_DRY_RUN, "action");
+	ASSERT_EQ(o.clock, RL_CLOCK_COARSE, "clock");
+	ASSERT_TRUE(o.action_set && o.clock_set && !o.fail_set, "given flags");
+	ASSERT_TRUE(rl_policy_parse(&pol, &o, bad, err, sizeof(err)) < 0, "no words in a policy");
+}
+
+TEST(opts_file_key_is_the_flag)
+{
+	char err[RL_ERRLEN];
+	struct rl_args a;
+	const struct rl_opt *o;
+
+	rl_args_defaults(&a);
+	o = rl_opt_find("max-sources", RL_G_ATTACH);
+	if (!ASSERT_TRUE(o != NULL, "max-sources is an attach option"))
+		return;
+	ASSERT_OK(rl_opt_set(&a, o, "4096", err, sizeof(err)), "set from text");
+	ASSERT_EQ(a.max_sources, 4096, "stored where the table says");
+	ASSERT_TRUE(rl_opt_set(&a, o, "0", err, sizeof(err)) < 0, "range checked");
+	ASSERT_CONTAINS(err, "--max-sources: 0 is out of range", "named as the flag");
+	ASSERT_TRUE(rl_opt_find("max-sources", RL_G_POLICY) == NULL, "not a policy option");
+}
+
+/* Every option of the table is in some command's --help and in the man page. */
+TEST(opts_documented)
+{
+	static const char *const cmds[] = { "", "attach", "set", "detach", "status", "stats",
+					    "top", "simulate", "cleanup" };
+	char *help = NULL, *man = NULL, cmd[512], needle[96];
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *out = NULL;
+
+		snprintf(cmd, sizeof(cmd), "%s/xdp-ratelimit %s --help", rl_build_dir, cmds[i]);
+		if (!ASSERT_EQ(rl_run(cmd, &out, NULL), 0, cmd)) {
+			free(out);
+			continue;
+		}
+		help = realloc(help, len + strlen(out) + 1);
+		strcpy(help + len, out);
+		len += strlen(out);
+		free(out);
+	}
+	snprintf(cmd, sizeof(cmd), "cat %s/xdp-ratelimit.8", rl_build_dir);
+	ASSERT_EQ(rl_run(cmd, &man, NULL), 0, "the man page is built");
+	for (size_t i = 0; i < rl_opt_count; i++) {
+		const struct rl_opt *o = &rl_opt_table[i];
+		char *m;
+
+		snprintf(needle, sizeof(needle), "--%s", o->name);
+		ASSERT_CONTAINS(help, needle, "--help lists it");
+		/* The man page writes each '-' as "\-". */
+		m = needle;
+		snprintf(needle, sizeof(needle), "\\fB\\-\\-");
+		strncat(needle, o->name, sizeof(needle) - strlen(needle) - 1);
+		for (char *p = needle + 8; (p = strchr(p, '-')); p += 2) {
+			memmove(p + 1, p, strlen(p) + 1);
+			*p = '\\';
+		}
+		ASSERT_CONTAINS(man, m, "the man page lists it");
+	}
+	free(help);
+	free(man);
+}
