@@ -52,12 +52,14 @@ all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner
 $(BUILD) $(BUILD)/user $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(BUILD)
+# Static pattern rules, so that the bench's objects under $(BUILD)/bench/ never
+# match these.
+$(BPF_OBJS): $(BUILD)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+$(SKELS): $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
@@ -111,16 +113,32 @@ clean:
 	rm -rf $(BUILD)
 
 # ---- bench: the measuring program of make bench (bench/run.sh builds it) ----
-# Added for the benchmarks only; the rules above are untouched.
-BENCH_SRCS := $(wildcard bench/*.c)
-BENCH_OBJS := $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(BENCH_SRCS))
+# The bench's own BPF programs (reference limiters, generator, bare drop) live in
+# bench/bpf/ and build here into $(BUILD)/bench/; the product's build above never
+# builds them. They share the product's parser and verdict headers (-Ibpf).
+BENCH_BPF_SRCS := $(wildcard bench/bpf/*.bpf.c)
+BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(BENCH_BPF_SRCS))
+BENCH_SKELS    := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/%.skel.h,$(BENCH_BPF_SRCS))
+BENCH_SRCS     := $(wildcard bench/*.c)
+BENCH_OBJS     := $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(BENCH_SRCS))
 
 $(BUILD)/bench:
 	$(Q)mkdir -p $@
 
-$(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) | $(BUILD)/bench
+$(BENCH_BPF_OBJS): $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c $(wildcard bench/bpf/*.h) $(HDRS) \
+		   | $(BUILD)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BENCH_SKELS): $(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+$(BENCH_OBJS): $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) $(BENCH_SKELS) \
+	       | $(BUILD)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Ibench -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Ibench -I$(BUILD)/bench -c $< -o $@
 
 $(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
