@@ -39,9 +39,10 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 LIB_SRCS  := $(filter-out user/main.c,$(wildcard user/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
-TEST_SRCS := $(wildcard tests/*.c)
+# tests/lib/: the framework (runner, ASSERT_*) and the helpers the tests share.
+TEST_SRCS := $(wildcard tests/*.c tests/lib/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRCS))
-HDRS      := $(wildcard include/*.h user/*.h tests/*.h bpf/*.h)
+HDRS      := $(wildcard include/*.h user/*.h tests/lib/*.h bpf/*.h)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -49,7 +50,7 @@ HDRS      := $(wildcard include/*.h user/*.h tests/*.h bpf/*.h)
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests:
+$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/lib:
 	$(Q)mkdir -p $@
 
 # Static pattern rules, so that the bench's objects under $(BUILD)/bench/ never
@@ -67,9 +68,9 @@ $(BUILD)/user/%.o: user/%.c $(HDRS) $(SKELS) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests
+$(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests $(BUILD)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
 
 $(BUILD)/xdp-ratelimit: $(BUILD)/user/main.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
@@ -138,9 +139,10 @@ $(BENCH_SKELS): $(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
 $(BENCH_OBJS): $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) $(BENCH_SKELS) \
 	       | $(BUILD)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Ibench -I$(BUILD)/bench -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Ibench -Itests/lib -I$(BUILD)/bench -c $< -o $@
 
-$(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB_OBJS)
+# The bench reads its policies with the tests' rl_test_policy() (tests/lib/args.c).
+$(BUILD)/rl-bench: $(BENCH_OBJS) $(BUILD)/tests/lib/args.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 # ---- end of bench ----

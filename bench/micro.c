@@ -320,13 +320,13 @@ static const char *const algos[] = { "token-bucket", "gcra", "fixed-window", "sl
 static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes, bool coarse)
 {
 	bool window = !strcmp(algo, "fixed-window") || !strcmp(algo, "sliding-window");
-	char *argv[] = { "--algo", (char *)algo,
-			 "--rate", bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
-			 window ? "--window" : "--burst", window ? "10ms" : "1000000000",
-			 "--prefix6", "128",
-			 "--clock", coarse ? "coarse" : "precise" };
+	const char *args[] = { "--algo", algo,
+			       "--rate", bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
+			       window ? "--window" : "--burst", window ? "10ms" : "1000000000",
+			       "--prefix6", "128",
+			       "--clock", coarse ? "coarse" : "precise", NULL };
 
-	return bench_config(cfg, 10, argv);
+	return bench_config(cfg, args);
 }
 
 /*

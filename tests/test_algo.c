@@ -40,6 +40,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "args.h"
 #include "test.h"
 #include "source.h"
 #include "trace.h"
@@ -101,26 +102,7 @@ static u128 gcd128(u128 a, u128 b)
 }
 
 /*
- * Parse @argv as policy options into @pol. Returns 0, or -1 with the message
- * (from rl_policy_option) in @err.
- */
-static int parse_opts(struct rl_policy *pol, int argc, char **argv, char *err, size_t len)
-{
-	rl_policy_defaults(pol);
-	for (int i = 0; i < argc; i++) {
-		int r = rl_policy_option(pol, argc, argv, &i, err, len);
-
-		if (r == 1)
-			continue;
-		if (!r)
-			snprintf(err, len, "'%s' is not a policy option", argv[i]);
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * Options (NULL-terminated) through rl_policy_option() and rl_params_init().
+ * Options (NULL-terminated) through rl_test_policy() and rl_params_init().
  * 0 if accepted, -1 if an option is refused, -2 if the policy as a whole is;
  * the message in @err.
  */
@@ -128,15 +110,9 @@ static int policy_try(const char *const *opts, struct rl_params *p, char *err, s
 {
 	struct rl_policy pol;
 	struct rl_params tmp;
-	char *argv[32];
-	int argc = 0;
 
-	while (opts[argc] && argc < 31) {
-		argv[argc] = (char *)opts[argc];
-		argc++;
-	}
 	err[0] = '\0';
-	if (parse_opts(&pol, argc, argv, err, len))
+	if (rl_test_policy(&pol, NULL, opts, err, len))
 		return -1;
 	if (rl_params_init(p ? p : &tmp, &pol, err, len))
 		return -2;
@@ -199,7 +175,7 @@ static bool cfg_sim(const struct cfg *c, struct rl_sim *s)
 	struct optv o;
 
 	cfg_opts(c, &o);
-	if (parse_opts(&pol, o.argc, o.argv, err, sizeof(err))) {
+	if (rl_test_policy(&pol, NULL, (const char *const *)o.argv, err, sizeof(err))) {
 		rl_test_fail(__FILE__, __LINE__, "%s: %s", cfg_str(c, desc, sizeof(desc)), err);
 		return false;
 	}
