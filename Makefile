@@ -6,7 +6,8 @@
 # make bench    benchmarks (not part of make test)
 # make fuzz     the long differential fuzzing run
 # make deps     install the Debian packages the build and tests need (as root)
-# make format   clang-format every source file
+# make format   clang-format every C source and header (bpf/ include/ user/ tests/ bench/)
+# make check-format  fail if one of them differs from .clang-format (what CI runs)
 # V=1 shows the commands.
 
 BUILD    ?= build
@@ -16,7 +17,7 @@ BPFTOOL  ?= bpftool
 ARCH     := $(shell uname -m)
 BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
-DEB_PKGS := clang llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
+DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
 	    iproute2 netsniff-ng xdp-tools
 
 CFLAGS   ?= -O2 -g
@@ -46,7 +47,7 @@ HDRS      := $(wildcard include/*.h user/*.h tests/lib/*.h bpf/*.h)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean test demo bench fuzz deps format check-root
+.PHONY: all clean test demo bench fuzz deps format check-format check-root
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner
 
@@ -107,8 +108,22 @@ fuzz: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run.sh $(BUILD) --slow fuzz_long
 
+# Every C source and header, subfolders included.
+FORMAT_SRCS = $(shell find bpf include user tests bench -name '*.[ch]' | sort)
+
 format:
-	clang-format -i $(wildcard bpf/*.c bpf/*.h include/*.h user/*.c user/*.h tests/*.c tests/*.h)
+	clang-format -i $(FORMAT_SRCS)
+
+# Dry run: names each file clang-format would change; fails if there is one.
+check-format:
+	$(Q)bad=0; for f in $(FORMAT_SRCS); do \
+		clang-format --dry-run --Werror "$$f" >/dev/null 2>&1 || { \
+			echo "not formatted: $$f"; bad=$$((bad + 1)); }; \
+	done; \
+	if [ $$bad -gt 0 ]; then \
+		echo "$$bad files differ from .clang-format (see clang-format --dry-run FILE; make format)"; \
+		exit 1; \
+	fi
 
 clean:
 	rm -rf $(BUILD)

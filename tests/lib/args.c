@@ -33,7 +33,8 @@ int rl_test_policy(struct rl_policy *pol, struct rl_opts *o, const char *const *
 			continue;
 		if (ret < 0)
 			return ret;
-		snprintf(err, errlen, "'%s' is not a policy %soption", argv[i], o ? "or attach " : "");
+		snprintf(err, errlen, "'%s' is not a policy %soption", argv[i],
+			 o ? "or attach " : "");
 		return -EINVAL;
 	}
 	return 0;
