@@ -6,7 +6,8 @@
 # make bench    benchmarks (not part of make test)
 # make fuzz     the long differential fuzzing run
 # make deps     install the Debian packages the build and tests need (as root)
-# make format   clang-format every source file
+# make format   clang-format every C source and header (bpf/ include/ user/ tests/ bench/)
+# make check-format  fail if one of them differs from .clang-format (what CI runs)
 # V=1 shows the commands.
 
 BUILD    ?= build
@@ -16,7 +17,7 @@ BPFTOOL  ?= bpftool
 ARCH     := $(shell uname -m)
 BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
-DEB_PKGS := clang llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
+DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
 	    iproute2 netsniff-ng xdp-tools
 
 CFLAGS   ?= -O2 -g
@@ -44,25 +45,28 @@ LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 CLI_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
 LIB       := $(BUILD)/libxdp-ratelimit.a
 MAN       := $(BUILD)/xdp-ratelimit.8
-TEST_SRCS := $(wildcard tests/*.c)
+# tests/lib/: the framework (runner, ASSERT_*) and the helpers the tests share.
+TEST_SRCS := $(wildcard tests/*.c tests/lib/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRCS))
-HDRS      := $(wildcard include/*.h user/*.h tests/*.h bpf/*.h)
+HDRS      := $(wildcard include/*.h user/*.h tests/lib/*.h bpf/*.h)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean test demo bench fuzz deps format check-root
+.PHONY: all clean test demo bench fuzz deps format check-format check-root
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests:
+$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/lib:
 	$(Q)mkdir -p $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(BUILD)
+# Static pattern rules, so that the bench's objects under $(BUILD)/bench/ never
+# match these.
+$(BPF_OBJS): $(BUILD)/%.bpf.o: bpf/%.bpf.c $(HDRS) | $(BUILD)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
-$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+$(SKELS): $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
@@ -70,9 +74,9 @@ $(BUILD)/user/%.o: user/%.c $(HDRS) $(SKELS) | $(BUILD)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests
+$(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests $(BUILD)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -123,23 +127,53 @@ fuzz: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)tests/run.sh $(BUILD) --slow fuzz_long
 
+# Every C source and header, subfolders included.
+FORMAT_SRCS = $(shell find bpf include user tests bench -name '*.[ch]' | sort)
+
 format:
-	clang-format -i $(wildcard bpf/*.c bpf/*.h include/*.h user/*.c user/*.h tests/*.c tests/*.h)
+	clang-format -i $(FORMAT_SRCS)
+
+# Dry run: names each file clang-format would change; fails if there is one.
+check-format:
+	$(Q)bad=0; for f in $(FORMAT_SRCS); do \
+		clang-format --dry-run --Werror "$$f" >/dev/null 2>&1 || { \
+			echo "not formatted: $$f"; bad=$$((bad + 1)); }; \
+	done; \
+	if [ $$bad -gt 0 ]; then \
+		echo "$$bad files differ from .clang-format (see clang-format --dry-run FILE; make format)"; \
+		exit 1; \
+	fi
 
 clean:
 	rm -rf $(BUILD)
 
 # ---- bench: the measuring program of make bench (bench/run.sh builds it) ----
-# Added for the benchmarks only; the rules above are untouched.
-BENCH_SRCS := $(wildcard bench/*.c)
-BENCH_OBJS := $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(BENCH_SRCS))
+# The bench's own BPF programs (reference limiters, generator, bare drop) live in
+# bench/bpf/ and build here into $(BUILD)/bench/; the product's build above never
+# builds them. They share the product's parser and verdict headers (-Ibpf).
+BENCH_BPF_SRCS := $(wildcard bench/bpf/*.bpf.c)
+BENCH_BPF_OBJS := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(BENCH_BPF_SRCS))
+BENCH_SKELS    := $(patsubst bench/bpf/%.bpf.c,$(BUILD)/bench/%.skel.h,$(BENCH_BPF_SRCS))
+BENCH_SRCS     := $(wildcard bench/*.c)
+BENCH_OBJS     := $(patsubst bench/%.c,$(BUILD)/bench/%.o,$(BENCH_SRCS))
 
 $(BUILD)/bench:
 	$(Q)mkdir -p $@
 
-$(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) | $(BUILD)/bench
+$(BENCH_BPF_OBJS): $(BUILD)/bench/%.bpf.o: bench/bpf/%.bpf.c $(wildcard bench/bpf/*.h) $(HDRS) \
+		   | $(BUILD)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Ibpf -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(BENCH_SKELS): $(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+$(BENCH_OBJS): $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) $(BENCH_SKELS) \
+	       | $(BUILD)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Ibench -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Ibench -I$(BUILD)/bench -c $< -o $@
 
 $(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)

@@ -165,8 +165,8 @@ static int run_case(const char *algo, bool bytes, double seconds, struct acc_res
 	__u64 burst = bytes ? BURST_PKTS * mean_x3 / 3 : BURST_PKTS;
 	__u64 limit = rate * WINDOW_NS / 1000000000ULL, b;
 	char rate_s[32], burst_s[32];
-	char *argv[] = { "--algo", (char *)algo, "--rate", rate_s, window ? "--window" : "--burst",
-			 window ? "50ms" : burst_s };
+	const char *args[] = { "--algo", algo, "--rate", rate_s, window ? "--window" : "--burst",
+			       window ? "50ms" : burst_s, NULL };
 	struct sender s[2];
 	struct xdp_ratelimit *lim;
 	struct bpf_link *link;
@@ -177,7 +177,7 @@ static int run_case(const char *algo, bool bytes, double seconds, struct acc_res
 
 	snprintf(rate_s, sizeof(rate_s), bytes ? "%llubyte" : "%llu", (unsigned long long)rate);
 	snprintf(burst_s, sizeof(burst_s), "%llu", (unsigned long long)burst);
-	if (bench_config(&cfg, 6, argv))
+	if (bench_config(&cfg, args))
 		return -EINVAL;
 	lim = bench_limiter(&cfg, 1024);
 	if (!lim)

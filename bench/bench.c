@@ -28,6 +28,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "opts.h"
 #include "bench.h"
 #include "loader.h"
 #include "config.h"
@@ -99,24 +100,17 @@ void bench_frame_ipv4(struct bench_frame *f, __u32 len)
 	f->src_base = 0xc6120001;
 }
 
-int bench_config(struct rl_config *cfg, int argc, char **argv)
+int bench_config(struct rl_config *cfg, const char *const *args)
 {
 	char err[RL_ERRLEN];
 	struct rl_policy pol;
 	struct rl_opts o;
 	int ret;
 
-	rl_policy_defaults(&pol);
-	rl_opts_defaults(&o);
-	for (int i = 0; i < argc; i++) {
-		ret = rl_policy_option(&pol, argc, argv, &i, err, sizeof(err));
-		if (!ret)
-			ret = rl_opts_option(&o, argc, argv, &i, err, sizeof(err));
-		if (ret <= 0) {
-			fprintf(stderr, "rl-bench: policy option '%s': %s\n", argv[i],
-				ret ? err : "unknown");
-			return -EINVAL;
-		}
+	ret = rl_policy_parse(&pol, &o, args, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "rl-bench: policy: %s\n", err);
+		return ret;
 	}
 	ret = rl_config_build(cfg, &pol, &o, NULL, err, sizeof(err));
 	if (ret)

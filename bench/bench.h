@@ -27,8 +27,11 @@ void bench_frame_ipv6(struct bench_frame *f, __u32 len);
 /* IPv4/UDP from 198.18.0.1 to 198.18.0.2, @len bytes (at least 42). */
 void bench_frame_ipv4(struct bench_frame *f, __u32 len);
 
-/* A configuration from policy and attach options as the CLI takes them ("--rate", "10", ...). */
-int bench_config(struct rl_config *cfg, int argc, char **argv);
+/*
+ * A configuration from policy and attach options as the CLI takes them, a
+ * NULL-terminated list ("--rate", "10", ..., NULL).
+ */
+int bench_config(struct rl_config *cfg, const char *const *args);
 /* xdp_ratelimit loaded (real clock) with rl_state sized @max_entries and @cfg live. */
 struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entries);
 /* Its counters summed over CPUs. */

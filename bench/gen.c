@@ -2,7 +2,7 @@
 /*
  * rl-bench gen: an XDP traffic generator for the end-to-end benchmark.
  *
- * BPF_PROG_TEST_RUN in live-frames mode runs bench_gen (bpf/bench_gen.bpf.c)
+ * BPF_PROG_TEST_RUN in live-frames mode runs bench_gen (bench/bpf/bench_gen.bpf.c)
  * on 60-byte IPv4/UDP frames, which it redirects out of --to (a veth): the
  * peer receives XDP frames, as a NIC driver hands them to XDP. Paced: every
  * millisecond a batch of PPS/1000 frames, until SECONDS have passed or a

@@ -2,7 +2,7 @@
 /*
  * rl-bench micro: per-packet cost with BPF_PROG_TEST_RUN.
  *
- * Every program is run the same way: test_run runs bench_driver (bpf/bench_ref.bpf.c)
+ * Every program is run the same way: test_run runs bench_driver (bench/bpf/bench_ref.bpf.c)
  * REPS times; the driver writes source (counter mod N) into the frame and
  * tail-calls the program under test. The driver alone (tail-calling an empty
  * program) is measured beside the others, and "net" is a cost minus the
@@ -35,7 +35,7 @@
  *	   clock} x {1, 1M sources} and the references (a), (b), (c), (c'),
  *	   rl_state sized 1M + 1/8;
  *	2. steps: one source, (c') built up to xdp_ratelimit a feature at a time
- *	   (bpf/bench_steps.bpf.c): where the time beyond (c') goes;
+ *	   (bench/bpf/bench_steps.bpf.c): where the time beyond (c') goes;
  *	3. scale: token-bucket, (b) and (c) with 1, 1k, 64k, 1M, 8M sources;
  *	4. memory: rl_state sized exactly 1M and 8M, filled, its memlock read.
  */
@@ -61,7 +61,7 @@
 #define INSTANCES 3
 #define MAX_TARGETS 160
 
-/* The references' names, by which the tables find them (bpf/bench_ref.bpf.c). */
+/* The references' names, by which the tables find them (bench/bpf/bench_ref.bpf.c). */
 #define NAME_B "(b) parse + LRU lookup/insert + atomic add"
 #define NAME_C "(c) (b) + clock + GCRA CAS"
 #define NAME_CL "(c') (c) without (b)'s atomic add"
@@ -320,13 +320,13 @@ static const char *const algos[] = { "token-bucket", "gcra", "fixed-window", "sl
 static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes, bool coarse)
 {
 	bool window = !strcmp(algo, "fixed-window") || !strcmp(algo, "sliding-window");
-	char *argv[] = { "--algo", (char *)algo,
-			 "--rate", bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
-			 window ? "--window" : "--burst", window ? "10ms" : "1000000000",
-			 "--prefix6", "128",
-			 "--clock", coarse ? "coarse" : "precise" };
+	const char *args[] = { "--algo", algo,
+			       "--rate", bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
+			       window ? "--window" : "--burst", window ? "10ms" : "1000000000",
+			       "--prefix6", "128",
+			       "--clock", coarse ? "coarse" : "precise", NULL };
 
-	return bench_config(cfg, 10, argv);
+	return bench_config(cfg, args);
 }
 
 /*

@@ -46,7 +46,7 @@ for t in trafgen nft iptables ethtool gnuplot nsenter taskset chrt ip; do
 done
 
 make --no-print-directory BUILD="$build" "$build/xdp-ratelimit" "$build/rl-bench" \
-	"$build/bench_drop.bpf.o" >&2
+	"$build/bench/bench_drop.bpf.o" >&2
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 ulimit -l unlimited 2>/dev/null || true
 
@@ -240,7 +240,7 @@ EOF
 			--hashlimit-name "rlb$id" --hashlimit-htable-size 65536 \
 			--hashlimit-htable-max 262144 --hashlimit-htable-expire 120000 -j DROP ;;
 	xdpdrop)
-		ip -n "$ns_rx" link set dev "$if_rx" xdpdrv obj "$top/$build/bench_drop.bpf.o" sec xdp ;;
+		ip -n "$ns_rx" link set dev "$if_rx" xdpdrv obj "$top/$build/bench/bench_drop.bpf.o" sec xdp ;;
 	esac
 }
 
@@ -407,7 +407,7 @@ elapsed=$(($(date +%s) - t_start))
 	echo
 	cat "$tmp/micro/micro.md"
 	echo
-	echo "Where the time beyond (c') goes, one source (bpf/bench_steps.bpf.c): (c') built up to our"
+	echo "Where the time beyond (c') goes, one source (bench/bpf/bench_steps.bpf.c): (c') built up to our"
 	echo "program one feature at a time, each step a program of its own measured in the same"
 	echo "rounds; *step* = its x (c') minus the row above's. Step 0 is a second copy of (c'): how"
 	echo "far two identical programs land apart is the resolution of this table. (c) last, for"

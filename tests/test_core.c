@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The algorithm core on hand-computed cases. */
+#include "opts.h"
 #include "test.h"
 #include "trace.h"
 
@@ -7,17 +8,10 @@ static bool make_sim(struct rl_sim *s, const char *const *opts)
 {
 	char err[RL_ERRLEN];
 	struct rl_policy pol;
-	int argc = 0, i;
-	char *argv[16];
 
-	rl_policy_defaults(&pol);
-	while (opts[argc])
-		argv[argc] = (char *)opts[argc], argc++;
-	for (i = 0; i < argc; i++) {
-		if (rl_policy_option(&pol, argc, argv, &i, err, sizeof(err)) != 1) {
-			rl_test_fail(__FILE__, __LINE__, "option %s: %s", argv[i], err);
-			return false;
-		}
+	if (rl_policy_parse(&pol, NULL, opts, err, sizeof(err))) {
+		rl_test_fail(__FILE__, __LINE__, "options: %s", err);
+		return false;
 	}
 	if (rl_sim_init(s, &pol, err, sizeof(err))) {
 		rl_test_fail(__FILE__, __LINE__, "policy: %s", err);

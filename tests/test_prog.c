@@ -22,6 +22,7 @@
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "opts.h"
 #include "config.h"
 #include "frames.h"
 #include "harness.h"
@@ -834,18 +835,12 @@ static void sim_one(const struct sim_case *c, unsigned long long seed)
 	struct frame f;
 	struct rl_prog p;
 	__u64 t;
-	int argc = 0;
-	char *argv[16];
 
 	rng = seed;
 	sim_sources(src);
 	/* The simulator's policy, from the same options. */
-	rl_policy_defaults(&pol);
-	while (opts[argc])
-		argv[argc] = (char *)opts[argc], argc++;
-	for (int i = 0; i < argc; i++)
-		if (!ASSERT_EQ(rl_policy_option(&pol, argc, argv, &i, err, sizeof(err)), 1, err))
-			return;
+	if (!ASSERT_OK(rl_policy_parse(&pol, NULL, opts, err, sizeof(err)), err))
+		return;
 	if (!ASSERT_OK(rl_sim_init(&sim, &pol, err, sizeof(err)), err))
 		return;
 	if (!prog_start(&p, opts, &cfg))

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "opts.h"
 #include "test.h"
 #include "source.h"
 #include "trace.h"
@@ -324,20 +325,19 @@ static size_t gen_trace(__u64 *rs, struct gen_pkt *p, size_t n, struct buf *text
 /* The verdicts of the in-process core for the packets, under policy @args. */
 static bool core_verdicts(const char *args, const struct gen_pkt *p, size_t n, int *verdict)
 {
-	char copy[256], *argv[32], *save = NULL, err[RL_ERRLEN];
+	const char *words[32];
+	char copy[256], *save = NULL, err[RL_ERRLEN];
 	struct rl_policy pol;
 	struct rl_sim s;
-	int argc = 0;
+	int n_words = 0;
 
 	snprintf(copy, sizeof(copy), "%s", args);
-	for (char *a = strtok_r(copy, " ", &save); a && argc < 32; a = strtok_r(NULL, " ", &save))
-		argv[argc++] = a;
-	rl_policy_defaults(&pol);
-	for (int i = 0; i < argc; i++) {
-		if (rl_policy_option(&pol, argc, argv, &i, err, sizeof(err)) != 1) {
-			rl_test_fail(__FILE__, __LINE__, "%s: %s", args, err);
-			return false;
-		}
+	for (char *a = strtok_r(copy, " ", &save); a && n_words < 31; a = strtok_r(NULL, " ", &save))
+		words[n_words++] = a;
+	words[n_words] = NULL;
+	if (rl_policy_parse(&pol, NULL, words, err, sizeof(err))) {
+		rl_test_fail(__FILE__, __LINE__, "%s: %s", args, err);
+		return false;
 	}
 	if (rl_sim_init(&s, &pol, err, sizeof(err))) {
 		rl_test_fail(__FILE__, __LINE__, "%s: %s", args, err);

@@ -16,56 +16,6 @@ void rl_opts_defaults(struct rl_opts *o)
 	o->malformed_drop = true;
 }
 
-static int pick(const char *flag, const char *val, const char *a, const char *b, int *out,
-		char *err, size_t errlen)
-{
-	if (!strcmp(val, a)) {
-		*out = 0;
-		return 0;
-	}
-	if (!strcmp(val, b)) {
-		*out = 1;
-		return 0;
-	}
-	snprintf(err, errlen, "%s: '%s' is neither %s nor %s", flag, val, a, b);
-	return -EINVAL;
-}
-
-int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen)
-{
-	static const char *const names[] = { "--action", "--on-insert-fail", "--malformed",
-					     "--clock" };
-	const char *val = NULL;
-	int k, v = 0, ret;
-
-	k = rl_flag_value(argc, argv, i, names, 4, &val, err, errlen);
-	if (k < 0)
-		return k == -ENOENT ? 0 : k;
-	switch (k) {
-	case 0:
-		ret = pick(names[k], val, "drop", "dry-run", &v, err, errlen);
-		o->action = v ? RL_ACTION_DRY_RUN : RL_ACTION_DROP;
-		o->action_set = true;
-		break;
-	case 1:
-		ret = pick(names[k], val, "pass", "drop", &v, err, errlen);
-		o->fail_policy = v ? RL_FAIL_DROP : RL_FAIL_PASS;
-		o->fail_set = true;
-		break;
-	case 2:
-		ret = pick(names[k], val, "pass", "drop", &v, err, errlen);
-		o->malformed_drop = v;
-		o->malformed_set = true;
-		break;
-	default:
-		ret = pick(names[k], val, "precise", "coarse", &v, err, errlen);
-		o->clock = v ? RL_CLOCK_COARSE : RL_CLOCK_PRECISE;
-		o->clock_set = true;
-		break;
-	}
-	return ret ? ret : 1;
-}
-
 static void prefix_mask(__u32 *mask, unsigned int words, unsigned int bits)
 {
 	for (unsigned int i = 0; i < words; i++) {

@@ -16,8 +16,6 @@ struct rl_opts {
 };
 
 void rl_opts_defaults(struct rl_opts *o);
-/* Like rl_policy_option(), for --action, --on-insert-fail, --malformed and --clock. */
-int rl_opts_option(struct rl_opts *o, int argc, char **argv, int *i, char *err, size_t errlen);
 
 /*
  * Fill @cfg for @pol and @o. @prev is the live configuration being replaced

@@ -57,7 +57,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "token-bucket: bucket capacity; gcra: queue depth. In packets, or bytes with a byte "
 	  "rate. Default: one second at RATE (at least 1 packet, or 1522 bytes)." },
 	{ "window", 0, RL_OPT_DURATION, "DUR", A(pol.window_ns), A(pol.window_set),
-	  1000ULL, 86400ULL * 1000000000ULL, NULL, NULL, RL_G_POLICY,
+	  RL_WINDOW_MIN_NS, RL_WINDOW_MAX_NS, NULL, NULL, RL_G_POLICY,
 	  "fixed-window, sliding-window: window length (ns, us, ms, s, m, h; default 1s, from "
 	  "1us to 24h). The limit per window is RATE x DUR and must be a whole number." },
 	{ "initial", 0, RL_OPT_U64, "N", A(pol.initial), A(pol.initial_set), 0, 1ULL << 62, NULL,

@@ -13,9 +13,6 @@
 typedef unsigned __int128 u128;
 
 #define NSEC_PER_SEC 1000000000ULL
-/* Window lengths accepted: 1 us to 1 day. */
-#define WINDOW_MIN_NS 1000ULL
-#define WINDOW_MAX_NS (86400ULL * NSEC_PER_SEC)
 /* Rates are kept as num/den with at most 9 decimals. */
 #define RATE_MAX_DECIMALS 9
 
@@ -237,87 +234,6 @@ int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, siz
 	}
 	*val = v;
 	return 0;
-}
-
-int rl_flag_value(int argc, char **argv, int *i, const char *const *names, size_t n,
-		  const char **val, char *err, size_t errlen)
-{
-	const char *arg = argv[*i];
-
-	for (size_t k = 0; k < n; k++) {
-		size_t len = strlen(names[k]);
-
-		if (strncmp(arg, names[k], len) || (arg[len] != '\0' && arg[len] != '='))
-			continue;
-		if (arg[len] == '=') {
-			*val = arg + len + 1;
-		} else if (*i + 1 < argc) {
-			*val = argv[++*i];
-		} else {
-			snprintf(err, errlen, "%s needs a value", names[k]);
-			return -EINVAL;
-		}
-		return (int)k;
-	}
-	return -ENOENT;
-}
-
-int rl_policy_option(struct rl_policy *pol, int argc, char **argv, int *i, char *err,
-		     size_t errlen)
-{
-	static const char *const names[] = { "--algo",	  "--rate",    "--burst",   "--window",
-					     "--initial", "--prefix4", "--prefix6" };
-	const char *val = NULL;
-	char msg[RL_ERRLEN];
-	__u64 v;
-	int k, ret = 0;
-
-	k = rl_flag_value(argc, argv, i, names, sizeof(names) / sizeof(names[0]), &val, err,
-			  errlen);
-	if (k < 0)
-		return k == -ENOENT ? 0 : k;
-	switch (k) {
-	case 0:
-		ret = rl_parse_algo(val, &pol->algo, msg, sizeof(msg));
-		pol->algo_set = true;
-		break;
-	case 1:
-		ret = rl_parse_rate(val, &pol->rate_num, &pol->rate_den, &pol->bytes, msg,
-				    sizeof(msg));
-		pol->rate_set = true;
-		break;
-	case 2:
-		ret = rl_parse_u64(val, 1, 1ULL << 62, &pol->burst, msg, sizeof(msg));
-		pol->burst_set = true;
-		break;
-	case 3:
-		ret = rl_parse_duration(val, &pol->window_ns, msg, sizeof(msg));
-		if (!ret && (pol->window_ns < WINDOW_MIN_NS || pol->window_ns > WINDOW_MAX_NS)) {
-			snprintf(msg, sizeof(msg), "'%s' is out of range (1us to 24h)", val);
-			ret = -EINVAL;
-		}
-		pol->window_set = true;
-		break;
-	case 4:
-		ret = rl_parse_u64(val, 0, 1ULL << 62, &pol->initial, msg, sizeof(msg));
-		pol->initial_set = true;
-		break;
-	case 5:
-		ret = rl_parse_u64(val, 0, 32, &v, msg, sizeof(msg));
-		pol->prefix4 = (unsigned int)v;
-		pol->prefix4_set = true;
-		break;
-	case 6:
-		ret = rl_parse_u64(val, 0, 128, &v, msg, sizeof(msg));
-		pol->prefix6 = (unsigned int)v;
-		pol->prefix6_set = true;
-		break;
-	}
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", names[k], msg);
-		return -EINVAL;
-	}
-	return 1;
 }
 
 /* ceil(rate x 1 s), the default burst, at least one packet or one full frame. */

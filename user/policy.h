@@ -10,6 +10,10 @@
 
 #define RL_ERRLEN 256
 
+/* Window lengths accepted: 1 us to 1 day. */
+#define RL_WINDOW_MIN_NS 1000ULL
+#define RL_WINDOW_MAX_NS (86400ULL * 1000000000ULL)
+
 /* What the user asked for; the *_set flags tell given from default. */
 struct rl_policy {
 	enum rl_algo algo;
@@ -34,22 +38,6 @@ int rl_parse_algo(const char *s, enum rl_algo *algo, char *err, size_t errlen);
 int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err, size_t errlen);
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, size_t errlen);
-
-/*
- * If argv[*i] is one of @names ("--rate 10" or "--rate=10"), its index, with
- * its value in *val and *i advanced past it; -ENOENT if it is none of them;
- * -EINVAL (with a message) if the value is missing.
- */
-int rl_flag_value(int argc, char **argv, int *i, const char *const *names, size_t n,
-		  const char **val, char *err, size_t errlen);
-
-/*
- * Handle one policy option at argv[*i] ("--rate 10" or "--rate=10").
- * Returns 1 if it was a policy option (and advances *i past its value), 0 if
- * it is not one of ours, or -EINVAL with a message in @err.
- */
-int rl_policy_option(struct rl_policy *pol, int argc, char **argv, int *i, char *err,
-		     size_t errlen);
 
 /* Check the policy as a whole and precompute the packet-path parameters. */
 int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen);

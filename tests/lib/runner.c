@@ -12,6 +12,7 @@ static struct rl_test *tests, **tail = &tests;
 static int cur_failed, cur_skipped;
 static char skip_reason[256];
 static unsigned long long seed;
+unsigned long long rl_test_checks;
 const char *rl_build_dir = "build";
 
 void rl_test_register(struct rl_test *t)
@@ -118,13 +119,16 @@ int rl_run(const char *cmd, char **out, char **err)
 
 int main(int argc, char **argv)
 {
-	int passed = 0, failed = 0, skipped = 0, slow = 0;
+	int passed = 0, failed = 0, skipped = 0, slow = 0, checks = 0;
+	unsigned long long before;
 	const char *filter = NULL, *s;
 	struct rl_test *t;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--slow"))
 			slow = 1;
+		else if (!strcmp(argv[i], "--checks"))
+			checks = 1;
 		else if (!strcmp(argv[i], "--build") && i + 1 < argc)
 			rl_build_dir = argv[++i];
 		else
@@ -140,6 +144,7 @@ int main(int argc, char **argv)
 			continue;
 		cur_failed = 0;
 		cur_skipped = 0;
+		before = rl_test_checks;
 		if ((t->flags & RL_TEST_ROOT) && geteuid() != 0)
 			rl_test_skip("needs root");
 		else
@@ -151,11 +156,16 @@ int main(int argc, char **argv)
 			printf("SKIP %s: %s\n", t->name, skip_reason);
 			skipped++;
 		} else {
-			printf("ok   %s\n", t->name);
+			printf("ok   %s", t->name);
+			if (checks)
+				printf(" (%llu checks)", rl_test_checks - before);
+			putchar('\n');
 			passed++;
 		}
 		fflush(stdout);
 	}
+	if (checks)
+		printf("%llu checks\n", rl_test_checks);
 	if (skipped)
 		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	else

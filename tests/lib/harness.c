@@ -4,6 +4,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "opts.h"
 #include "harness.h"
 #include "loader.h"
 #include "test.h"
@@ -57,22 +58,10 @@ bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struc
 	char err[RL_ERRLEN] = "";
 	struct rl_policy pol;
 	struct rl_opts o;
-	char *argv[32];
-	int argc = 0, i, ret;
 
-	rl_policy_defaults(&pol);
-	rl_opts_defaults(&o);
-	while (opts[argc] && argc < 32)
-		argv[argc] = (char *)opts[argc], argc++;
-	for (i = 0; i < argc; i++) {
-		ret = rl_policy_option(&pol, argc, argv, &i, err, sizeof(err));
-		if (!ret)
-			ret = rl_opts_option(&o, argc, argv, &i, err, sizeof(err));
-		if (ret != 1) {
-			rl_test_fail(__FILE__, __LINE__, "option %s: %s", argv[i],
-				     ret ? err : "unknown");
-			return false;
-		}
+	if (rl_policy_parse(&pol, &o, opts, err, sizeof(err))) {
+		rl_test_fail(__FILE__, __LINE__, "options: %s", err);
+		return false;
 	}
 	if (rl_config_build(cfg, &pol, &o, prev, err, sizeof(err))) {
 		rl_test_fail(__FILE__, __LINE__, "rl_config_build: %s", err);

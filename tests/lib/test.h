@@ -31,6 +31,11 @@ void rl_test_fail(const char *file, int line, const char *fmt, ...)
 void rl_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A fixed seed per test run, printed, settable with RL_SEED. */
 unsigned long long rl_test_seed(void);
+/*
+ * Assertions evaluated so far (each ASSERT_* adds one): the runner's --checks
+ * prints them per test, so a refactoring of the tests can show it kept them.
+ */
+extern unsigned long long rl_test_checks;
 
 #define TEST_FLAGS(name, flags_)                                                     \
 	static void test_##name(void);                                               \
@@ -45,6 +50,7 @@ unsigned long long rl_test_seed(void);
 #define ASSERT_TRUE(cond, what)                                                      \
 	({                                                                           \
 		bool ok_ = (cond);                                                   \
+		rl_test_checks++;                                                    \
 		if (!ok_)                                                            \
 			rl_test_fail(__FILE__, __LINE__, "%s: expected true: %s", what, #cond); \
 		ok_;                                                                 \
@@ -54,6 +60,7 @@ unsigned long long rl_test_seed(void);
 		unsigned long long a_ = (unsigned long long)(a);                     \
 		unsigned long long b_ = (unsigned long long)(b);                     \
 		bool ok_ = a_ == b_;                                                 \
+		rl_test_checks++;                                                    \
 		if (!ok_)                                                            \
 			rl_test_fail(__FILE__, __LINE__, "%s: %s = %llu, expected %s = %llu", \
 				     what, #a, a_, #b, b_);                          \
@@ -64,6 +71,7 @@ unsigned long long rl_test_seed(void);
 		unsigned long long a_ = (unsigned long long)(a);                     \
 		unsigned long long b_ = (unsigned long long)(b);                     \
 		bool ok_ = a_ <= b_;                                                 \
+		rl_test_checks++;                                                    \
 		if (!ok_)                                                            \
 			rl_test_fail(__FILE__, __LINE__, "%s: %s = %llu, expected <= %s = %llu", \
 				     what, #a, a_, #b, b_);                          \
@@ -73,6 +81,7 @@ unsigned long long rl_test_seed(void);
 	({                                                                           \
 		long long e_ = (long long)(err);                                     \
 		bool ok_ = e_ == 0;                                                  \
+		rl_test_checks++;                                                    \
 		if (!ok_)                                                            \
 			rl_test_fail(__FILE__, __LINE__, "%s: %s = %lld, expected 0", what, #err, e_); \
 		ok_;                                                                 \
@@ -81,6 +90,7 @@ unsigned long long rl_test_seed(void);
 	({                                                                           \
 		const char *a_ = (a), *b_ = (b);                                     \
 		bool ok_ = a_ && b_ && !strcmp(a_, b_);                              \
+		rl_test_checks++;                                                    \
 		if (!ok_)                                                            \
 			rl_test_fail(__FILE__, __LINE__, "%s: \"%s\", expected \"%s\"", what, \
 				     a_ ? a_ : "(null)", b_ ? b_ : "(null)");        \
@@ -90,6 +100,7 @@ unsigned long long rl_test_seed(void);
 	({                                                                           \
 		const char *h_ = (hay), *n_ = (needle);                              \
 		bool ok_ = h_ && strstr(h_, n_);                                     \
+		rl_test_checks++;                                                    \
 		if (!ok_)                                                            \
 			rl_test_fail(__FILE__, __LINE__, "%s: \"%s\" does not contain \"%s\"", \
 				     what, h_ ? h_ : "(null)", n_);                  \
