@@ -102,6 +102,8 @@ int cmd_simulate(const struct rl_args *a)
 	if (jw) {
 		jw_init(jw, stdout);
 		print_policy_json(&sim, jw);
+		/* The document has begun: a trace error ends it validly and goes to stderr. */
+		rl_json_errors = false;
 	}
 	while (getline(&line, &cap, in) > 0) {
 		lineno++;
