@@ -5,7 +5,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "harness.h"
-#include "loader.h"
+#include "maps.h"
 #include "test.h"
 
 void rl_prog_close(struct rl_prog *p)

@@ -32,5 +32,6 @@ int cmd_detach(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_cleanup(int argc, char **argv);
 
 #endif /* RL_CLI_H */

@@ -8,7 +8,11 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
-#include "loader.h"
+#include "env.h"
+#include "lock.h"
+#include "pins.h"
+#include "probe.h"
+#include "xdp_attach.h"
 
 static void attach_usage(FILE *f)
 {
@@ -19,7 +23,8 @@ static void attach_usage(FILE *f)
 		"Loads the limiter and attaches it to IFACE at XDP, through libxdp (sharing\n"
 		"the interface with other XDP programs where libxdp's dispatcher works, else\n"
 		"alone). The attachment outlives this command; its maps are pinned under\n"
-		RL_PIN_ROOT "/IFACE/ (root only).\n"
+		RL_PIN_ROOT "/netns-INODE/IFACE/ (root only; a '.' in IFACE is\n"
+		"written %%2e there, a '%%' %%25).\n"
 		"\n"
 		"Options:\n"
 		"  --mode MODE       native (default: in the driver) or skb (generic XDP)\n"
@@ -70,7 +75,10 @@ static void status_usage(FILE *f)
 {
 	fprintf(f, "Usage: " RL_PROG " status [IFACE] [--json]\n"
 		   "\n"
-		   "Shows where the limiter is attached, in which mode and with which policy.\n");
+		   "Shows where the limiter is attached, in which mode and with which policy.\n"
+		   "Without IFACE, also lists orphaned pins, in any network namespace: maps no\n"
+		   "program uses any more (their namespace or interface was deleted), which\n"
+		   "\"" RL_PROG " cleanup\" removes.\n");
 }
 
 static char *describe(const struct rl_config *c, char *buf, size_t len)
@@ -219,7 +227,11 @@ int cmd_attach(int argc, char **argv)
 		pr_err("%s", err);
 		return 1;
 	}
-	lock = rl_lock();
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0) {
+		pr_err("%s", err);
+		return 1;
+	}
 	ret = rl_attach(&ifc, mode, (__u32)max_sources, &cfg, err, sizeof(err));
 	rl_unlock(lock);
 	if (ret) {
@@ -291,7 +303,11 @@ int cmd_set(int argc, char **argv)
 		pr_err("%s", err);
 		return 1;
 	}
-	lock = rl_lock();
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0) {
+		pr_err("%s", err);
+		return 1;
+	}
 	if (rl_pins_open(&ifc, &pins, err, sizeof(err))) {
 		pr_err("%s", err);
 		rl_unlock(lock);
@@ -406,12 +422,16 @@ int cmd_detach(int argc, char **argv)
 	}
 	if (rl_check_env(err, sizeof(err)))
 		goto fail;
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0)
+		goto fail;
 	if (rl_iface_get(name, &ifc, err, sizeof(err))) {
 		/* The interface is gone (and its program with it): its pins may remain. */
 		ret = rl_unpin_gone(name);
+		rl_unlock(lock);
 		if (ret == -EBUSY)
 			snprintf(err, sizeof(err),
-				 "no interface '%s' here; the pins of that name belong to a live limiter elsewhere (another network namespace)",
+				 "no interface '%s' here, and a program still uses the pins of that name",
 				 name);
 		if (ret)
 			goto fail;
@@ -419,7 +439,6 @@ int cmd_detach(int argc, char **argv)
 		return 0;
 	}
 	rl_loader_quiet();
-	lock = rl_lock();
 	ret = rl_detach(&ifc, err, sizeof(err));
 	rl_unlock(lock);
 	if (ret) {
@@ -459,6 +478,7 @@ static int status_one(const char *name, bool json, bool first)
 	if (json) {
 		printf("%s{\"iface\":", first ? "" : ",");
 		rl_json_str(stdout, ifc.name);
+		printf(",\"state\":\"attached\",\"netns_ino\":%llu", (unsigned long long)ifc.netns_ino);
 		printf(",\"ifindex\":%d,\"mode\":\"%s\",\"max_sources\":%u,\"pins\":", ifc.ifindex,
 		       rl_attach_mode(&ifc), info.max_entries);
 		rl_json_str(stdout, ifc.pindir);
@@ -473,15 +493,29 @@ static int status_one(const char *name, bool json, bool first)
 	return 0;
 }
 
-static bool shown_any(char names[][IF_NAMESIZE], int n)
+/* Pins no program uses, in any namespace: what "cleanup" would remove. */
+static void status_orphans(bool json, bool first)
 {
-	char err[RL_ERRLEN];
-	struct rl_iface ifc;
+	static struct rl_orphan o[64];
+	int n = rl_list_orphans(o, 64);
 
-	for (int i = 0; i < n; i++)
-		if (!rl_iface_get(names[i], &ifc, err, sizeof(err)) && rl_presence(&ifc) == RL_PRESENT)
-			return true;
-	return false;
+	for (int i = 0; i < n; i++) {
+		if (json) {
+			printf("%s{\"iface\":", first && !i ? "" : ",");
+			rl_json_str(stdout, o[i].name);
+			printf(",\"state\":\"orphaned\",\"netns_ino\":%llu,\"ifindex\":%u,\"pins\":",
+			       (unsigned long long)o[i].netns_ino, o[i].ifindex);
+			rl_json_str(stdout, o[i].path);
+			printf("}");
+			continue;
+		}
+		if (!i)
+			printf("orphaned pins (no program uses them; \"" RL_PROG
+			       " cleanup\" removes them):\n");
+		printf("  %s: was %s (ifindex %u) in network namespace %llu%s\n", o[i].path,
+		       o[i].name, o[i].ifindex, (unsigned long long)o[i].netns_ino,
+		       o[i].netns_ino == rl_netns_ino() ? " (this one)" : "");
+	}
 }
 
 int cmd_status(int argc, char **argv)
@@ -489,7 +523,7 @@ int cmd_status(int argc, char **argv)
 	char names[64][IF_NAMESIZE], err[RL_ERRLEN];
 	const char *only = NULL;
 	bool json = false;
-	int n, ret = 0;
+	int n, ret = 0, shown = 0;
 
 	for (int i = 1; i < argc; i++) {
 		if (rl_is_help(argv[i])) {
@@ -520,7 +554,7 @@ int cmd_status(int argc, char **argv)
 	n = rl_list_attached(names, 64);
 	if (json)
 		printf("[");
-	for (int i = 0, shown = 0; i < n; i++) {
+	for (int i = 0; i < n; i++) {
 		struct rl_iface ifc;
 
 		/* Pins are per host, interfaces per network namespace: show ours. */
@@ -529,9 +563,10 @@ int cmd_status(int argc, char **argv)
 			continue;
 		ret |= status_one(names[i], json, shown++ == 0);
 	}
+	if (!json && !shown)
+		printf("xdp-ratelimit is not attached to any interface\n");
+	status_orphans(json, !shown);
 	if (json)
 		printf("]\n");
-	else if (!shown_any(names, n))
-		printf("xdp-ratelimit is not attached to any interface\n");
 	return ret;
 }

@@ -11,7 +11,9 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
-#include "loader.h"
+#include "env.h"
+#include "pins.h"
+#include "xdp_attach.h"
 #include "source.h"
 #include "srctab.h"
 

@@ -18,6 +18,7 @@ static const struct command {
 	{ "status", cmd_status, "where it is attached, how, with which policy" },
 	{ "stats", cmd_stats, "counters, or live per-second rates with --watch" },
 	{ "top", cmd_top, "the sources nearest to or over their limit" },
+	{ "cleanup", cmd_cleanup, "remove orphaned pins (their namespace or interface is gone)" },
 	{ "simulate", cmd_simulate, "replay a packet trace through the rate algorithms" },
 };
 
