@@ -131,6 +131,38 @@ static void print_rates(const char *iface, const struct rl_counters *a,
 #undef RATE
 }
 
+/* The id of the map @fd, or of the one pinned at @dir/rl_counters now; 0 if none. */
+static __u32 counters_id(int fd, const char *dir)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int pin = -1;
+
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/rl_counters", dir);
+		fd = pin = bpf_obj_get(path);
+	}
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	if (pin >= 0)
+		close(pin);
+	return info.id;
+}
+
+/* "re-attached" or "detached", as a line of the output. */
+static void print_event(const char *iface, const char *event, const char *text, bool json)
+{
+	if (json) {
+		printf("{\"iface\":");
+		rl_json_str(stdout, iface);
+		printf(",\"event\":\"%s\"}\n", event);
+	} else {
+		printf("%s: %s\n", iface, text);
+	}
+	fflush(stdout);
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	struct rl_counters a, b;
@@ -139,7 +171,7 @@ int cmd_stats(int argc, char **argv)
 	const char *name = NULL;
 	__u64 watch_ms = 0, count = 0;
 	char err[RL_ERRLEN];
-	bool json = false;
+	bool json = false, gone = false;
 	int ret = 1;
 
 	for (int i = 1; i < argc; i++) {
@@ -204,10 +236,35 @@ int cmd_stats(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	for (unsigned long line = 0; !stop && (!count || line < count); line++) {
 		double t0 = now_s(), dt;
+		__u32 now_id;
 
 		usleep((useconds_t)(watch_ms * 1000));
 		if (stop)
 			break;
+		/*
+		 * Our fds keep the maps of the attachment we opened alive: after a
+		 * detach and an attach they would show zeros forever. Follow the pins.
+		 */
+		now_id = counters_id(-1, ifc.pindir);
+		if (now_id != counters_id(pins.counters, NULL)) {
+			rl_pins_close(&pins);
+			/* The interface may have been made anew too: look it up again. */
+			if (!now_id || rl_iface_get(name, &ifc, err, sizeof(err)) ||
+			    rl_pins_open(&ifc, &pins, err, sizeof(err)) ||
+			    rl_counters_read(&pins, &a)) {
+				rl_pins_close(&pins);
+				if (!gone)
+					print_event(ifc.name, "detached",
+						    "detached; waiting for it to be attached again", json);
+				gone = true;
+				continue;
+			}
+			/* A new baseline: rates across two attachments mean nothing. */
+			print_event(ifc.name, "reattached", "re-attached: new maps, rates start again",
+				    json);
+			gone = false;
+			continue;
+		}
 		if (rl_counters_read(&pins, &b)) {
 			pr_err("couldn't read the counters of '%s': %s", name, strerror(errno));
 			goto out;
