@@ -30,7 +30,7 @@
 #include <bpf/libbpf.h>
 #include "opts.h"
 #include "bench.h"
-#include "loader.h"
+#include "maps.h"
 #include "config.h"
 #include "xdp_ratelimit.skel.h"
 
@@ -138,7 +138,7 @@ struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entri
 			max_entries, strerror(-err));
 		goto fail;
 	}
-	/* As user/loader.c write_first_config(): slot 0, then make it live. */
+	/* As user/xdp_attach.c write_first_config(): slot 0, then make it live. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.rl_ctl), &zero, &ctl, BPF_ANY)) {
 		fprintf(stderr, "rl-bench: couldn't write the configuration: %s\n",

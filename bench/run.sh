@@ -75,17 +75,14 @@ cleanup() {
 	for p in $pids; do
 		wait "$p" 2>/dev/null
 	done
-	if [ -d "/sys/fs/bpf/xdp-ratelimit/$if_rx" ] && [ -e "/run/netns/$ns_rx" ]; then
+	if [ -e "/run/netns/$ns_rx" ]; then
 		nsenter --net="/run/netns/$ns_rx" "$cli" detach "$if_rx" >/dev/null 2>&1
 	fi
 	for n in "$ns_h" "$ns_tx" "$ns_rx"; do
 		[ -e "/run/netns/$n" ] && ip netns del "$n"
 	done
-	# Pins of an attach whose interface is gone with its namespace.
-	if [ -d "/sys/fs/bpf/xdp-ratelimit/$if_rx" ]; then
-		rm -f "/sys/fs/bpf/xdp-ratelimit/$if_rx"/*
-		rmdir "/sys/fs/bpf/xdp-ratelimit/$if_rx" /sys/fs/bpf/xdp-ratelimit 2>/dev/null
-	fi
+	# Pins of an attach whose interface is gone with its namespace: orphans.
+	"$cli" cleanup >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

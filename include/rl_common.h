@@ -11,7 +11,7 @@
 #include "rl_algo.h"
 #include "rl_key.h"
 
-/* Pins live in RL_PIN_ROOT/IFACE/. */
+/* Pins live in RL_PIN_ROOT/netns-INODE/IFACE/ (see user/pins.h). */
 #define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
 
 /*

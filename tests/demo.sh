@@ -51,7 +51,8 @@ cleanup() {
 	fi
 	ip netns del "$tx" 2>/dev/null || true
 	ip netns del "$rx" 2>/dev/null || true
-	rm -rf "/sys/fs/bpf/xdp-ratelimit/$rxif"
+	# Pins left by a namespace deleted before its detach: orphans, which cleanup removes.
+	"$cli" cleanup >/dev/null 2>&1 || true
 	[ -n "$tmp" ] && rm -rf "$tmp"
 	if [ "$rc" = 0 ]; then
 		say ""

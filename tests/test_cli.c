@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include "rl_common.h"
 #include "test.h"
 
 struct bad_case {
@@ -83,6 +85,7 @@ static const struct bad_case bad_cases[] = {
 
 struct env {
 	char ns[64], ifa[16], ifb[16], trace[64];
+	char pins[128]; /* the namespace's pin directory (user/pins.h) */
 };
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -109,11 +112,10 @@ static char *snapshot(const struct env *e)
 	char *cmd, *out = NULL;
 
 	if (asprintf(&cmd,
-		     "ip -n %s -d link show; find /sys/fs/bpf/xdp-ratelimit/%s /sys/fs/bpf/xdp-ratelimit/%s"
-		     " /sys/fs/bpf/xdp-ratelimit/lo -printf '%%p %%m %%u\\n' 2>/dev/null | sort;"
-		     "for m in rl_config rl_ctl rl_counters rl_state; do"
-		     " bpftool map dump pinned /sys/fs/bpf/xdp-ratelimit/%s/$m; done",
-		     e->ns, e->ifa, e->ifb, e->ifa) < 0)
+		     "ip -n %s -d link show; find %s/%s %s/%s %s/lo -printf '%%p %%m %%u\\n' 2>/dev/null"
+		     " | sort; for m in rl_config rl_ctl rl_counters rl_state; do"
+		     " bpftool map dump pinned %s/%s/$m; done",
+		     e->ns, e->pins, e->ifa, e->pins, e->ifb, e->pins, e->pins, e->ifa) < 0)
 		return NULL;
 	rl_run(cmd, &out, NULL);
 	free(cmd);
@@ -146,8 +148,11 @@ static char *subst(const char *s, const struct env *e)
 
 static bool setup(struct env *e)
 {
+	struct stat st;
+	char path[96];
 	FILE *f;
 
+	memset(e, 0, sizeof(*e));
 	snprintf(e->ns, sizeof(e->ns), "rlcli-%d", getpid());
 	snprintf(e->ifa, sizeof(e->ifa), "rlc%da", getpid() % 100000);
 	snprintf(e->ifb, sizeof(e->ifb), "rlc%db", getpid() % 100000);
@@ -157,9 +162,15 @@ static bool setup(struct env *e)
 		return false;
 	fprintf(f, "1.0 198.18.0.1\n2.0 garbage\n");
 	fclose(f);
-	return sh("ip netns add %s && ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && ip -n %s link add %s type veth peer name %s && "
+	if (sh("ip netns add %s", e->ns))
+		return false;
+	snprintf(path, sizeof(path), "/run/netns/%s", e->ns);
+	if (stat(path, &st))
+		return false;
+	snprintf(e->pins, sizeof(e->pins), RL_PIN_ROOT "/netns-%llu", (unsigned long long)st.st_ino);
+	return sh("ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && ip -n %s link add %s type veth peer name %s && "
 		  "ip -n %s link set %s up && ip -n %s link set %s up && ip -n %s link set lo up",
-		  e->ns, e->ns, e->ns, e->ifa, e->ifb, e->ns, e->ifa, e->ns, e->ifb, e->ns) == 0;
+		  e->ns, e->ns, e->ifa, e->ifb, e->ns, e->ifa, e->ns, e->ifb, e->ns) == 0;
 }
 
 static void teardown(const struct env *e)
@@ -168,8 +179,8 @@ static void teardown(const struct env *e)
 	   e->ifa);
 	sh("ip netns del %s", e->ns);
 	/* Whatever a failed run left: pins are per host, not per namespace. */
-	sh("rm -rf /sys/fs/bpf/xdp-ratelimit/%s /sys/fs/bpf/xdp-ratelimit/%s; "
-	   "rmdir /sys/fs/bpf/xdp-ratelimit 2>/dev/null; true", e->ifa, e->ifb);
+	if (e->pins[0])
+		sh("rm -rf %s; rmdir " RL_PIN_ROOT " 2>/dev/null; true", e->pins);
 	unlink(e->trace);
 }
 
@@ -225,7 +236,8 @@ TEST_FLAGS(cli_bad_invocations, RL_TEST_ROOT)
 		status = rl_run(cmd, NULL, &err);
 		free(cmd);
 		ASSERT_EQ(status, 1, "non-root attach");
-		ASSERT_CONTAINS(err, "must be run as root", "non-root attach");
+		ASSERT_CONTAINS(err, "missing capabilities: CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN",
+				"non-root attach");
 		after = snapshot(&e);
 		ASSERT_STREQ(after, before, "non-root attach changes nothing");
 	}
@@ -247,14 +259,21 @@ TEST_FLAGS(cli_attach_detach_clean, RL_TEST_ROOT)
 	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 100 --mode skb",
 		     e.ns, rl_build_dir, e.ifa),
 		  0, "attach --mode skb");
-	rl_run("ls /sys/fs/bpf/xdp-ratelimit/", &out, NULL);
+	{
+		char *cmd;
+
+		if (asprintf(&cmd, "ls %s", e.pins) >= 0) {
+			rl_run(cmd, &out, NULL);
+			free(cmd);
+		}
+	}
 	ASSERT_CONTAINS(out, e.ifa, "pinned");
 	free(out);
 	out = NULL;
 	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit status %s | grep -q 'attached (skb)'",
 		     e.ns, rl_build_dir, e.ifa),
 		  0, "status says skb");
-	ASSERT_EQ(sh("stat -c %%a /sys/fs/bpf/xdp-ratelimit/%s/rl_state | grep -qx 600", e.ifa), 0,
+	ASSERT_EQ(sh("stat -c %%a %s/%s/rl_state | grep -qx 600", e.pins, e.ifa), 0,
 		  "pins are root only");
 	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit detach %s", e.ns,
 		     rl_build_dir, e.ifa),
@@ -268,7 +287,7 @@ TEST_FLAGS(cli_attach_detach_clean, RL_TEST_ROOT)
 		}
 	}
 	ASSERT_TRUE(out && !strstr(out, "prog/xdp"), "no XDP program left");
-	ASSERT_EQ(sh("test -e /sys/fs/bpf/xdp-ratelimit/%s", e.ifa), 1, "no pins left");
+	ASSERT_EQ(sh("test -e %s/%s", e.pins, e.ifa), 1, "no pins left");
 out:
 	free(out);
 	teardown(&e);

@@ -7,6 +7,7 @@
  * reach the new state.
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "netns.h"
 #include "test.h"
 
 #define ROUNDS 12
@@ -115,11 +117,12 @@ static bool setup(struct crash_env *e)
 static void teardown(const struct crash_env *e)
 {
 	char *const det[] = { (char *)e->bin, "detach", (char *)e->ifc, NULL };
-	char *cmd;
+	char *cmd, pins[PATH_MAX] = "/nonexistent";
 
 	run_in_ns(e, det, -1);
-	if (asprintf(&cmd, "ip netns del %s; rm -rf /sys/fs/bpf/xdp-ratelimit/%s; "
-		     "rmdir /sys/fs/bpf/xdp-ratelimit 2>/dev/null; true", e->ns, e->ifc) >= 0) {
+	rl_ns_pin_dir(e->ns, e->ifc, pins, sizeof(pins));
+	if (asprintf(&cmd, "ip netns del %s; rm -rf %s; rmdir \"$(dirname %s)\" " RL_PIN_ROOT
+		     " 2>/dev/null; true", e->ns, pins, pins) >= 0) {
 		rl_run(cmd, NULL, NULL);
 		free(cmd);
 	}

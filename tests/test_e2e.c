@@ -630,7 +630,8 @@ TEST_FLAGS(e2e_detach, RL_TEST_ROOT)
 
 	if (!setup(&ns, "--rate 1000"))
 		goto out;
-	snprintf(path, sizeof(path), RL_PIN_ROOT "/%s", ns.rx_if);
+	if (!ASSERT_OK(rl_ns_pin_dir(ns.rx, ns.rx_if, path, sizeof(path)), "pin directory"))
+		goto out;
 	if (!ASSERT_OK(rl_ns_rx_sh(&ns, &out, "ip link show dev %s", ns.rx_if), "ip link") ||
 	    !ASSERT_CONTAINS(out, "prog/xdp", "attached: ip link shows the program") ||
 	    !ASSERT_OK(access(path, F_OK), "attached: the pin directory exists"))

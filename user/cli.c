@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "rl_common.h"
 
 #define IFACE_CMD(g) (RL_G_JSON | (g))
 
@@ -52,6 +53,12 @@ const struct rl_cmd rl_cmds[] = {
 	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
 	  "(for a byte rate: a 64-byte packet).\n" },
+	{ "cleanup", cmd_cleanup, IFACE_CMD(0), 0, 0, "",
+	  "remove orphaned pins (their namespace or interface is gone)",
+	  "Removes every orphaned pin directory under " RL_PIN_ROOT ": maps that no loaded "
+	  "program uses any more, because their network namespace or their interface was "
+	  "deleted, or a command was killed. The pins of a live limiter, in whichever "
+	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n" },
 	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--trace FILE] [--summary] [--quiet]",
 	  "replay a packet trace through the rate algorithms",

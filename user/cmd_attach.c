@@ -8,8 +8,12 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
+#include "env.h"
 #include "json_writer.h"
-#include "loader.h"
+#include "lock.h"
+#include "pins.h"
+#include "probe.h"
+#include "xdp_attach.h"
 
 static char *describe(const struct rl_config *c, char *buf, size_t len)
 {
@@ -90,7 +94,11 @@ int cmd_attach(const struct rl_args *a)
 		pr_err("%s", err);
 		return 1;
 	}
-	lock = rl_lock();
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0) {
+		pr_err("%s", err);
+		return 1;
+	}
 	ret = rl_attach(&ifc, a->mode, (__u32)a->max_sources, &cfg, err, sizeof(err));
 	rl_unlock(lock);
 	if (ret) {
@@ -138,7 +146,11 @@ int cmd_set(const struct rl_args *a)
 		pr_err("%s", err);
 		return 1;
 	}
-	lock = rl_lock();
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0) {
+		pr_err("%s", err);
+		return 1;
+	}
 	if (rl_pins_open(&ifc, &pins, err, sizeof(err))) {
 		pr_err("%s", err);
 		rl_unlock(lock);
@@ -254,12 +266,16 @@ int cmd_detach(const struct rl_args *a)
 
 	if (rl_check_env(err, sizeof(err)))
 		goto fail;
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0)
+		goto fail;
 	if (rl_iface_get(name, &ifc, err, sizeof(err))) {
 		/* The interface is gone (and its program with it): its pins may remain. */
 		ret = rl_unpin_gone(name);
+		rl_unlock(lock);
 		if (ret == -EBUSY)
 			snprintf(err, sizeof(err),
-				 "no interface '%s' here; the pins of that name belong to a live limiter elsewhere (another network namespace)",
+				 "no interface '%s' here, and a program still uses the pins of that name",
 				 name);
 		if (ret)
 			goto fail;
@@ -270,7 +286,6 @@ int cmd_detach(const struct rl_args *a)
 		return 0;
 	}
 	rl_loader_quiet();
-	lock = rl_lock();
 	ret = rl_detach(&ifc, err, sizeof(err));
 	rl_unlock(lock);
 	if (ret) {
@@ -320,6 +335,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		*opened = true;
 		jw_start_object(w);
 		jw_string_field(w, "iface", ifc.name);
+		jw_string_field(w, "state", "attached");
+		jw_uint_field(w, "netns_ino", ifc.netns_ino);
 		jw_int_field(w, "ifindex", ifc.ifindex);
 		jw_string_field(w, "mode", rl_attach_mode(&ifc));
 		jw_uint_field(w, "max_sources", info.max_entries);
@@ -333,6 +350,35 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		       describe(&cfg, desc, sizeof(desc)));
 	}
 	return 0;
+}
+
+/* Pins no program uses, in any namespace: what "cleanup" would remove. */
+static void status_orphans(struct rl_json *w, bool *opened)
+{
+	static struct rl_orphan o[64];
+	int n = rl_list_orphans(o, 64);
+
+	for (int i = 0; i < n; i++) {
+		if (w) {
+			if (!*opened)
+				jw_start_array(w);
+			*opened = true;
+			jw_start_object(w);
+			jw_string_field(w, "iface", o[i].name);
+			jw_string_field(w, "state", "orphaned");
+			jw_uint_field(w, "netns_ino", o[i].netns_ino);
+			jw_uint_field(w, "ifindex", o[i].ifindex);
+			jw_string_field(w, "pins", o[i].path);
+			jw_end_object(w);
+			continue;
+		}
+		if (!i)
+			printf("orphaned pins (no program uses them; \"" RL_PROG
+			       " cleanup\" removes them):\n");
+		printf("  %s: was %s (ifindex %u) in network namespace %llu%s\n", o[i].path,
+		       o[i].name, o[i].ifindex, (unsigned long long)o[i].netns_ino,
+		       o[i].netns_ino == rl_netns_ino() ? " (this one)" : "");
+	}
 }
 
 int cmd_status(const struct rl_args *a)
@@ -365,13 +411,15 @@ int cmd_status(const struct rl_args *a)
 			shown++;
 		}
 	}
+	if (!jw && !shown)
+		printf("xdp-ratelimit is not attached to any interface\n");
+	if (!a->npos)
+		status_orphans(jw, &opened);
 	if (jw && (opened || !ret)) {
 		if (!opened)
 			jw_start_array(jw);
 		jw_end_array(jw);
 		jw_end(jw);
-	} else if (!jw && !shown) {
-		printf("xdp-ratelimit is not attached to any interface\n");
 	}
 	return ret;
 }

@@ -11,8 +11,10 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
+#include "env.h"
 #include "json_writer.h"
-#include "loader.h"
+#include "pins.h"
+#include "xdp_attach.h"
 #include "source.h"
 #include "srctab.h"
 
@@ -125,6 +127,43 @@ static void print_rates(const char *iface, const struct rl_counters *a,
 #undef RATE
 }
 
+/* The id of the map @fd, or of the one pinned at @dir/rl_counters now; 0 if none. */
+static __u32 counters_id(int fd, const char *dir)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	int pin = -1;
+
+	if (dir) {
+		snprintf(path, sizeof(path), "%s/rl_counters", dir);
+		fd = pin = bpf_obj_get(path);
+	}
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	if (pin >= 0)
+		close(pin);
+	return info.id;
+}
+
+/* "re-attached" or "detached", as a line of the output. */
+static void print_event(const char *iface, const char *event, const char *text, bool json)
+{
+	if (json) {
+		struct rl_json w;
+
+		jw_init(&w, stdout);
+		jw_start_object(&w);
+		jw_string_field(&w, "iface", iface);
+		jw_string_field(&w, "event", event);
+		jw_end_object(&w);
+		jw_end(&w);
+	} else {
+		printf("%s: %s\n", iface, text);
+	}
+	fflush(stdout);
+}
+
 int cmd_stats(const struct rl_args *args)
 {
 	struct rl_counters a, b;
@@ -132,7 +171,8 @@ int cmd_stats(const struct rl_args *args)
 	struct rl_pins pins;
 	const char *name = args->pos[0];
 	__u64 watch_ms = args->watch_s * 1000, count = args->count;
-	bool json = args->json;
+	char err[RL_ERRLEN];
+	bool json = args->json, gone = false;
 	int ret = 1;
 
 	if (count && !watch_ms) {
@@ -163,10 +203,35 @@ int cmd_stats(const struct rl_args *args)
 	signal(SIGTERM, on_signal);
 	for (unsigned long line = 0; !stop && (!count || line < count); line++) {
 		double t0 = now_s(), dt;
+		__u32 now_id;
 
 		usleep((useconds_t)(watch_ms * 1000));
 		if (stop)
 			break;
+		/*
+		 * Our fds keep the maps of the attachment we opened alive: after a
+		 * detach and an attach they would show zeros forever. Follow the pins.
+		 */
+		now_id = counters_id(-1, ifc.pindir);
+		if (now_id != counters_id(pins.counters, NULL)) {
+			rl_pins_close(&pins);
+			/* The interface may have been made anew too: look it up again. */
+			if (!now_id || rl_iface_get(name, &ifc, err, sizeof(err)) ||
+			    rl_pins_open(&ifc, &pins, err, sizeof(err)) ||
+			    rl_counters_read(&pins, &a)) {
+				rl_pins_close(&pins);
+				if (!gone)
+					print_event(ifc.name, "detached",
+						    "detached; waiting for it to be attached again", json);
+				gone = true;
+				continue;
+			}
+			/* A new baseline: rates across two attachments mean nothing. */
+			print_event(ifc.name, "reattached", "re-attached: new maps, rates start again",
+				    json);
+			gone = false;
+			continue;
+		}
 		if (rl_counters_read(&pins, &b)) {
 			pr_err("couldn't read the counters of '%s': %s", name, strerror(errno));
 			goto out;

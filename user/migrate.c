@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "loader.h"
+#include "maps.h"
 #include "source.h"
 
 #define BATCH 1024

@@ -8,7 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "loader.h"
+#include "xdp_attach.h"
 #include "opts.h"
 
 #define A(field) offsetof(struct rl_args, field)

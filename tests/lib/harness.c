@@ -6,7 +6,7 @@
 #include <bpf/libbpf.h>
 #include "opts.h"
 #include "harness.h"
-#include "loader.h"
+#include "maps.h"
 #include "test.h"
 
 void rl_prog_close(struct rl_prog *p)

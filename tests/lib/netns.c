@@ -15,8 +15,7 @@
  *   runs under "nsenter --net=/run/netns/NS": only the network namespace
  *   changes, /sys/fs/bpf is the host's, and the pins are visible to the next
  *   command, to the tests (which read rl_counters directly) and to cleanup.
- *   The pins of all namespaces share that one directory, keyed by interface
- *   name only, so the veth names here are unique per process and pair.
+ *   The pins are kept per namespace there (user/pins.h).
  * - The sender's own kernel talks on a fresh link (router solicitations, MLD
  *   reports: 7 frames in the first 10 s), and the limiter would count those as
  *   IPv6 sources. trafgen writes raw frames and needs no address, so IPv6 is
@@ -54,7 +53,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
 #include "netns.h"
+#include "pins.h"
 #include "test.h"
 
 /* Sample period of rl_ns_watch(): at 4000 pps, 2 ms is 8 packets, 0.06% of 3 s. */
@@ -98,8 +99,8 @@ static bool pid_alive(long pid)
 
 /*
  * Remove what a run that died (crash, kill -9) left behind: namespaces
- * rlt-PID-*, pin directories rlPIDr* and files /tmp/rlt-PID-* of processes
- * that no longer exist.
+ * rlt-PID-* and files /tmp/rlt-PID-* of processes that no longer exist, then
+ * the pins those namespaces leave (orphans: "xdp-ratelimit cleanup").
  * Live ones may be a concurrent run's and are left alone.
  */
 static void sweep_stale(void)
@@ -110,10 +111,14 @@ static void sweep_stale(void)
 	unsigned int n;
 	char c;
 
+	bool swept = false;
+
 	d = opendir("/run/netns");
 	while (d && (de = readdir(d))) {
-		if (sscanf(de->d_name, "rlt-%ld-%u-%c", &pid, &n, &c) == 3 && !pid_alive(pid))
+		if (sscanf(de->d_name, "rlt-%ld-%u-%c", &pid, &n, &c) == 3 && !pid_alive(pid)) {
 			sh(NULL, "ip netns del '%s' 2>/dev/null", de->d_name);
+			swept = true;
+		}
 	}
 	if (d)
 		closedir(d);
@@ -124,13 +129,21 @@ static void sweep_stale(void)
 	}
 	if (d)
 		closedir(d);
-	d = opendir(RL_PIN_ROOT);
-	while (d && (de = readdir(d))) {
-		if (sscanf(de->d_name, "rl%ldr%u", &pid, &n) == 2 && !pid_alive(pid))
-			sh(NULL, "rm -rf '" RL_PIN_ROOT "/%s'", de->d_name);
-	}
-	if (d)
-		closedir(d);
+	/* Only pins no program uses: never another run's live limiter. */
+	if (swept)
+		sh(NULL, "%s/xdp-ratelimit cleanup >/dev/null", rl_build_dir);
+}
+
+int rl_ns_pin_dir(const char *netns, const char *ifname, char *out, size_t len)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	/* The bind mount in /run/netns shows the namespace's own inode. */
+	snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	if (stat(path, &st))
+		return -errno;
+	return rl_pin_dir(RL_PIN_ROOT, st.st_ino, ifname, out, len);
 }
 
 /* Pairs that exist right now, for the signal handler. */
@@ -205,11 +218,12 @@ int rl_ns_create(struct rl_ns *ns)
 	/* "rl" + 7-digit pid + "t" + seq: within IF_NAMESIZE up to seq 99999. */
 	snprintf(ns->tx_if, sizeof(ns->tx_if), "rl%dt%u", pid, seq);
 	snprintf(ns->rx_if, sizeof(ns->rx_if), "rl%dr%u", pid, seq);
+	/* The pins of a namespace deleted with its limiter are orphans: cleanup removes them. */
 	snprintf(ns->cleanup, sizeof(ns->cleanup),
 		 "nsenter --net=/run/netns/%s %s/xdp-ratelimit detach %s >/dev/null 2>&1;"
 		 " ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null;"
-		 " rm -rf " RL_PIN_ROOT "/%s /tmp/rlt-%d-*",
-		 ns->rx, rl_build_dir, ns->rx_if, ns->tx, ns->rx, ns->rx_if, pid);
+		 " %s/xdp-ratelimit cleanup >/dev/null 2>&1; rm -rf /tmp/rlt-%d-*",
+		 ns->rx, rl_build_dir, ns->rx_if, ns->tx, ns->rx, rl_build_dir, pid);
 	ns->up = true; /* from here on, rl_ns_destroy() has something to remove */
 	track(ns, true);
 	ret = sh(NULL,
@@ -251,11 +265,11 @@ void rl_ns_destroy(struct rl_ns *ns)
 		if (ns->flows[i])
 			rl_flow_stop(ns->flows[i]);
 	/* Detach first so the CLI removes its pins; then make sure they are gone. */
-	snprintf(path, sizeof(path), RL_PIN_ROOT "/%s", ns->rx_if);
-	if (access(path, F_OK) == 0) {
+	if (!rl_ns_pin_dir(ns->rx, ns->rx_if, path, sizeof(path)) && access(path, F_OK) == 0) {
 		rl_ns_cli(ns, NULL, NULL, "detach %s", ns->rx_if);
 		if (access(path, F_OK) == 0)
-			sh(NULL, "rm -rf '%s'", path);
+			sh(NULL, "rm -rf '%s'; rmdir \"$(dirname '%s')\" " RL_PIN_ROOT " 2>/dev/null",
+			   path, path);
 	}
 	/* Deleting a namespace deletes its veth end, the peer and the XDP program. */
 	sh(NULL, "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", ns->tx, ns->rx);
@@ -500,7 +514,10 @@ int rl_ns_counters(struct rl_ns *ns, struct rl_counters *c)
 	memset(c, 0, sizeof(*c));
 	if (ncpu <= 0)
 		return -EINVAL;
-	snprintf(path, sizeof(path), RL_PIN_ROOT "/%s/rl_counters", ns->rx_if);
+	ret = rl_ns_pin_dir(ns->rx, ns->rx_if, path, sizeof(path));
+	if (ret)
+		return ret;
+	strncat(path, "/rl_counters", sizeof(path) - strlen(path) - 1);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;

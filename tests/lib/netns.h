@@ -62,6 +62,12 @@ struct rl_flow {
 	char cfg[64], log[64]; /* temporary files */
 };
 
+/*
+ * The pin directory of interface @ifname in the namespace /run/netns/@netns
+ * (see user/pins.h). 0 or -errno.
+ */
+int rl_ns_pin_dir(const char *netns, const char *ifname, char *out, size_t len);
+
 /* Make the pair, addresses up. 0 or -errno (and a message on stderr). */
 int rl_ns_create(struct rl_ns *ns);
 /* Remove everything rl_ns_create() and the test made; safe to call twice or on a failed create. */

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Privileges, bpffs and the network namespace: see env.h. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include "env.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static const struct {
+	int cap;
+	const char *name;
+	bool nonroot_only;
+} needed[] = {
+	{ CAP_BPF, "CAP_BPF", false },
+	{ CAP_NET_ADMIN, "CAP_NET_ADMIN", false },
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN", false },
+	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE", true },
+};
+
+int rl_missing_caps(char *buf, size_t len)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+	size_t n = 0;
+
+	buf[0] = '\0';
+	/* The raw syscall: libcap is not a dependency, and capget(2) is all we need. */
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+		int c = needed[i].cap;
+
+		if (needed[i].nonroot_only && geteuid() == 0)
+			continue;
+		if (data[c / 32].effective & (1U << (c % 32)))
+			continue;
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
+				      needed[i].name);
+	}
+	return 0;
+}
+
+static bool same_ns(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	/* If either cannot be read, assume the same: only a positive difference refuses. */
+	if (stat(a, &sa) || stat(b, &sb))
+		return true;
+	return sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+__u64 rl_netns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (__u64)st.st_ino;
+}
+
+int rl_check_env(char *err, size_t errlen)
+{
+	char missing[128];
+	struct statfs st;
+	int ret;
+
+	ret = rl_missing_caps(missing, sizeof(missing));
+	if (ret) {
+		snprintf(err, errlen, "couldn't read this process's capabilities: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	if (*missing) {
+		snprintf(err, errlen,
+			 "missing capabilities: %s (run it as root, or give it those capabilities)",
+			 missing);
+		return -EPERM;
+	}
+	if (statfs("/sys/fs/bpf", &st) == 0 && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	/*
+	 * "ip netns exec" gives the command a /sys of its own, without the
+	 * host's bpffs: pins made there would vanish when the command ends.
+	 */
+	/* kthreadd (pid 2) lives in the initial namespaces, and its links are readable. */
+	if (!same_ns("/proc/self/ns/mnt", "/proc/2/ns/mnt")) {
+		snprintf(err, errlen,
+			 "no bpffs at /sys/fs/bpf in this mount namespace (ip netns exec remounts /sys): pins would not outlive this command; in a network namespace run it with nsenter --net=/run/netns/NAME");
+		return -ENOENT;
+	}
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		ret = -errno;
+		snprintf(err, errlen, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
+			 strerror(errno));
+		return ret;
+	}
+	return 0;
+}

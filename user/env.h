@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The environment the CLI runs in: privileges, bpffs, the network namespace. */
+#ifndef RL_ENV_H
+#define RL_ENV_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+/*
+ * The effective capabilities every command needs, and why (found on kernel 6.18 with
+ * kernel.unprivileged_bpf_disabled=2, Debian's default):
+ * CAP_BPF        any bpf() call: maps, pins, loading the program;
+ * CAP_NET_ADMIN  loading an XDP program and attaching it over netlink;
+ * CAP_SYS_ADMIN  looking programs up by id (BPF_PROG_GET_NEXT_ID/FD_BY_ID), which libxdp
+ *                does to find what is on an interface and we do to tell live pins from
+ *                orphans; also mounting bpffs;
+ * CAP_DAC_OVERRIDE  only for a uid other than 0: the pins are root's, mode 0600.
+ */
+/* Fill @buf with the missing ones ("CAP_BPF, CAP_SYS_ADMIN"), "" if none; -errno on failure. */
+int rl_missing_caps(char *buf, size_t len);
+/* The capabilities above, and bpffs mounted at /sys/fs/bpf (mounting it if needed). */
+int rl_check_env(char *err, size_t errlen);
+/* The inode of our network namespace (what `ls -iL /proc/self/ns/net` shows); 0 if unknown. */
+__u64 rl_netns_ino(void);
+
+#endif /* RL_ENV_H */

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Pin naming, pin directories, ownership and orphans: see pins.h for the layout. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "env.h"
+#include "pins.h"
+#include "xdp_attach.h"
+
+const char *const rl_map_names[RL_N_MAPS] = { "rl_state", "rl_config", "rl_ctl", "rl_counters" };
+
+static bool valid_ifname(const char *name)
+{
+	/* As the kernel's dev_valid_name(), for what matters to a path. */
+	return *name && strlen(name) < IF_NAMESIZE && !strchr(name, '/') && strcmp(name, ".") &&
+	       strcmp(name, "..");
+}
+
+int rl_pin_encode(const char *name, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (!valid_ifname(name))
+		return -EINVAL;
+	for (const char *p = name; *p; p++) {
+		/* '%' is escaped too, so that the encoding can be read back. */
+		if (*p == '.' || *p == '%')
+			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%%%02x",
+					      (unsigned char)*p);
+		else if (n + 1 < len)
+			out[n++] = *p;
+		else
+			n++;
+	}
+	if (n >= len)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	return 0;
+}
+
+int rl_pin_decode(const char *enc, char *name, size_t len)
+{
+	size_t n = 0;
+
+	for (const char *p = enc; *p; p++) {
+		char c = *p;
+
+		if (c == '.')
+			return -EINVAL;
+		if (c == '%') {
+			if (!strncmp(p, "%2e", 3))
+				c = '.';
+			else if (!strncmp(p, "%25", 3))
+				c = '%';
+			else
+				return -EINVAL;
+			p += 2;
+		}
+		if (n + 1 >= len)
+			return -EINVAL;
+		name[n++] = c;
+	}
+	if (!len)
+		return -EINVAL;
+	name[n] = '\0';
+	return valid_ifname(name) ? 0 : -EINVAL;
+}
+
+int rl_pin_dir(const char *root, __u64 netns_ino, const char *name, char *out, size_t len)
+{
+	char enc[RL_PINNAME_MAX];
+	int ret = rl_pin_encode(name, enc, sizeof(enc));
+
+	if (ret)
+		return ret;
+	if ((size_t)snprintf(out, len, "%s/netns-%llu/%s", root, (unsigned long long)netns_ino,
+			     enc) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int iface_paths(const char *name, struct rl_iface *ifc, char *err, size_t errlen)
+{
+	memset(ifc, 0, sizeof(*ifc));
+	if (rl_pin_encode(name, ifc->pinname, sizeof(ifc->pinname))) {
+		snprintf(err, errlen, "'%s' is not a valid interface name", name);
+		return -EINVAL;
+	}
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
+	ifc->netns_ino = rl_netns_ino();
+	if (!ifc->netns_ino) {
+		snprintf(err, errlen, "couldn't identify this network namespace (/proc/self/ns/net)");
+		return -ENOENT;
+	}
+	return rl_pin_dir(RL_PIN_ROOT, ifc->netns_ino, name, ifc->pindir, sizeof(ifc->pindir));
+}
+
+int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen)
+{
+	int ret = iface_paths(name, ifc, err, errlen);
+
+	if (ret)
+		return ret;
+	ifc->ifindex = (int)if_nametoindex(name);
+	if (!ifc->ifindex) {
+		snprintf(err, errlen, "no such interface '%s'", name);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+bool rl_is_attached(const struct rl_iface *ifc)
+{
+	struct stat st;
+
+	return stat(ifc->pindir, &st) == 0;
+}
+
+/* Is the map with this id used by any loaded program? */
+static bool map_in_use(__u32 map_id)
+{
+	__u32 id = 0, ids[16];
+
+	while (!bpf_prog_get_next_id(id, &id)) {
+		struct bpf_prog_info info = { .nr_map_ids = 16, .map_ids = (__u64)(unsigned long)ids };
+		__u32 len = sizeof(info);
+		int fd = bpf_prog_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			for (__u32 i = 0; i < info.nr_map_ids && i < 16; i++)
+				if (ids[i] == map_id) {
+					close(fd);
+					return true;
+				}
+		close(fd);
+	}
+	return false;
+}
+
+static __u32 pinned_map_id(const char *dir, const char *map)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), id = 0;
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, map);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		id = info.id;
+	close(fd);
+	return id;
+}
+
+/* Does any loaded program use one of the maps pinned in @dir? */
+static bool dir_in_use(const char *dir)
+{
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		__u32 id = pinned_map_id(dir, rl_map_names[i]);
+
+		if (id && map_in_use(id))
+			return true;
+	}
+	return false;
+}
+
+static int read_ctl(const char *dir, struct rl_ctl *ctl)
+{
+	char path[PATH_MAX];
+	__u32 zero = 0;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/rl_ctl", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &zero, ctl))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+bool rl_pins_owned(const struct rl_iface *ifc)
+{
+	struct rl_ctl ctl;
+
+	if (read_ctl(ifc->pindir, &ctl))
+		return true; /* incomplete pins: stale, whoever made them */
+	if (ctl.ifindex == (__u32)ifc->ifindex && ctl.netns_ino == ifc->netns_ino)
+		return true;
+	return !dir_in_use(ifc->pindir);
+}
+
+void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen)
+{
+	struct rl_ctl ctl = {};
+
+	/*
+	 * Same namespace and name, another ifindex, and a program uses them: the
+	 * interface they were made for was renamed, and this one took its name.
+	 */
+	read_ctl(ifc->pindir, &ctl);
+	snprintf(err, errlen,
+		 "%s is in use by the limiter of another interface (ifindex %u, renamed since?): detach it under its new name first",
+		 ifc->pindir, ctl.ifindex);
+}
+
+bool rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
+{
+	struct bpf_prog_info pinfo = {};
+	__u32 ids[16], len = sizeof(pinfo);
+	__u32 id = pinned_map_id(ifc->pindir, "rl_state");
+
+	if (!id)
+		return false;
+	pinfo.nr_map_ids = 16;
+	pinfo.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &len))
+		return false;
+	for (__u32 i = 0; i < pinfo.nr_map_ids && i < 16; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+/* Remove the maps and the directory; -errno if the directory is still there. */
+static int unpin_dir(const char *dir)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, rl_map_names[i]);
+		unlink(path);
+	}
+	return rmdir(dir) && errno != ENOENT ? -errno : 0;
+}
+
+/* The namespace directory and the root above @dir, if they are empty now. */
+static void prune_parents(const char *dir)
+{
+	char path[PATH_MAX], *slash;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(path, '/');
+		if (!slash)
+			return;
+		*slash = '\0';
+		if (strcmp(path, RL_PIN_ROOT) && strcmp(path, RL_STAGING_ROOT) &&
+		    strncmp(path, RL_PIN_ROOT "/", sizeof(RL_PIN_ROOT)) &&
+		    strncmp(path, RL_STAGING_ROOT "/", sizeof(RL_STAGING_ROOT)))
+			return; /* never above our roots */
+		rmdir(path);
+	}
+}
+
+static int mkdir_p(const char *dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s", dir);
+	for (char *p = path + sizeof("/sys/fs/bpf"); (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(path, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	return mkdir(path, 0700) && errno != EEXIST ? -errno : 0;
+}
+
+int rl_pins_make(const struct rl_iface *ifc, const int fds[RL_N_MAPS], char *err, size_t errlen)
+{
+	char staging[PATH_MAX], path[PATH_MAX], nsdir[PATH_MAX];
+	int ret;
+
+	/* Pin into a staging directory, then rename: the pin set appears whole. */
+	ret = rl_pin_dir(RL_STAGING_ROOT, ifc->netns_ino, ifc->name, staging, sizeof(staging));
+	if (ret) {
+		snprintf(err, errlen, "no pin directory for '%s': %s", ifc->name, strerror(-ret));
+		return ret;
+	}
+	unpin_dir(staging);
+	ret = mkdir_p(staging);
+	if (ret) {
+		snprintf(err, errlen, "couldn't create %s: %s", staging, strerror(-ret));
+		goto fail;
+	}
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", staging, rl_map_names[i]);
+		if (bpf_obj_pin(fds[i], path)) {
+			ret = -errno;
+			snprintf(err, errlen, "couldn't pin %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		/* Root only: the state and the configuration are security-relevant. */
+		chmod(path, 0600);
+	}
+	snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/netns-%llu", (unsigned long long)ifc->netns_ino);
+	ret = mkdir_p(nsdir);
+	if (ret) {
+		snprintf(err, errlen, "couldn't create %s: %s", nsdir, strerror(-ret));
+		goto fail;
+	}
+	if (rename(staging, ifc->pindir)) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't move the pins into %s: %s", ifc->pindir,
+			 strerror(errno));
+		goto fail;
+	}
+	prune_parents(staging);
+	return 0;
+fail:
+	unpin_dir(staging);
+	prune_parents(staging);
+	prune_parents(ifc->pindir);
+	return ret;
+}
+
+void rl_pins_remove(const struct rl_iface *ifc)
+{
+	char staging[PATH_MAX];
+
+	unpin_dir(ifc->pindir);
+	prune_parents(ifc->pindir);
+	if (!rl_pin_dir(RL_STAGING_ROOT, ifc->netns_ino, ifc->name, staging, sizeof(staging))) {
+		unpin_dir(staging);
+		prune_parents(staging);
+	}
+}
+
+int rl_unpin_gone(const char *name)
+{
+	struct rl_iface ifc;
+	char err[128];
+
+	if (iface_paths(name, &ifc, err, sizeof(err)) || if_nametoindex(name))
+		return -EINVAL;
+	if (!rl_is_attached(&ifc))
+		return -ENOENT;
+	/* ifindex 0 never owns pins: only unused (stale) pins pass this. */
+	if (!rl_pins_owned(&ifc))
+		return -EBUSY;
+	rl_pins_remove(&ifc);
+	return 0;
+}
+
+int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
+{
+	int *fds[RL_N_MAPS] = { &pins->state, &pins->config, &pins->ctl, &pins->counters };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < RL_N_MAPS; i++)
+		*fds[i] = -1;
+	switch (rl_presence(ifc)) {
+	case RL_PRESENT:
+		break;
+	case RL_ABSENT:
+	case RL_STALE_PINS: /* an attach in progress, or killed before it attached */
+		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s' (see attach --help)",
+			 ifc->name);
+		return -ENOENT;
+	case RL_ORPHAN_PROG:
+		snprintf(err, errlen,
+			 "the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
+			 ifc->name, ifc->name);
+		return -EIO;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(ifc, err, errlen);
+		return -EBUSY;
+	}
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", ifc->pindir, rl_map_names[i]);
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			int ret = -errno;
+
+			snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
+			rl_pins_close(pins);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void rl_pins_close(struct rl_pins *pins)
+{
+	int *fds[RL_N_MAPS] = { &pins->state, &pins->config, &pins->ctl, &pins->counters };
+
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
+}
+
+int rl_list_attached(char names[][IF_NAMESIZE], int max)
+{
+	char nsdir[PATH_MAX];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/netns-%llu", (unsigned long long)rl_netns_ino());
+	d = opendir(nsdir);
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) && n < max)
+		if (e->d_name[0] != '.' && !rl_pin_decode(e->d_name, names[n], IF_NAMESIZE))
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* The orphans in one namespace directory @nsdir (inode @ino) of @root, from o[n] on. */
+static int scan_ns(const char *nsdir, __u64 ino, struct rl_orphan *o, int n, int max)
+{
+	DIR *d = opendir(nsdir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d)) && n < max) {
+		struct rl_orphan *x = &o[n];
+		struct rl_ctl ctl;
+
+		if (e->d_name[0] == '.' || rl_pin_decode(e->d_name, x->name, sizeof(x->name)))
+			continue;
+		snprintf(x->path, sizeof(x->path), "%s/%s", nsdir, e->d_name);
+		if (dir_in_use(x->path))
+			continue;
+		x->netns_ino = ino;
+		x->ifindex = read_ctl(x->path, &ctl) ? 0 : ctl.ifindex;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int rl_list_orphans(struct rl_orphan *o, int max)
+{
+	const char *roots[] = { RL_PIN_ROOT, RL_STAGING_ROOT };
+	char nsdir[PATH_MAX];
+	int n = 0;
+
+	for (size_t r = 0; r < 2; r++) {
+		DIR *d = opendir(roots[r]);
+		struct dirent *e;
+
+		while (d && (e = readdir(d)) && n < max) {
+			unsigned long long ino;
+			int end = 0;
+
+			/* Only our namespace directories: anything else there is not ours to judge. */
+			if (sscanf(e->d_name, "netns-%llu%n", &ino, &end) != 1 || e->d_name[end])
+				continue;
+			snprintf(nsdir, sizeof(nsdir), "%s/%s", roots[r], e->d_name);
+			n = scan_ns(nsdir, ino, o, n, max);
+		}
+		if (d)
+			closedir(d);
+	}
+	return n;
+}
+
+int rl_orphan_remove(const struct rl_orphan *o)
+{
+	int ret;
+
+	/* Checked again: we hold the lock, but a program could have been loaded on them. */
+	if (dir_in_use(o->path))
+		return -EBUSY;
+	ret = unpin_dir(o->path);
+	prune_parents(o->path);
+	return ret;
+}

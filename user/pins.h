@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Where a limiter's maps are pinned, and whose they are.
+ *
+ * Interface names are unique only within a network namespace, and bpffs refuses
+ * '.' in names, so the pins are keyed by namespace, then by the encoded name:
+ *
+ *   /sys/fs/bpf/xdp-ratelimit/               RL_PIN_ROOT, 0700
+ *     netns-4026531840/                      one directory per network namespace: the
+ *                                            inode of /proc/self/ns/net there (what
+ *                                            `ls -iL /proc/PID/ns/net` and lsns show)
+ *       eth0/                                one per interface, named by its name with
+ *       eth0%2e100/                          '.' written %2e and '%' written %25 (and
+ *                                            nothing else changed): eth0.100 here, and
+ *                                            eth0_100 stays eth0_100, so no two collide
+ *         rl_state rl_config rl_ctl rl_counters   the maps, 0600
+ *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
+ *                                            renames the directory into place
+ *
+ * rl_ctl also records the ifindex and the namespace inode the maps were made for.
+ * Pins whose maps no loaded program uses are orphans: their namespace was deleted,
+ * their interface removed, or a command was killed (see rl_list_orphans()).
+ */
+#ifndef RL_PINS_H
+#define RL_PINS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include "maps.h"
+
+#define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
+/* An encoded interface name: at worst every character becomes three. */
+#define RL_PINNAME_MAX (3 * IF_NAMESIZE)
+#define RL_N_MAPS 4
+/* In the order of struct rl_pins. */
+extern const char *const rl_map_names[RL_N_MAPS];
+
+struct rl_iface {
+	char name[IF_NAMESIZE];
+	char pinname[RL_PINNAME_MAX]; /* the name encoded for bpffs */
+	int ifindex;		      /* 0: no such interface (any more) */
+	__u64 netns_ino;	      /* our network namespace */
+	char pindir[PATH_MAX];
+};
+
+/* The bpffs name of interface @name (see above). 0, or -EINVAL if it is not a valid name. */
+int rl_pin_encode(const char *name, char *out, size_t len);
+/* The reverse: 0, or -EINVAL if @enc is no encoding of an interface name. */
+int rl_pin_decode(const char *enc, char *name, size_t len);
+/* The pin directory of @name in the namespace with inode @netns_ino (under @root). */
+int rl_pin_dir(const char *root, __u64 netns_ino, const char *name, char *out, size_t len);
+
+/* Look up an interface of our namespace by name; fills the pin directory. */
+int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errlen);
+/* Is the limiter's pin directory there? */
+bool rl_is_attached(const struct rl_iface *ifc);
+/*
+ * Do the pins belong to this interface in this namespace? Pins whose maps no
+ * program uses are nobody's: they count as ours, to be replaced or removed.
+ */
+bool rl_pins_owned(const struct rl_iface *ifc);
+/* The message for pins that are not ours (see rl_pins_owned()). */
+void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen);
+/* Does the program @prog_fd use the maps pinned for @ifc? */
+bool rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc);
+
+/* Pin the maps @fds (struct rl_pins order) for @ifc: whole or not at all. */
+int rl_pins_make(const struct rl_iface *ifc, const int fds[RL_N_MAPS], char *err, size_t errlen);
+/* Remove the pins of @ifc (and a staging copy), and the directories left empty. */
+void rl_pins_remove(const struct rl_iface *ifc);
+/*
+ * detach of an interface that no longer exists in our namespace: remove its
+ * pins. 0, -ENOENT if it has none, -EBUSY if a program still uses them.
+ */
+int rl_unpin_gone(const char *name);
+
+/* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
+int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
+void rl_pins_close(struct rl_pins *pins);
+
+/* The interfaces of our namespace with a pin directory; returns how many (at most @max). */
+int rl_list_attached(char names[][IF_NAMESIZE], int max);
+
+/* A pin directory whose maps no loaded program uses. */
+struct rl_orphan {
+	char path[PATH_MAX];
+	char name[IF_NAMESIZE]; /* the interface it was made for */
+	__u64 netns_ino;	/* in this namespace */
+	__u32 ifindex;		/* from rl_ctl; 0 if unreadable */
+};
+/* Every orphaned pin directory on the host, in any namespace; returns how many (<= @max). */
+int rl_list_orphans(struct rl_orphan *o, int max);
+/* Remove one if it is still an orphan: 0, -EBUSY if a program uses it now, or -errno. */
+int rl_orphan_remove(const struct rl_orphan *o);
+
+#endif /* RL_PINS_H */
