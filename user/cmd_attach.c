@@ -210,6 +210,8 @@ int cmd_attach(int argc, char **argv)
 	}
 	if (rl_config_build(&cfg, &pol, &o, NULL, err, sizeof(err)))
 		goto bad;
+	if (rl_policy_tcp_warning(&pol, err, sizeof(err)))
+		pr_warn("%s", err);
 	if (rl_check_env(err, sizeof(err)) || rl_iface_get(name, &ifc, err, sizeof(err))) {
 		pr_err("%s", err);
 		return 1;
@@ -353,6 +355,22 @@ int cmd_set(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
+	/* The policy in force already: a new generation would only cost a migration. */
+	if (rl_config_same(&cfg, &cur)) {
+		if (json) {
+			printf("{\"iface\":");
+			rl_json_str(stdout, ifc.name);
+			printf(",\"unchanged\":true,\"policy\":");
+			json_config(&cur);
+			printf("}\n");
+		} else {
+			printf("%s: unchanged: %s\n", ifc.name, describe(&cur, desc, sizeof(desc)));
+		}
+		ret = 0;
+		goto out;
+	}
+	if (rl_policy_tcp_warning(&pol, err, sizeof(err)))
+		pr_warn("%s", err);
 	ret = rl_config_swap(&pins, &cfg, active);
 	if (ret) {
 		pr_err("couldn't write the configuration of '%s': %s", ifc.name, strerror(-ret));

@@ -153,8 +153,9 @@ int cmd_simulate(int argc, char **argv)
 	rl_policy_defaults(&pol);
 	if (parse_args(argc, argv, &pol, &o))
 		return 2;
-	if (rl_sim_init(&sim, &pol, err, sizeof(err))) {
+	if (rl_sim_init(&sim, &pol, err, sizeof(err)) || rl_policy_check(&pol, err, sizeof(err))) {
 		pr_err("%s", err);
+		rl_sim_free(&sim);
 		return 2;
 	}
 	if (o.trace && strcmp(o.trace, "-")) {

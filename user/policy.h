@@ -10,6 +10,15 @@
 
 #define RL_ERRLEN 256
 
+/*
+ * A full-size frame: a 1500-byte MTU packet with its Ethernet header and two
+ * VLAN tags (XDP never sees the FCS). The smallest default byte burst, and
+ * the least a token-bucket byte burst or a byte limit per window must hold
+ * (rl_policy_check()). Jumbo frames need more; RL_MAX_FRAME is the kernel's
+ * bound on the cost of one packet, not what a link carries.
+ */
+#define RL_FULL_FRAME 1522
+
 /* What the user asked for; the *_set flags tell given from default. */
 struct rl_policy {
 	enum rl_algo algo;
@@ -54,8 +63,27 @@ int rl_policy_option(struct rl_policy *pol, int argc, char **argv, int *i, char 
 /* Check the policy as a whole and precompute the packet-path parameters. */
 int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen);
 
+/*
+ * What a user may ask for, beyond what rl_params_init() can compute: refuses
+ * (-EINVAL, with a message) a byte-rate token-bucket burst or a byte limit
+ * per window below one full-size frame (RL_FULL_FRAME), which would drop
+ * full-size frames, or pass one whatever the limit. attach, set (through
+ * rl_config_build()) and simulate check it; the core itself takes any burst.
+ */
+int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen);
+
+/*
+ * True, with a message in @msg, when a byte-rate token-bucket or gcra burst
+ * is below rate x 100 ms: a TCP flow would get well under the rate (see the
+ * README's "Sizing a burst for TCP"). A warning, not a refusal.
+ */
+bool rl_policy_tcp_warning(const struct rl_policy *pol, char *msg, size_t len);
+
 const char *rl_algo_name(enum rl_algo algo);
-/* "10/s", "1.5/s", "100 Mbit/s" ... into @buf. */
+/*
+ * "10 pps", "0.5 pps", "20/min", "12500000 bytes/s", "0.125 bit/s" into @buf:
+ * rl_parse_rate() reads it back to the same rate.
+ */
 char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len);
 
 /* Policy options, for --help texts. */
