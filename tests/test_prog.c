@@ -709,46 +709,49 @@ TEST_FLAGS(prog_prefix6, RL_TEST_ROOT)
 		  s0, ARRAY_SIZE(s0), false, &extra, "prefix4 0, prefix6 0");
 }
 
-/* Byte mode: 1000 bytes/s, burst 1000 bytes; each frame costs its length. */
+/* Byte mode: 1000 bytes/s, burst 2000 bytes (at least a full frame); each frame costs its length. */
 TEST_FLAGS(prog_bytes, RL_TEST_ROOT)
 {
 	static const struct step s[] = {
-		{ T0, A4, 400, XDP_PASS, 2 },
-		{ T0, A4, 400, XDP_DROP, 1 },
-		{ T0, A4, 201, XDP_DROP, 1 },
-		{ T0, A4, 200, XDP_PASS, 1 },
+		{ T0, A4, 800, XDP_PASS, 2 },
+		{ T0, A4, 800, XDP_DROP, 1 },
+		{ T0, A4, 401, XDP_DROP, 1 },
+		{ T0, A4, 400, XDP_PASS, 1 },
 		{ T0, A4, 60, XDP_DROP, 1 },
 		/* 1 byte per ms */
 		{ T0 + 59 * MSEC, A4, 60, XDP_DROP, 1 },
 		{ T0 + 60 * MSEC, A4, 60, XDP_PASS, 1 },
-		{ T0 + 60 * MSEC, "2001:db8::1", 1000, XDP_PASS, 1 },
+		{ T0 + 60 * MSEC, "2001:db8::1", 1500, XDP_PASS, 1 },
+		{ T0 + 60 * MSEC, "2001:db8::1", 501, XDP_DROP, 1 },
+		{ T0 + 60 * MSEC, "2001:db8::1", 500, XDP_PASS, 1 },
 		{ T0 + 60 * MSEC, "2001:db8::1", 60, XDP_DROP, 1 },
 		/* Full again, and never more than full. */
-		{ T0 + 10 * SEC, A4, 1001, XDP_DROP, 1 },
-		{ T0 + 10 * SEC, A4, 1000, XDP_PASS, 1 },
+		{ T0 + 10 * SEC, A4, 1500, XDP_PASS, 1 },
+		{ T0 + 10 * SEC, A4, 501, XDP_DROP, 1 },
+		{ T0 + 10 * SEC, A4, 500, XDP_PASS, 1 },
 		{ T0 + 10 * SEC, A4, 60, XDP_DROP, 1 },
 	};
 	const struct rl_counters extra = { .new_sources = 2 };
 
-	rate_test((const char *const[]){ "--rate", "1000byte", "--burst", "1000", NULL }, s,
-		  ARRAY_SIZE(s), false, &extra, "bytes 1000/s burst 1000");
+	rate_test((const char *const[]){ "--rate", "1000byte", "--burst", "2000", NULL }, s,
+		  ARRAY_SIZE(s), false, &extra, "bytes 1000/s burst 2000");
 }
 
 /* The cost is the whole frame, VLAN tags included. */
 TEST_FLAGS(prog_bytes_vlan, RL_TEST_ROOT)
 {
-	const struct fspec qinq = { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = A4, .len = 500 };
+	const struct fspec qinq = { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = A4, .len = 1000 };
 	struct frame f;
 	struct rl_prog p;
 
-	if (!prog_start(&p, (const char *const[]){ "--rate", "1000byte", "--burst", "1000", NULL },
+	if (!prog_start(&p, (const char *const[]){ "--rate", "1000byte", "--burst", "2000", NULL },
 			NULL))
 		return;
 	build_frame(&f, &qinq);
-	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 500 bytes, 1000 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 500 bytes, 500 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0 + 499 * MSEC, &f), XDP_DROP, "qinq 500 bytes, 499 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0 + 500 * MSEC, &f), XDP_PASS, "qinq 500 bytes, 500 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 1000 bytes, 2000 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 1000 bytes, 1000 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 999 * MSEC, &f), XDP_DROP, "qinq 1000 bytes, 999 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 1000 * MSEC, &f), XDP_PASS, "qinq 1000 bytes, 1000 in the bucket");
 	rl_prog_close(&p);
 }
 
