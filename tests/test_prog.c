@@ -138,7 +138,7 @@ static const struct {
 	CNT(malformed[RL_BAD_ETH]), CNT(malformed[RL_BAD_VLAN]), CNT(malformed[RL_BAD_IPV4]),
 	CNT(malformed[RL_BAD_IHL]), CNT(malformed[RL_BAD_IPV6]), CNT(new_sources),
 	CNT(carried),		    CNT(insert_failed),	       CNT(cas_retries),
-	CNT(cas_exhausted),	    CNT(no_config),
+	CNT(cas_exhausted),	    CNT(no_config),	       CNT(nd),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
 	       "every counter of struct rl_counters is named in cnt_fields");

@@ -30,7 +30,7 @@ static const struct {
 	{ "malformed_ihl", offsetof(struct rl_counters, malformed[RL_BAD_IHL]) },
 	{ "malformed_ipv6", offsetof(struct rl_counters, malformed[RL_BAD_IPV6]) },
 	FIELD(new_sources),	 FIELD(carried),	FIELD(insert_failed), FIELD(cas_retries),
-	FIELD(cas_exhausted),	 FIELD(no_config),
+	FIELD(cas_exhausted),	 FIELD(no_config),	FIELD(nd),
 };
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -59,7 +59,8 @@ static void stats_usage(FILE *f)
 		"limited (dropped for being over the limit), would_drop (over the limit in\n"
 		"dry-run, passed), ipv4, ipv6, not_ip (passed untouched), malformed_* by\n"
 		"reason, new_sources, carried (sources carried over by set), insert_failed,\n"
-		"cas_retries, cas_exhausted, no_config; and sources, the sources tracked\n"
+		"cas_retries, cas_exhausted, no_config, nd (IPv6 neighbour discovery,\n"
+		"passed untouched); and sources, the sources tracked\n"
 		"now (without --watch: it walks the table). With no set in between,\n"
 		"new_sources - sources is how many the LRU table has forgotten (evicted).\n");
 }
