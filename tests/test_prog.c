@@ -814,7 +814,11 @@ static void sim_sources(char src[SIM_SOURCES][INET6_ADDRSTRLEN])
 	static const unsigned int word[] = { 0, 0xa, 0xffff };
 
 	for (int i = 0; i < SIM_SOURCES; i++) {
-		if (i % 5 < 3)
+		/* Two link-local neighbours in one /64: keyed apart (rl_key.h). */
+		if (i >= SIM_SOURCES - 2)
+			snprintf(src[i], INET6_ADDRSTRLEN, "fe80::%x:%x",
+				 (unsigned int)rnd_below(0x10000), (unsigned int)rnd_below(0x10000));
+		else if (i % 5 < 3)
 			snprintf(src[i], INET6_ADDRSTRLEN, "198.%u.%u.%u",
 				 18 + (unsigned int)rnd_below(2), third[rnd_below(3)],
 				 1 + (unsigned int)rnd_below(254));
