@@ -23,7 +23,8 @@ static void simulate_usage(FILE *f)
 		"             source, printed as '-'\n"
 		"  LENGTH     the frame length in bytes (1-65535, default 64); it is the\n"
 		"             packet's cost when the rate is a byte rate\n"
-		"Blank lines and everything after '#' are ignored.\n"
+		"Blank lines and everything after '#' are ignored. A line may be at most\n"
+		"4096 bytes long and hold no NUL byte.\n"
 		"\n"
 		"Options:\n"
 		"  --trace FILE  read the trace from FILE (default: standard input)\n"
@@ -138,8 +139,7 @@ int cmd_simulate(int argc, char **argv)
 	struct rl_policy pol;
 	struct rl_trace_pkt pkt;
 	struct rl_sim sim;
-	char err[RL_ERRLEN], *line = NULL, buf[RL_KEY_STRLEN];
-	size_t cap = 0;
+	char err[RL_ERRLEN], line[RL_TRACE_LINE_MAX + 1], buf[RL_KEY_STRLEN];
 	__u64 lineno = 0, last_ns = 0, npkts = 0;
 	FILE *in = stdin;
 	int ret = 0, r;
@@ -168,9 +168,13 @@ int cmd_simulate(int argc, char **argv)
 	}
 	if (o.json)
 		print_policy_json(&sim);
-	while (getline(&line, &cap, in) > 0) {
+	for (;;) {
+		r = rl_trace_getline(in, line, sizeof(line), err, sizeof(err));
+		if (r == 0 || r == -EIO)
+			break;
 		lineno++;
-		r = rl_trace_line(line, &pkt, err, sizeof(err));
+		if (r > 0)
+			r = rl_trace_line(line, &pkt, err, sizeof(err));
 		if (r < 0) {
 			pr_err("trace line %llu: %s", (unsigned long long)lineno, err);
 			ret = 1;
@@ -215,7 +219,6 @@ int cmd_simulate(int argc, char **argv)
 	} else if (o.summary && !ret) {
 		print_summary(&sim, false);
 	}
-	free(line);
 	if (in != stdin)
 		fclose(in);
 	rl_sim_free(&sim);
