@@ -10,7 +10,7 @@
  *	rates_str_round_trip	rl_rate_str() reads back to the same rate
  *	rates_full_frame	byte bursts and window limits under 1522 bytes
  *	rates_full_frame_cli	the same refusal from simulate and attach
- *	rates_tcp_warning	byte bursts under rate x 100 ms
+ *	rates_tcp_warning	byte bursts under rate x 200 ms
  *	rates_config_same	rl_config_same() ignores generation and carry
  *	rates_set_unchanged	set with the live policy: no new generation
  */
@@ -235,19 +235,19 @@ TEST(rates_tcp_warning)
 		const char *msg; /* NULL: no warning */
 	} cases[] = {
 		{ { "--rate", "100mbit", "--burst", "150000", NULL },
-		  "--burst 150000 bytes is under 100 ms at 100 Mbit/s (1250000 bytes): TCP flows will "
+		  "--burst 150000 bytes is under 200 ms at 100 Mbit/s (2500000 bytes): TCP flows will "
 		  "get well under the rate; see README 'Sizing a burst for TCP'" },
-		{ { "--algo", "gcra", "--rate", "100mbit", "--burst", "1249999", NULL },
-		  "--burst 1249999 bytes is under 100 ms at 100 Mbit/s (1250000 bytes)" },
-		{ { "--rate", "100mbit", "--burst", "1250000", NULL }, NULL },
+		{ { "--algo", "gcra", "--rate", "100mbit", "--burst", "2499999", NULL },
+		  "--burst 2499999 bytes is under 200 ms at 100 Mbit/s (2500000 bytes)" },
+		{ { "--rate", "100mbit", "--burst", "2500000", NULL }, NULL },
 		{ { "--rate", "100mbit", NULL }, NULL }, /* default: one second */
 		{ { "--rate", "1gbit", "--burst", "1522", NULL },
-		  "under 100 ms at 1 Gbit/s (12500000 bytes)" },
+		  "under 200 ms at 1 Gbit/s (25000000 bytes)" },
 		{ { "--rate", "1001bit", "--burst", "1522", NULL }, NULL },
-		/* 100 ms of 12345 bytes/s is 1234.5: rounded up. */
-		{ { "--algo", "gcra", "--rate", "12345byte", "--burst", "1234", NULL },
-		  "at 12345 bytes/s (1235 bytes)" },
-		{ { "--algo", "gcra", "--rate", "12345byte", "--burst", "1235", NULL }, NULL },
+		/* 200 ms of 12346 bytes/s is 2469.2: rounded up. */
+		{ { "--algo", "gcra", "--rate", "12346byte", "--burst", "2469", NULL },
+		  "at 12346 bytes/s (2470 bytes)" },
+		{ { "--algo", "gcra", "--rate", "12346byte", "--burst", "2470", NULL }, NULL },
 		{ { "--rate", "100000", "--burst", "10", NULL }, NULL }, /* packets */
 		{ { "--algo", "fixed-window", "--rate", "100mbit", "--window", "1ms", NULL }, NULL },
 	};

@@ -30,7 +30,7 @@ static void attach_usage(FILE *f)
 		"\n%s"
 		"\nExample:\n"
 		"  " RL_PROG " attach eth0 --rate 1000 --burst 200\n"
-		"  " RL_PROG " attach eth0 --algo gcra --rate 100mbit --burst 1250000 --prefix4 24\n",
+		"  " RL_PROG " attach eth0 --algo gcra --rate 100mbit --burst 2500000 --prefix4 24\n",
 		RL_DEFAULT_MAX_SOURCES, RL_MAX_SOURCES_LIMIT, rl_opts_help, rl_policy_help);
 }
 

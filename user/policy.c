@@ -33,7 +33,7 @@ const char rl_policy_help[] =
 	"                    or bytes with a byte rate. Default: one second at RATE\n"
 	"                    (at least 1 packet, or 1522 bytes). A token-bucket byte\n"
 	"                    burst must hold one full-size frame: at least 1522 bytes.\n"
-	"                    For TCP give at least 100 ms at RATE (see the README).\n"
+	"                    For TCP give at least 200 ms at RATE (see the README).\n"
 	"  --window DUR      fixed-window, sliding-window: window length (ns, us, ms, s,\n"
 	"                    m, h; default 1s). The limit per window is RATE x DUR and\n"
 	"                    must be a whole number.\n"
@@ -674,20 +674,20 @@ static void bit_rate_str(const struct rl_policy *pol, char *buf, size_t len)
 
 bool rl_policy_tcp_warning(const struct rl_policy *pol, char *msg, size_t len)
 {
+	u128 d = (u128)pol->rate_den * (1000 / RL_TCP_BURST_MS);
 	__u64 burst, need;
 	char rate[64];
 
 	if (!pol->bytes || !is_bucket_algo(pol->algo))
 		return false;
-	/* rate x 100 ms, rounded up: ceil(num / (10 den)). */
-	need = (__u64)(((u128)pol->rate_num + (u128)pol->rate_den * 10 - 1) /
-		       ((u128)pol->rate_den * 10));
+	/* rate x RL_TCP_BURST_MS, rounded up. */
+	need = (__u64)(((u128)pol->rate_num + d - 1) / d);
 	burst = bucket_burst(pol);
 	if (burst >= need)
 		return false;
 	bit_rate_str(pol, rate, sizeof(rate));
 	snprintf(msg, len,
-		 "--burst %llu bytes is under 100 ms at %s (%llu bytes): TCP flows will get well under the rate; see README 'Sizing a burst for TCP'",
-		 (unsigned long long)burst, rate, (unsigned long long)need);
+		 "--burst %llu bytes is under %d ms at %s (%llu bytes): TCP flows will get well under the rate; see README 'Sizing a burst for TCP'",
+		 (unsigned long long)burst, RL_TCP_BURST_MS, rate, (unsigned long long)need);
 	return true;
 }
