@@ -696,7 +696,7 @@ TEST_FLAGS(prog_prefix6, RL_TEST_ROOT)
 		{ T0, A4, 0, XDP_PASS, 5 },
 		{ T0, "203.0.113.9", 0, XDP_DROP, 1 },
 		{ T0, "2001:db8::1", 0, XDP_PASS, 5 },
-		{ T0, "fe80::1", 0, XDP_DROP, 1 },
+		{ T0, "2001:db8:ffff::9", 0, XDP_DROP, 1 },
 	};
 	const struct rl_counters extra = { .new_sources = 2 };
 

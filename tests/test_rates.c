@@ -31,8 +31,8 @@ struct rate_case {
 };
 
 static const struct rate_case rate_cases[] = {
-	{ "30/m", 1, 2, false, "0.5 pps" },
-	{ "30r/m", 1, 2, false, "0.5 pps" },
+	{ "30/m", 1, 2, false, "0.5/s" },
+	{ "30r/m", 1, 2, false, "0.5/s" },
 	{ "100/min", 5, 3, false, "100/min" },
 	{ "20/minute", 1, 3, false, "20/min" },
 	{ "5/h", 1, 720, false, "5/hour" },
@@ -41,18 +41,23 @@ static const struct rate_case rate_cases[] = {
 	{ "1/d", 1, 86400, false, "1/day" },
 	{ "1000/day", 5, 432, false, "1000/day" },
 	{ "2.5/m", 1, 24, false, "2.5/min" },
-	{ "10/s", 10, 1, false, "10 pps" },
-	{ "10/sec", 10, 1, false, "10 pps" },
-	{ "10r/s", 10, 1, false, "10 pps" },
-	{ "10/second", 10, 1, false, "10 pps" },
-	{ "1gpps", 1000000000, 1, false, "1000000000 pps" },
-	{ "2.5kpps/s", 2500, 1, false, "2500 pps" },
-	{ "100mbit/s", 12500000, 1, true, "12500000 bytes/s" },
-	{ "100MBIT", 12500000, 1, true, "12500000 bytes/s" },
-	{ "1001bit", 1001, 8, true, "125.125 bytes/s" },
-	{ "0.000000001bit", 1, 8000000000ULL, true, "0.000000001 bit/s" },
-	{ "10 pps", 10, 1, false, "10 pps" },
-	{ "12500000 bytes/s", 12500000, 1, true, "12500000 bytes/s" },
+	{ "10/s", 10, 1, false, "10/s" },
+	{ "10/sec", 10, 1, false, "10/s" },
+	{ "10r/s", 10, 1, false, "10/s" },
+	{ "10/second", 10, 1, false, "10/s" },
+	{ "10pps", 10, 1, false, "10/s" },
+	{ "1gpps", 1000000000, 1, false, "1000000000/s" },
+	{ "2.5kpps/s", 2500, 1, false, "2500/s" },
+	{ "100mbit/s", 12500000, 1, true, "100mbit" },
+	{ "100MBIT", 12500000, 1, true, "100mbit" },
+	{ "12.5mbyte", 12500000, 1, true, "100mbit" },
+	{ "1.544mbit", 193000, 1, true, "1.544mbit" },
+	{ "400gbit", 50000000000ULL, 1, true, "400gbit" },
+	{ "1tbit", 125000000000ULL, 1, true, "1tbit" },
+	{ "1001bit", 1001, 8, true, "1.001kbit" },
+	{ "137byte", 137, 1, true, "1.096kbit" },
+	{ "0.000000001bit", 1, 8000000000ULL, true, "0.000000001bit" },
+	{ "0.000000001kbyte", 1, 1000000, true, "0.000001byte" },
 	{ "0.000000001/d", 1, 86400000000000ULL, false, "0.000000001/day" },
 };
 
@@ -88,7 +93,8 @@ TEST(rates_period_refused)
 		{ "30/", "unknown period '/'" },
 		{ "30/m/m", "unknown period '/m/m'" },
 		{ "0/m", "is zero" },
-		{ "10 xyz", "unknown rate unit 'xyz'" },
+		{ "10 xyz", "unknown rate unit ' xyz'" },
+		{ "10 pps", "unknown rate unit ' pps'" },
 		{ "10r", "" }, /* nginx's r without a period: per second, accepted */
 	};
 	char err[RL_ERRLEN];
@@ -246,7 +252,7 @@ TEST(rates_tcp_warning)
 		{ { "--rate", "1001bit", "--burst", "1522", NULL }, NULL },
 		/* 200 ms of 12346 bytes/s is 2469.2: rounded up. */
 		{ { "--algo", "gcra", "--rate", "12346byte", "--burst", "2469", NULL },
-		  "at 12346 bytes/s (2470 bytes)" },
+		  "at 98.768kbit (2470 bytes)" },
 		{ { "--algo", "gcra", "--rate", "12346byte", "--burst", "2470", NULL }, NULL },
 		{ { "--rate", "100000", "--burst", "10", NULL }, NULL }, /* packets */
 		{ { "--algo", "fixed-window", "--rate", "100mbit", "--window", "1ms", NULL }, NULL },
@@ -334,7 +340,7 @@ TEST_FLAGS(rates_set_unchanged, RL_TEST_ROOT)
 	ASSERT_TRUE(status_gen(&ns, &gen) && gen == 1, "generation 1 after attach");
 	ASSERT_OK(rl_ns_cli(&ns, &out, &err, "set %s --rate 1000", ns.rx_if), "set, same rate");
 	ASSERT_CONTAINS(out, "unchanged", "set, same rate");
-	ASSERT_CONTAINS(out, "1000 pps, burst 50", "prints the policy");
+	ASSERT_CONTAINS(out, "1000/s, burst 50", "prints the policy");
 	ASSERT_TRUE(status_gen(&ns, &gen) && gen == 1, "still generation 1");
 	free(out);
 	out = NULL;

@@ -147,8 +147,6 @@ static const struct unit rate_units[] = {
 	{ "tbit", 1000000000000ULL, 8, true },
 	{ "byte", 1, 1, true },		{ "kbyte", 1000, 1, true },
 	{ "mbyte", 1000000, 1, true },	{ "gbyte", 1000000000, 1, true },
-	/* What rl_rate_str() prints: "12500000 bytes/s". */
-	{ "bytes", 1, 1, true },
 };
 
 /*
@@ -187,9 +185,6 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 			 "'%s' is not a rate (examples: 10, 2.5, 30/m, 10kpps, 100mbit)", s);
 		return -EINVAL;
 	}
-	/* "10 pps", as rl_rate_str() prints it. */
-	while (*end == ' ')
-		end++;
 	if (strlen(end) >= sizeof(unit))
 		goto bad_unit;
 	strcpy(unit, end);
@@ -571,33 +566,51 @@ char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len)
 	static const struct {
 		const char *unit;
 		__u64 sec;
-	} per[] = { { "/min", 60 }, { "/hour", 3600 }, { "/day", 86400 } };
+	} per[] = { { "/s", 1 }, { "/min", 60 }, { "/hour", 3600 }, { "/day", 86400 } };
+	static const struct {
+		const char *unit;
+		__u64 bits;
+	} bit_units[] = { { "tbit", 1000000000000ULL }, { "gbit", 1000000000 },
+			  { "mbit", 1000000 },		{ "kbit", 1000 } };
+	u128 bits = (u128)pol->rate_num * 8;
 	char n[48];
+	size_t i;
 
 	/*
 	 * Always in a form rl_parse_rate() reads back to the same fraction:
-	 * whatever it parsed is a 9-decimal number per second, minute, hour
-	 * or day (packets), of bytes or of bits per second (byte rates).
+	 * whatever it parsed is a 9-decimal number of packets per second,
+	 * minute, hour or day, or of bits or bytes per second. Bit units
+	 * first, as a byte rate is most often written.
 	 */
-	if (exact_decimal(pol->rate_num, pol->rate_den, n, sizeof(n))) {
-		snprintf(buf, len, "%s %s", n, pol->bytes ? "bytes/s" : "pps");
-		return buf;
+	if (pol->bytes) {
+		for (i = 0; i < sizeof(bit_units) / sizeof(bit_units[0]); i++)
+			if (bits >= (u128)bit_units[i].bits * pol->rate_den &&
+			    exact_decimal(bits, (u128)bit_units[i].bits * pol->rate_den, n, sizeof(n)))
+				break;
+		if (i < sizeof(bit_units) / sizeof(bit_units[0])) {
+			snprintf(buf, len, "%s%s", n, bit_units[i].unit);
+			return buf;
+		}
+		if (exact_decimal(pol->rate_num, pol->rate_den, n, sizeof(n))) {
+			snprintf(buf, len, "%sbyte", n);
+			return buf;
+		}
+		if (exact_decimal(bits, pol->rate_den, n, sizeof(n))) {
+			snprintf(buf, len, "%sbit", n);
+			return buf;
+		}
 	}
-	if (pol->bytes && exact_decimal((u128)pol->rate_num * 8, pol->rate_den, n, sizeof(n))) {
-		snprintf(buf, len, "%s bit/s", n);
-		return buf;
-	}
-	for (size_t i = 0; !pol->bytes && i < sizeof(per) / sizeof(per[0]); i++) {
+	for (i = 0; !pol->bytes && i < sizeof(per) / sizeof(per[0]); i++) {
 		if (exact_decimal((u128)pol->rate_num * per[i].sec, pol->rate_den, n, sizeof(n))) {
 			snprintf(buf, len, "%s%s", n, per[i].unit);
 			return buf;
 		}
 	}
 	/* Not from the parser (a hand-made policy): 9 decimals, cut. */
-	snprintf(buf, len, "%llu.%09llu %s", (unsigned long long)(pol->rate_num / pol->rate_den),
+	snprintf(buf, len, "%llu.%09llu%s", (unsigned long long)(pol->rate_num / pol->rate_den),
 		 (unsigned long long)((u128)(pol->rate_num % pol->rate_den) * NSEC_PER_SEC /
 				      pol->rate_den),
-		 pol->bytes ? "bytes/s" : "pps");
+		 pol->bytes ? "byte" : "/s");
 	return buf;
 }
 

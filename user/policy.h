@@ -90,8 +90,8 @@ bool rl_policy_tcp_warning(const struct rl_policy *pol, char *msg, size_t len);
 
 const char *rl_algo_name(enum rl_algo algo);
 /*
- * "10 pps", "0.5 pps", "20/min", "12500000 bytes/s", "0.125 bit/s" into @buf:
- * rl_parse_rate() reads it back to the same rate.
+ * "10/s", "0.5/s", "20/min", "5/hour", "100mbit", "1.544mbit", "125.125byte"
+ * into @buf: rl_parse_rate() reads it back to the same rate.
  */
 char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len);
 
