@@ -101,15 +101,35 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct rl_key *key, 
 	return 0;
 }
 
-static __always_inline int parse_ipv6(struct hdr_cursor *c, struct rl_key *key, __u32 *bad)
+/*
+ * The source of an IPv6 header; *nd is set for a neighbour discovery message
+ * (ICMPv6 router solicitation and advertisement, neighbour solicitation and
+ * advertisement, redirect: types 133 to 137), which is passed untouched like
+ * ARP: limiting it would cut hosts off the link. Only an ICMPv6 header right
+ * after the fixed header is looked at: ND messages carry no extension headers
+ * in practice, and walking them is not worth its cost on every packet. Hop
+ * limit 255 as RFC 4861 requires (receivers drop anything else): a packet from
+ * off the link arrives with less, so the exemption cannot be used from afar.
+ * An ICMPv6 header cut short is an ordinary IPv6 packet, rate limited.
+ */
+static __always_inline int parse_ipv6(struct hdr_cursor *c, struct rl_key *key, __u32 *bad,
+				      int *nd)
 {
 	struct ipv6hdr *ip6 = c->pos;
+	__u8 *type;
 
 	if ((void *)(ip6 + 1) > c->end || ip6->version != 6) {
 		*bad = RL_BAD_IPV6;
 		return -1;
 	}
 	__builtin_memcpy(key->addr, &ip6->saddr, sizeof(key->addr));
+	*nd = 0;
+	if (ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */ || ip6->hop_limit != 255)
+		return 0;
+	type = (void *)(ip6 + 1);
+	if ((void *)(type + 1) > c->end)
+		return 0;
+	*nd = *type >= 133 && *type <= 137;
 	return 0;
 }
 

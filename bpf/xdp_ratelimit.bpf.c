@@ -60,6 +60,7 @@ enum rl_reason {
 	RL_R_MALFORMED,		/* pass or drop as configured */
 	RL_R_FAILED,		/* insert failed: pass or drop as configured */
 	RL_R_NO_CONFIG,		/* not configured yet: pass */
+	RL_R_ND,		/* IPv6 neighbour discovery: pass untouched */
 };
 
 static __always_inline __u64 rl_now(const struct rl_config *cfg)
@@ -75,14 +76,17 @@ static __always_inline __u64 rl_now(const struct rl_config *cfg)
 	return bpf_ktime_get_ns();
 }
 
+/* @v4 is an enum rl_key_kind: masked by --prefix4, --prefix6, or kept whole. */
 static __always_inline void mask_key(struct rl_key *k, const struct rl_key *src, int v4,
 				     __u32 mask4, const __u32 *mask6)
 {
-	if (v4) {
+	if (v4 == RL_KEY_V4) {
 		k->addr[0] = src->addr[0];
 		k->addr[1] = src->addr[1];
 		k->addr[2] = src->addr[2];
 		k->addr[3] = src->addr[3] & mask4;
+	} else if (v4 == RL_KEY_LL) {
+		*k = *src;
 	} else {
 		k->addr[0] = src->addr[0] & mask6[0];
 		k->addr[1] = src->addr[1] & mask6[1];
@@ -223,6 +227,9 @@ static __always_inline int count_verdict(struct rl_counters *cnt, const struct r
 	case RL_R_NO_CONFIG:
 		cnt->no_config++;
 		break;
+	case RL_R_ND:
+		cnt->nd++;
+		break;
 	case RL_R_WITHIN:
 		break;
 	}
@@ -237,20 +244,30 @@ static __always_inline enum rl_reason classify(struct xdp_md *ctx, struct rl_cou
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
-	int v4, ret;
+	int v4, ret, nd;
 
 	if (parse_eth(&c, &proto, &bad))
 		goto malformed;
 	if (proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(&c, &src, &bad))
 			goto malformed;
-		v4 = 1;
+		v4 = RL_KEY_V4;
 		cnt->ipv4++;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		if (parse_ipv6(&c, &src, &bad))
+		if (parse_ipv6(&c, &src, &bad, &nd))
 			goto malformed;
-		/* An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host: see rl_key.h. */
-		v4 = !src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff);
+		if (nd)
+			return RL_R_ND;
+		/*
+		 * An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host, a
+		 * link-local one is keyed whole: see rl_key.h.
+		 */
+		if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
+			v4 = RL_KEY_V4;
+		else if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
+			v4 = RL_KEY_LL;
+		else
+			v4 = RL_KEY_V6;
 		cnt->ipv6++;
 	} else {
 		return RL_R_NOT_IP;

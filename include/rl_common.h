@@ -134,6 +134,7 @@ struct rl_counters {
 	__u64 cas_retries;		/* compare-and-swap attempts that lost a race */
 	__u64 cas_exhausted;		/* packets dropped after RL_CAS_TRIES lost races */
 	__u64 no_config;		/* packets seen before a configuration was written */
+	__u64 nd;			/* IPv6 neighbour discovery: passed untouched */
 };
 
 /*

@@ -395,7 +395,7 @@ TEST_FLAGS(e2e_set_live, RL_TEST_ROOT)
 	ASSERT_EQ(st.new_sources, 3, "one insert per generation");
 	ASSERT_EQ(st.carried, 2, "carried over by each set");
 	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s", ns.rx_if), 0, "status"))
-		ASSERT_CONTAINS(out, "1000 pps", "status shows the last rate");
+		ASSERT_CONTAINS(out, "1000/s", "status shows the last rate");
 out:
 	free(model);
 	free(out);

@@ -2,7 +2,8 @@
 /*
  * Differential fuzzing of the packet path: random and mutated frames (runts,
  * truncated IPv4/IPv6, bad IHL, IPv4 options, IPv6 extension headers, VLAN
- * and QinQ stacks, fragments, non-IP, flipped bytes) with random sources and
+ * and QinQ stacks, fragments, non-IP, ICMPv6 and neighbour discovery,
+ * link-local sources, flipped bytes) with random sources and
  * times go through the XDP program (BPF_PROG_TEST_RUN, test clock) and
  * through a userspace model: a parser written here from the documented
  * contract, on top of the same rate core (rl_sim). Verdicts must match frame
@@ -40,6 +41,7 @@ static __u32 below(__u32 n)
 struct coverage {
 	unsigned long frames, ipv4, ipv6, not_ip, malformed[RL_BAD__COUNT], vlan[3];
 	unsigned long options, fragments, ext_headers, pass, drop, would_drop, new_sources;
+	unsigned long nd, link_local;
 };
 
 /* What the model expects of one frame. */
@@ -85,6 +87,14 @@ static void pick_source(__u8 *dst, bool v6)
 	dst[1] = 0x01;
 	dst[2] = 0x0d;
 	dst[3] = 0xb8;
+	/* Link-local now and then (keyed /128), around both edges of fe80::/10. */
+	if (!below(4)) {
+		static const __u8 ll[][2] = { { 0xfe, 0x80 }, { 0xfe, 0xbf }, { 0xfe, 0xc0 },
+					     { 0xfe, 0x7f } };
+
+		memcpy(dst, ll[below(8) ? 0 : below(4)], 2);
+		dst[3] = 0;
+	}
 	dst[7] = (__u8)(n & 7);
 	dst[15] = (__u8)n;
 	if (!below(16))
@@ -133,13 +143,14 @@ static __u32 gen_frame(__u8 *f, struct coverage *cov)
 		cov->fragments += get16(f + off + 6) != 0;
 	} else if (proto == ETH_P_IPV6) {
 		/* Extension headers are not parsed; the source is in the fixed header. */
-		static const __u8 nexthdr[] = { 17, 6, 0, 43, 44, 60, 59 };
+		static const __u8 nexthdr[] = { 17, 6, 0, 43, 44, 60, 59, 58, 58 };
 
 		f[off] = (__u8)((below(20) ? 6 : below(16)) << 4);
 		f[off + 1] = f[off + 2] = f[off + 3] = 0;
 		put16(f + off + 4, (__u16)below(200));
-		f[off + 6] = nexthdr[below(7)];
-		f[off + 7] = 64;
+		f[off + 6] = nexthdr[below(9)];
+		/* ND needs hop limit 255; ICMPv6 gets it mostly. */
+		f[off + 7] = f[off + 6] == 58 && below(4) ? 255 : 64;
 		pick_source(f + off + 8, true);
 		for (int i = 24; i < 40; i++)
 			f[off + i] = (__u8)rnd();
@@ -148,6 +159,9 @@ static __u32 gen_frame(__u8 *f, struct coverage *cov)
 		len = off + 40 + below(64);
 		for (__u32 i = off + 40; i < len; i++)
 			f[i] = (__u8)rnd();
+		/* ICMPv6 types around neighbour discovery (133-137). */
+		if (f[off + 6] == 58)
+			f[off + 40] = (__u8)(130 + below(10));
 	} else {
 		len = off + below(64);
 		for (__u32 i = off; i < len; i++)
@@ -213,6 +227,10 @@ static int model_parse(const __u8 *f, __u32 len, struct rl_key *key, __u32 *bad)
 			return -1;
 		}
 		memcpy(key->addr, f + off + 8, 16);
+		/* Neighbour discovery: ICMPv6 right after the header, hop limit 255. */
+		if (f[off + 6] == 58 && f[off + 7] == 255 && off + 41 <= len &&
+		    f[off + 40] >= 133 && f[off + 40] <= 137)
+			return 7;
 		return 6;
 	}
 	return 0;
@@ -238,6 +256,9 @@ static int model_frame(struct model *m, const __u8 *f, __u32 len, __u64 now,
 	} else if (fam == 0) {
 		c->not_ip++;
 		cov->not_ip++;
+	} else if (fam == 7) {
+		c->nd++;
+		cov->nd++;
 	} else {
 		if (fam == 4) {
 			c->ipv4++;
@@ -245,6 +266,7 @@ static int model_frame(struct model *m, const __u8 *f, __u32 len, __u64 now,
 		} else {
 			c->ipv6++;
 			cov->ipv6++;
+			cov->link_local += rl_key_is_ll(&key);
 		}
 		before = m->sim.tab.count;
 		r = rl_sim_packet(&m->sim, &key, now, len, &src);
@@ -382,12 +404,16 @@ next:
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("    %lu frames in %.1f s: ipv4 %lu (options %lu, fragments %lu), ipv6 %lu (ext headers %lu),\n"
 	       "    not ip %lu, malformed eth/vlan/ipv4/ihl/ipv6 %lu/%lu/%lu/%lu/%lu (BPF_PROG_TEST_RUN takes no runt under 14 bytes),\n"
-	       "    vlan tags 0/1-2/3 %lu/%lu/%lu, pass %lu, drop %lu, would-drop %lu, new sources %lu\n",
+	       "    vlan tags 0/1-2/3 %lu/%lu/%lu, pass %lu, drop %lu, would-drop %lu, new sources %lu,\n"
+	       "    neighbour discovery %lu, link-local ipv6 %lu\n",
 	       cov.frames, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       cov.ipv4, cov.options, cov.fragments, cov.ipv6, cov.ext_headers, cov.not_ip,
 	       cov.malformed[RL_BAD_ETH], cov.malformed[RL_BAD_VLAN], cov.malformed[RL_BAD_IPV4],
 	       cov.malformed[RL_BAD_IHL], cov.malformed[RL_BAD_IPV6], cov.vlan[0], cov.vlan[1],
-	       cov.vlan[2], cov.pass, cov.drop, cov.would_drop, cov.new_sources);
+	       cov.vlan[2], cov.pass, cov.drop, cov.would_drop, cov.new_sources, cov.nd,
+	       cov.link_local);
+	/* The generator must reach what it is there to reach. */
+	ASSERT_TRUE(cov.nd > 0 && cov.link_local > 0, "neighbour discovery and link-local covered");
 }
 
 TEST_FLAGS(fuzz_short, RL_TEST_ROOT)

@@ -139,7 +139,7 @@ static const struct {
 	CNT(malformed[RL_BAD_ETH]), CNT(malformed[RL_BAD_VLAN]), CNT(malformed[RL_BAD_IPV4]),
 	CNT(malformed[RL_BAD_IHL]), CNT(malformed[RL_BAD_IPV6]), CNT(new_sources),
 	CNT(carried),		    CNT(insert_failed),	       CNT(cas_retries),
-	CNT(cas_exhausted),	    CNT(no_config),
+	CNT(cas_exhausted),	    CNT(no_config),	       CNT(nd),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
 	       "every counter of struct rl_counters is named in cnt_fields");
@@ -697,7 +697,7 @@ TEST_FLAGS(prog_prefix6, RL_TEST_ROOT)
 		{ T0, A4, 0, XDP_PASS, 5 },
 		{ T0, "203.0.113.9", 0, XDP_DROP, 1 },
 		{ T0, "2001:db8::1", 0, XDP_PASS, 5 },
-		{ T0, "fe80::1", 0, XDP_DROP, 1 },
+		{ T0, "2001:db8:ffff::9", 0, XDP_DROP, 1 },
 	};
 	const struct rl_counters extra = { .new_sources = 2 };
 
@@ -710,46 +710,49 @@ TEST_FLAGS(prog_prefix6, RL_TEST_ROOT)
 		  s0, ARRAY_SIZE(s0), false, &extra, "prefix4 0, prefix6 0");
 }
 
-/* Byte mode: 1000 bytes/s, burst 1000 bytes; each frame costs its length. */
+/* Byte mode: 1000 bytes/s, burst 2000 bytes (at least a full frame); each frame costs its length. */
 TEST_FLAGS(prog_bytes, RL_TEST_ROOT)
 {
 	static const struct step s[] = {
-		{ T0, A4, 400, XDP_PASS, 2 },
-		{ T0, A4, 400, XDP_DROP, 1 },
-		{ T0, A4, 201, XDP_DROP, 1 },
-		{ T0, A4, 200, XDP_PASS, 1 },
+		{ T0, A4, 800, XDP_PASS, 2 },
+		{ T0, A4, 800, XDP_DROP, 1 },
+		{ T0, A4, 401, XDP_DROP, 1 },
+		{ T0, A4, 400, XDP_PASS, 1 },
 		{ T0, A4, 60, XDP_DROP, 1 },
 		/* 1 byte per ms */
 		{ T0 + 59 * MSEC, A4, 60, XDP_DROP, 1 },
 		{ T0 + 60 * MSEC, A4, 60, XDP_PASS, 1 },
-		{ T0 + 60 * MSEC, "2001:db8::1", 1000, XDP_PASS, 1 },
+		{ T0 + 60 * MSEC, "2001:db8::1", 1500, XDP_PASS, 1 },
+		{ T0 + 60 * MSEC, "2001:db8::1", 501, XDP_DROP, 1 },
+		{ T0 + 60 * MSEC, "2001:db8::1", 500, XDP_PASS, 1 },
 		{ T0 + 60 * MSEC, "2001:db8::1", 60, XDP_DROP, 1 },
 		/* Full again, and never more than full. */
-		{ T0 + 10 * SEC, A4, 1001, XDP_DROP, 1 },
-		{ T0 + 10 * SEC, A4, 1000, XDP_PASS, 1 },
+		{ T0 + 10 * SEC, A4, 1500, XDP_PASS, 1 },
+		{ T0 + 10 * SEC, A4, 501, XDP_DROP, 1 },
+		{ T0 + 10 * SEC, A4, 500, XDP_PASS, 1 },
 		{ T0 + 10 * SEC, A4, 60, XDP_DROP, 1 },
 	};
 	const struct rl_counters extra = { .new_sources = 2 };
 
-	rate_test((const char *const[]){ "--rate", "1000byte", "--burst", "1000", NULL }, s,
-		  ARRAY_SIZE(s), false, &extra, "bytes 1000/s burst 1000");
+	rate_test((const char *const[]){ "--rate", "1000byte", "--burst", "2000", NULL }, s,
+		  ARRAY_SIZE(s), false, &extra, "bytes 1000/s burst 2000");
 }
 
 /* The cost is the whole frame, VLAN tags included. */
 TEST_FLAGS(prog_bytes_vlan, RL_TEST_ROOT)
 {
-	const struct fspec qinq = { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = A4, .len = 500 };
+	const struct fspec qinq = { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = A4, .len = 1000 };
 	struct frame f;
 	struct rl_prog p;
 
-	if (!prog_start(&p, (const char *const[]){ "--rate", "1000byte", "--burst", "1000", NULL },
+	if (!prog_start(&p, (const char *const[]){ "--rate", "1000byte", "--burst", "2000", NULL },
 			NULL))
 		return;
 	build_frame(&f, &qinq);
-	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 500 bytes, 1000 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 500 bytes, 500 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0 + 499 * MSEC, &f), XDP_DROP, "qinq 500 bytes, 499 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0 + 500 * MSEC, &f), XDP_PASS, "qinq 500 bytes, 500 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 1000 bytes, 2000 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 1000 bytes, 1000 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 999 * MSEC, &f), XDP_DROP, "qinq 1000 bytes, 999 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 1000 * MSEC, &f), XDP_PASS, "qinq 1000 bytes, 1000 in the bucket");
 	rl_prog_close(&p);
 }
 
@@ -812,7 +815,11 @@ static void sim_sources(char src[SIM_SOURCES][INET6_ADDRSTRLEN])
 	static const unsigned int word[] = { 0, 0xa, 0xffff };
 
 	for (int i = 0; i < SIM_SOURCES; i++) {
-		if (i % 5 < 3)
+		/* Two link-local neighbours in one /64: keyed apart (rl_key.h). */
+		if (i >= SIM_SOURCES - 2)
+			snprintf(src[i], INET6_ADDRSTRLEN, "fe80::%x:%x",
+				 (unsigned int)rnd_below(0x10000), (unsigned int)rnd_below(0x10000));
+		else if (i % 5 < 3)
 			snprintf(src[i], INET6_ADDRSTRLEN, "198.%u.%u.%u",
 				 18 + (unsigned int)rnd_below(2), third[rnd_below(3)],
 				 1 + (unsigned int)rnd_below(254));

@@ -360,11 +360,11 @@ static bool core_verdicts(const char *args, const struct gen_pkt *p, size_t n, i
 static const char *const sim_policies[] = {
 	"--rate 10 --burst 20",
 	"--algo gcra --rate 3 --burst 2 --prefix4 24",
-	"--algo fixed-window --rate 12kbit --window 100ms",
+	"--algo fixed-window --rate 160kbit --window 100ms",
 	"--algo sliding-window --rate 7 --window 3s --prefix6 128",
 	"--rate 1mbit --burst 3000 --prefix4 24",
 	"--algo gcra --rate 12345678 --burst 5",
-	"--algo sliding-window --rate 100kbyte --window 10ms --prefix4 24 --prefix6 128",
+	"--algo sliding-window --rate 100kbyte --window 20ms --prefix4 24 --prefix6 128",
 };
 
 static const char *pool_name(unsigned int src, const char *args)
@@ -645,7 +645,7 @@ TEST(sim_json)
 						     strstr(args, "--burst 2") ? "burst=2" : "burst=5",
 						"policy burst");
 			if (strstr(args, "fixed-window"))
-				ASSERT_CONTAINS(pol, "limit=150 ", "12kbit x 100ms = 150 bytes");
+				ASSERT_CONTAINS(pol, "limit=2000 ", "160kbit x 100ms = 2000 bytes");
 			/* The same verdicts and summary as the text output. */
 			*pol = '\0';
 			squeeze(doc);
@@ -782,24 +782,27 @@ TEST(sim_byte_mode)
 	ASSERT_STREQ(err, "", "stderr");
 	free(out);
 	free(err);
-	/* Without LENGTH a packet is 64 bytes. */
-	ASSERT_EQ(simulate("--rate 64byte --burst 128",
-			   "0 10.0.0.1\n0 10.0.0.1\n0 10.0.0.1\n0.999999999 10.0.0.1\n1 10.0.0.1\n",
-			   &out, NULL),
-		  0, "exit");
-	ASSERT_STREQ(out,
-		     "0 10.0.0.1 allow\n0 10.0.0.1 allow\n0 10.0.0.1 drop\n"
-		     "0.999999999 10.0.0.1 drop\n1 10.0.0.1 allow\n",
-		     "default length 64");
-	free(out);
+	/* Without LENGTH a packet is 64 bytes: 25 of them fill a burst of 1600. */
+	{
+		char t[1024] = "";
+
+		for (int i = 0; i < 26; i++)
+			strcat(t, "0 10.0.0.1\n");
+		strcat(t, "0.999999999 10.0.0.1\n1 10.0.0.1\n");
+		ASSERT_EQ(simulate("--rate 64byte --burst 1600 --summary --quiet", t, &out, NULL), 0,
+			  "exit");
+		ASSERT_CONTAINS(out, "10.0.0.1                                           26            2",
+				"default length 64: 25 + 1 pass, 2 drop");
+		free(out);
+	}
 	/* A packet rate ignores LENGTH: every packet costs 1. */
 	ASSERT_EQ(simulate("--rate 1 --burst 2", "0 10.0.0.1 65535\n0 10.0.0.1 1\n0 10.0.0.1 1\n",
 			   &out, NULL),
 		  0, "exit");
 	ASSERT_STREQ(out, "0 10.0.0.1 allow\n0 10.0.0.1 allow\n0 10.0.0.1 drop\n", "pps");
 	free(out);
-	/* Windows count bytes: L = 1500 per second. */
-	ASSERT_EQ(simulate("--algo fixed-window --rate 12kbit",
+	/* Windows count bytes: L = 2000 per second. */
+	ASSERT_EQ(simulate("--algo fixed-window --rate 16kbit",
 			   "0 10.0.0.1 1000\n0.5 10.0.0.1 1000\n0.9 10.0.0.1 1\n1 10.0.0.1 1499\n",
 			   &out, NULL),
 		  0, "exit");

@@ -44,7 +44,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "Counters: rx_packets/rx_bytes (every frame), passed, dropped (XDP verdicts), limited "
 	  "(dropped for being over the limit), would_drop (over the limit in dry-run, passed), "
 	  "ipv4, ipv6, not_ip (passed untouched), malformed_* by reason, new_sources, carried "
-	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, no_config; "
+	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, no_config, "
+	  "nd (IPv6 neighbour discovery, passed untouched); "
 	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
 	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n" },
 	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
@@ -68,7 +69,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "with up to 9 decimals, in time order (read exactly). SOURCE: an IPv4 or IPv6 "
 	  "address; without it all packets share one source, printed as '-'. LENGTH: the frame "
 	  "length in bytes (1-65535, default 64); it is the packet's cost when the rate is a "
-	  "byte rate. Blank lines and everything after '#' are ignored.\n"
+	  "byte rate. Blank lines and everything after '#' are ignored. A line may be at most "
+	  "4096 bytes long and hold no NUL byte.\n"
 	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options.\n" },
 };
 

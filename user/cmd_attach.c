@@ -85,6 +85,8 @@ int cmd_attach(const struct rl_args *a)
 		pr_err("%s", err);
 		return 2;
 	}
+	if (rl_policy_tcp_warning(&a->pol, err, sizeof(err)))
+		pr_warn("%s", err);
 	if (rl_check_env(err, sizeof(err)) || rl_iface_get(a->pos[0], &ifc, err, sizeof(err))) {
 		pr_err("%s", err);
 		return 1;
@@ -212,6 +214,25 @@ int cmd_set(const struct rl_args *a)
 		ret = 2;
 		goto out;
 	}
+	/* The policy in force already: a new generation would only cost a migration. */
+	if (rl_config_same(&cfg, &cur)) {
+		if (a->json) {
+			jw_init(&w, stdout);
+			jw_start_object(&w);
+			jw_string_field(&w, "iface", ifc.name);
+			jw_bool_field(&w, "unchanged", true);
+			jw_name(&w, "policy");
+			json_config(&w, &cur);
+			jw_end_object(&w);
+			jw_end(&w);
+		} else {
+			printf("%s: unchanged: %s\n", ifc.name, describe(&cur, desc, sizeof(desc)));
+		}
+		ret = 0;
+		goto out;
+	}
+	if (rl_policy_tcp_warning(&pol, err, sizeof(err)))
+		pr_warn("%s", err);
 	ret = rl_config_swap(&pins, &cfg, active);
 	if (ret) {
 		pr_err("couldn't write the configuration of '%s': %s", ifc.name, strerror(-ret));

@@ -81,14 +81,14 @@ int cmd_simulate(const struct rl_args *a)
 	struct rl_trace_pkt pkt;
 	struct rl_sim sim;
 	struct rl_json w, *jw = a->json ? &w : NULL;
-	char err[RL_ERRLEN], *line = NULL, buf[RL_KEY_STRLEN];
-	size_t cap = 0;
+	char err[RL_ERRLEN], line[RL_TRACE_LINE_MAX + 1], buf[RL_KEY_STRLEN];
 	__u64 lineno = 0, last_ns = 0, npkts = 0;
 	FILE *in = stdin;
 	int ret = 0, r;
 
-	if (rl_sim_init(&sim, pol, err, sizeof(err))) {
+	if (rl_sim_init(&sim, pol, err, sizeof(err)) || rl_policy_check(pol, err, sizeof(err))) {
 		pr_err("%s", err);
+		rl_sim_free(&sim);
 		return 2;
 	}
 	if (a->trace && strcmp(a->trace, "-")) {
@@ -105,9 +105,13 @@ int cmd_simulate(const struct rl_args *a)
 		/* The document has begun: a trace error ends it validly and goes to stderr. */
 		rl_json_errors = false;
 	}
-	while (getline(&line, &cap, in) > 0) {
+	for (;;) {
+		r = rl_trace_getline(in, line, sizeof(line), err, sizeof(err));
+		if (r == 0 || r == -EIO)
+			break;
 		lineno++;
-		r = rl_trace_line(line, &pkt, err, sizeof(err));
+		if (r > 0)
+			r = rl_trace_line(line, &pkt, err, sizeof(err));
 		if (r < 0) {
 			pr_err("trace line %llu: %s", (unsigned long long)lineno, err);
 			ret = 1;
@@ -157,7 +161,6 @@ int cmd_simulate(const struct rl_args *a)
 	} else if (a->summary && !ret) {
 		print_summary(&sim, NULL);
 	}
-	free(line);
 	if (in != stdin)
 		fclose(in);
 	rl_sim_free(&sim);

@@ -33,7 +33,7 @@ static const struct {
 	{ "malformed_ihl", offsetof(struct rl_counters, malformed[RL_BAD_IHL]) },
 	{ "malformed_ipv6", offsetof(struct rl_counters, malformed[RL_BAD_IPV6]) },
 	FIELD(new_sources),	 FIELD(carried),	FIELD(insert_failed), FIELD(cas_retries),
-	FIELD(cas_exhausted),	 FIELD(no_config),
+	FIELD(cas_exhausted),	 FIELD(no_config),	FIELD(nd),
 };
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 

@@ -108,6 +108,8 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 
 	memset(cfg, 0, sizeof(*cfg));
 	ret = rl_params_init(&cfg->params, pol, err, errlen);
+	if (!ret)
+		ret = rl_policy_check(pol, err, errlen);
 	if (ret)
 		return ret;
 	prefix_mask(&cfg->mask4, 1, pol->prefix4);
@@ -152,6 +154,18 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 		cfg->has_prev = 0;
 	}
 	return 0;
+}
+
+bool rl_config_same(const struct rl_config *a, const struct rl_config *b)
+{
+	/* Field by field: the struct has padding, and gen and carry fields differ by design. */
+	return !memcmp(&a->params, &b->params, sizeof(a->params)) && a->mask4 == b->mask4 &&
+	       !memcmp(a->mask6, b->mask6, sizeof(a->mask6)) && a->action == b->action &&
+	       a->fail_policy == b->fail_policy && a->malformed_drop == b->malformed_drop &&
+	       a->clock == b->clock && a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
+	       a->initial_set == b->initial_set && a->rate_num == b->rate_num &&
+	       a->rate_den == b->rate_den && a->burst == b->burst &&
+	       (!a->initial_set || a->initial == b->initial) && a->window_ns == b->window_ns;
 }
 
 void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o)

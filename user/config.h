@@ -28,6 +28,13 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 /* The step of bpf_ktime_get_coarse_ns() on this machine (one kernel tick), in ns. */
 __u64 rl_coarse_tick_ns(void);
 
+/*
+ * True if @a and @b enforce the same policy with the same options: everything
+ * but the generation and what carries state over from the one before. set
+ * leaves the live configuration alone when the new one is the same.
+ */
+bool rl_config_same(const struct rl_config *a, const struct rl_config *b);
+
 /* The policy and options a configuration was built from (for status and set). */
 void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o);
 

@@ -49,13 +49,17 @@ const struct rl_opt rl_opt_table[] = {
 	  "token-bucket (default), gcra, fixed-window or sliding-window." },
 	{ "rate", 0, RL_OPT_CUSTOM, "RATE", 0, A(pol.rate_set), 0, 0, NULL, parse_rate,
 	  RL_G_POLICY,
-	  "Packets per second (10, 2.5, 10kpps, 1mpps), or a byte rate with a unit: bit, kbit, "
-	  "mbit, gbit, tbit (x1000, bits per second) or byte, kbyte, mbyte, gbyte (bytes per "
-	  "second). A byte rate makes each packet cost its frame length." },
+	  "Packets per second (10, 2.5, 10kpps, 1mpps, 1gpps), per minute, hour or day (30/m, "
+	  "100/min, 5/h, 1000/day; also /s /sec /second /minute /hr /hour /d, and nginx's 30r/m), "
+	  "or a byte rate with a unit: bit, kbit, mbit, gbit, tbit (x1000, bits per second) or "
+	  "byte, kbyte, mbyte, gbyte (bytes per second; /s may follow). Rates are kept exact. A "
+	  "byte rate makes each packet cost its frame length." },
 	{ "burst", 0, RL_OPT_U64, "N", A(pol.burst), A(pol.burst_set), 1, 1ULL << 62, NULL, NULL,
 	  RL_G_POLICY,
 	  "token-bucket: bucket capacity; gcra: queue depth. In packets, or bytes with a byte "
-	  "rate. Default: one second at RATE (at least 1 packet, or 1522 bytes)." },
+	  "rate. Default: one second at RATE (at least 1 packet, or 1522 bytes). A byte burst "
+	  "must hold one full-size frame (1522 bytes); for TCP give at least 200 ms at RATE "
+	  "(a warning says so)." },
 	{ "window", 0, RL_OPT_DURATION, "DUR", A(pol.window_ns), A(pol.window_set),
 	  RL_WINDOW_MIN_NS, RL_WINDOW_MAX_NS, NULL, NULL, RL_G_POLICY,
 	  "fixed-window, sliding-window: window length (ns, us, ms, s, m, h; default 1s, from "

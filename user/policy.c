@@ -113,6 +113,9 @@ struct unit {
 static const struct unit rate_units[] = {
 	{ "", 1, 1, false },		{ "pps", 1, 1, false },
 	{ "kpps", 1000, 1, false },	{ "mpps", 1000000, 1, false },
+	{ "gpps", 1000000000, 1, false },
+	/* nginx's "30r/m": requests, i.e. packets. */
+	{ "r", 1, 1, false },
 	{ "bit", 1, 8, true },		{ "kbit", 1000, 8, true },
 	{ "mbit", 1000000, 8, true },	{ "gbit", 1000000000, 8, true },
 	{ "tbit", 1000000000000ULL, 8, true },
@@ -120,11 +123,28 @@ static const struct unit rate_units[] = {
 	{ "mbyte", 1000000, 1, true },	{ "gbyte", 1000000000, 1, true },
 };
 
+/*
+ * The period after a '/': iptables writes /second /minute /hour /day, nginx
+ * r/s and r/m. Only a plain count takes a period other than a second: every
+ * named unit (kpps, mbit, kbyte ...) is already per second, and "100mbit/m"
+ * is more likely a typo than 1.67 Mbit/s.
+ */
+static const struct {
+	const char *name;
+	__u64 sec;
+} rate_periods[] = {
+	{ "s", 1 },	  { "sec", 1 },	     { "second", 1 },
+	{ "m", 60 },	  { "min", 60 },     { "minute", 60 },
+	{ "h", 3600 },	  { "hr", 3600 },    { "hour", 3600 },
+	{ "d", 86400 },	  { "day", 86400 },
+};
+
 int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err, size_t errlen)
 {
+	char unit[16], *slash;
 	const char *end;
 	unsigned int dec;
-	__u64 mant, g;
+	__u64 mant, g, period = 1;
 	u128 n, d;
 	size_t i;
 	int ret;
@@ -135,16 +155,42 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 		return -EINVAL;
 	}
 	if (ret) {
-		snprintf(err, errlen, "'%s' is not a rate (examples: 10, 2.5, 10kpps, 100mbit)", s);
+		snprintf(err, errlen,
+			 "'%s' is not a rate (examples: 10, 2.5, 30/m, 10kpps, 100mbit)", s);
 		return -EINVAL;
 	}
+	if (strlen(end) >= sizeof(unit))
+		goto bad_unit;
+	strcpy(unit, end);
+	slash = strchr(unit, '/');
+	if (slash) {
+		*slash++ = '\0';
+		for (i = 0; i < sizeof(rate_periods) / sizeof(rate_periods[0]); i++)
+			if (!strcasecmp(slash, rate_periods[i].name))
+				break;
+		if (i == sizeof(rate_periods) / sizeof(rate_periods[0])) {
+			snprintf(err, errlen,
+				 "unknown period '/%s' in '%s' (/s, /m, /min, /h, /hr, /d: /second, /minute, /hour, /day)",
+				 slash, s);
+			return -EINVAL;
+		}
+		period = rate_periods[i].sec;
+	}
 	for (i = 0; i < sizeof(rate_units) / sizeof(rate_units[0]); i++)
-		if (!strcasecmp(end, rate_units[i].name))
+		if (!strcasecmp(unit, rate_units[i].name))
 			break;
-	if (i == sizeof(rate_units) / sizeof(rate_units[0])) {
+	if (i == sizeof(rate_units) / sizeof(rate_units[0]))
+		goto bad_unit;
+	if (period != 1 && rate_units[i].bytes) {
 		snprintf(err, errlen,
-			 "unknown rate unit '%s' in '%s' (pps, kpps, mpps, bit, kbit, mbit, gbit, tbit, byte, kbyte, mbyte, gbyte)",
-			 end, s);
+			 "'%s': byte rates are per second; give packets per minute or hour (30/m), or a byte rate per second",
+			 s);
+		return -EINVAL;
+	}
+	if (period != 1 && unit[0] && strcasecmp(unit, "r")) {
+		snprintf(err, errlen,
+			 "'%s': %s is already per second; only a plain count takes /m, /h or /d (30/m)",
+			 s, unit);
 		return -EINVAL;
 	}
 	if (!mant) {
@@ -152,7 +198,7 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 		return -EINVAL;
 	}
 	n = (u128)mant * rate_units[i].mult;
-	d = (u128)pow10u(dec) * rate_units[i].den_mult;
+	d = (u128)pow10u(dec) * rate_units[i].den_mult * period;
 	g = gcd64((__u64)(n % d), (__u64)d);
 	g = g ? g : (__u64)d;
 	n /= g;
@@ -165,6 +211,11 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 	*den = (__u64)d;
 	*bytes = rate_units[i].bytes;
 	return 0;
+bad_unit:
+	snprintf(err, errlen,
+		 "unknown rate unit '%s' in '%s' (pps, kpps, mpps, gpps, /m, /h, bit, kbit, mbit, gbit, tbit, byte, kbyte, mbyte, gbyte)",
+		 end, s);
+	return -EINVAL;
 }
 
 static const struct {
@@ -240,7 +291,7 @@ int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, siz
 static __u64 default_burst(const struct rl_policy *pol)
 {
 	__u64 b = (pol->rate_num + pol->rate_den - 1) / pol->rate_den;
-	__u64 floor = pol->bytes ? 1522 : 1;
+	__u64 floor = pol->bytes ? RL_FULL_FRAME : 1;
 
 	return b < floor ? floor : b;
 }
@@ -384,20 +435,165 @@ int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, 
 	return window_params(p, pol, err, errlen);
 }
 
-char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len)
+/* num / den as a decimal with at most 9 decimals, if it is one exactly. */
+static bool exact_decimal(u128 num, u128 den, char *buf, size_t len)
 {
-	/* rate_num / rate_den with up to 9 decimals, trailing zeros cut. */
-	__u64 whole = pol->rate_num / pol->rate_den;
-	u128 frac = (u128)(pol->rate_num % pol->rate_den) * NSEC_PER_SEC / pol->rate_den;
+	u128 frac = num % den * NSEC_PER_SEC;
 	char f[16] = "";
 
+	if (frac % den)
+		return false;
+	frac /= den;
 	if (frac) {
 		int n = snprintf(f, sizeof(f), ".%09llu", (unsigned long long)frac);
 
 		while (n > 1 && f[n - 1] == '0')
 			f[--n] = '\0';
 	}
-	snprintf(buf, len, "%llu%s %s", (unsigned long long)whole, f,
-		 pol->bytes ? "bytes/s" : "pps");
+	snprintf(buf, len, "%llu%s", (unsigned long long)(num / den), f);
+	return true;
+}
+
+char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len)
+{
+	static const struct {
+		const char *unit;
+		__u64 sec;
+	} per[] = { { "/s", 1 }, { "/min", 60 }, { "/hour", 3600 }, { "/day", 86400 } };
+	static const struct {
+		const char *unit;
+		__u64 bits;
+	} bit_units[] = { { "tbit", 1000000000000ULL }, { "gbit", 1000000000 },
+			  { "mbit", 1000000 },		{ "kbit", 1000 } };
+	u128 bits = (u128)pol->rate_num * 8;
+	char n[48];
+	size_t i;
+
+	/*
+	 * Always in a form rl_parse_rate() reads back to the same fraction:
+	 * whatever it parsed is a 9-decimal number of packets per second,
+	 * minute, hour or day, or of bits or bytes per second. Bit units
+	 * first, as a byte rate is most often written.
+	 */
+	if (pol->bytes) {
+		for (i = 0; i < sizeof(bit_units) / sizeof(bit_units[0]); i++)
+			if (bits >= (u128)bit_units[i].bits * pol->rate_den &&
+			    exact_decimal(bits, (u128)bit_units[i].bits * pol->rate_den, n, sizeof(n)))
+				break;
+		if (i < sizeof(bit_units) / sizeof(bit_units[0])) {
+			snprintf(buf, len, "%s%s", n, bit_units[i].unit);
+			return buf;
+		}
+		if (exact_decimal(pol->rate_num, pol->rate_den, n, sizeof(n))) {
+			snprintf(buf, len, "%sbyte", n);
+			return buf;
+		}
+		if (exact_decimal(bits, pol->rate_den, n, sizeof(n))) {
+			snprintf(buf, len, "%sbit", n);
+			return buf;
+		}
+	}
+	for (i = 0; !pol->bytes && i < sizeof(per) / sizeof(per[0]); i++) {
+		if (exact_decimal((u128)pol->rate_num * per[i].sec, pol->rate_den, n, sizeof(n))) {
+			snprintf(buf, len, "%s%s", n, per[i].unit);
+			return buf;
+		}
+	}
+	/* Not from the parser (a hand-made policy): 9 decimals, cut. */
+	snprintf(buf, len, "%llu.%09llu%s", (unsigned long long)(pol->rate_num / pol->rate_den),
+		 (unsigned long long)((u128)(pol->rate_num % pol->rate_den) * NSEC_PER_SEC /
+				      pol->rate_den),
+		 pol->bytes ? "byte" : "/s");
 	return buf;
+}
+
+/* The burst a bucket policy ends up with: given, or the default. */
+static __u64 bucket_burst(const struct rl_policy *pol)
+{
+	return pol->burst_set ? pol->burst : default_burst(pol);
+}
+
+static bool is_bucket_algo(enum rl_algo algo)
+{
+	return algo == RL_ALGO_TOKEN_BUCKET || algo == RL_ALGO_GCRA;
+}
+
+int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
+{
+	u128 l;
+
+	if (!pol->bytes)
+		return 0;
+	/*
+	 * A token bucket passes a frame only if it holds the frame's length
+	 * in tokens: below one full frame, every full-size frame is dropped
+	 * while the source never uses its rate. gcra is not refused: it
+	 * passes a packet while the queue level is under the burst, whatever
+	 * the packet's size, so a shallow queue still passes full frames at
+	 * the rate (a strict pacer).
+	 */
+	if (pol->algo == RL_ALGO_TOKEN_BUCKET) {
+		__u64 burst = bucket_burst(pol);
+
+		if (burst >= RL_FULL_FRAME)
+			return 0;
+		snprintf(err, errlen,
+			 "--burst %llu bytes cannot pass a full-size frame: give at least %u (a 1500-byte MTU frame with its Ethernet header and two VLAN tags)",
+			 (unsigned long long)burst, RL_FULL_FRAME);
+		return -EINVAL;
+	}
+	if (is_bucket_algo(pol->algo))
+		return 0;
+	/*
+	 * A window passes a packet while its count is under the limit,
+	 * whatever the packet's size: with a limit below one full frame, each
+	 * window passes a whole frame and the limit means nothing.
+	 */
+	l = (u128)pol->rate_num * pol->window_ns / ((u128)pol->rate_den * NSEC_PER_SEC);
+	if (l >= RL_FULL_FRAME)
+		return 0;
+	snprintf(err, errlen,
+		 "--rate x --window is %llu bytes, less than one full-size frame (%u bytes): each window would pass a whole frame whatever the limit; give a longer --window or a higher --rate",
+		 (unsigned long long)l, RL_FULL_FRAME);
+	return -EINVAL;
+}
+
+/* "100 Mbit/s" when the rate is a whole number of kbit, Mbit or Gbit per second. */
+static void bit_rate_str(const struct rl_policy *pol, char *buf, size_t len)
+{
+	static const char *const units[] = { "Gbit/s", "Mbit/s", "kbit/s" };
+	u128 bits = (u128)pol->rate_num * 8;
+	__u64 div = 1000000000;
+
+	if (!(bits % pol->rate_den)) {
+		bits /= pol->rate_den;
+		for (int i = 0; i < 3; i++, div /= 1000) {
+			if (bits >= div && !(bits % div)) {
+				snprintf(buf, len, "%llu %s", (unsigned long long)(bits / div),
+					 units[i]);
+				return;
+			}
+		}
+	}
+	rl_rate_str(pol, buf, len);
+}
+
+bool rl_policy_tcp_warning(const struct rl_policy *pol, char *msg, size_t len)
+{
+	u128 d = (u128)pol->rate_den * (1000 / RL_TCP_BURST_MS);
+	__u64 burst, need;
+	char rate[64];
+
+	if (!pol->bytes || !is_bucket_algo(pol->algo))
+		return false;
+	/* rate x RL_TCP_BURST_MS, rounded up. */
+	need = (__u64)(((u128)pol->rate_num + d - 1) / d);
+	burst = bucket_burst(pol);
+	if (burst >= need)
+		return false;
+	bit_rate_str(pol, rate, sizeof(rate));
+	snprintf(msg, len,
+		 "--burst %llu bytes is under %d ms at %s (%llu bytes): TCP flows will get well under the rate; see README 'Sizing a burst for TCP'",
+		 (unsigned long long)burst, RL_TCP_BURST_MS, rate, (unsigned long long)need);
+	return true;
 }

@@ -13,6 +13,14 @@
 /* Window lengths accepted: 1 us to 1 day. */
 #define RL_WINDOW_MIN_NS 1000ULL
 #define RL_WINDOW_MAX_NS (86400ULL * 1000000000ULL)
+/*
+ * A full-size frame: a 1500-byte MTU packet with its Ethernet header and two
+ * VLAN tags (XDP never sees the FCS). The smallest default byte burst, and
+ * the least a token-bucket byte burst or a byte limit per window must hold
+ * (rl_policy_check()). Jumbo frames need more; RL_MAX_FRAME is the kernel's
+ * bound on the cost of one packet, not what a link carries.
+ */
+#define RL_FULL_FRAME 1522
 
 /* What the user asked for; the *_set flags tell given from default. */
 struct rl_policy {
@@ -42,8 +50,36 @@ int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, siz
 /* Check the policy as a whole and precompute the packet-path parameters. */
 int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen);
 
+/*
+ * What a user may ask for, beyond what rl_params_init() can compute: refuses
+ * (-EINVAL, with a message) a byte-rate token-bucket burst or a byte limit
+ * per window below one full-size frame (RL_FULL_FRAME), which would drop
+ * full-size frames, or pass one whatever the limit. attach, set (through
+ * rl_config_build()) and simulate check it; the core itself takes any burst.
+ */
+int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen);
+
+/*
+ * The least burst, in ms at the rate, that lets one TCP flow reach a byte
+ * rate: a sender's bursts outgrow rate x RTT, and losses at the tail of each
+ * halve its window. iperf3 over veth at 100 Mbit/s, steady state: 8 Mbit/s
+ * at 12 ms, about half the rate at 100 ms, 91-92% at 200 ms, 98% at 300 ms
+ * (tests/test_tcp.c checks at least 80% at this value). A divisor of 1000.
+ */
+#define RL_TCP_BURST_MS 200
+
+/*
+ * True, with a message in @msg, when a byte-rate token-bucket or gcra burst
+ * is below rate x RL_TCP_BURST_MS: a TCP flow would get well under the rate
+ * (see the README's "Sizing a burst for TCP"). A warning, not a refusal.
+ */
+bool rl_policy_tcp_warning(const struct rl_policy *pol, char *msg, size_t len);
+
 const char *rl_algo_name(enum rl_algo algo);
-/* "10/s", "1.5/s", "100 Mbit/s" ... into @buf. */
+/*
+ * "10/s", "0.5/s", "20/min", "5/hour", "100mbit", "1.544mbit", "125.125byte"
+ * into @buf: rl_parse_rate() reads it back to the same rate.
+ */
 char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len);
 
 #endif /* RL_POLICY_H */

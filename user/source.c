@@ -35,9 +35,15 @@ int rl_key_parse(const char *s, struct rl_key *k)
 	return -EINVAL;
 }
 
+bool rl_key_is_ll(const struct rl_key *k)
+{
+	return (k->addr[0] & htonl(RL_LL_MASK)) == htonl(RL_LL_PREFIX);
+}
+
+/* As the XDP program keys a source (see rl_key.h): link-local ones whole. */
 void rl_key_mask(struct rl_key *k, unsigned int prefix4, unsigned int prefix6)
 {
-	unsigned int bits = rl_key_is_v4(k) ? 96 + prefix4 : prefix6;
+	unsigned int bits = rl_key_is_v4(k) ? 96 + prefix4 : rl_key_is_ll(k) ? 128 : prefix6;
 
 	for (int i = 0; i < 4; i++) {
 		unsigned int keep = bits > 32 ? 32 : bits;
@@ -52,7 +58,7 @@ char *rl_key_str(const struct rl_key *k, unsigned int prefix4, unsigned int pref
 {
 	char a[INET6_ADDRSTRLEN];
 	bool v4 = rl_key_is_v4(k);
-	unsigned int prefix = v4 ? prefix4 : prefix6;
+	unsigned int prefix = v4 ? prefix4 : rl_key_is_ll(k) ? 128 : prefix6;
 
 	if (rl_key_is_anon(k)) {
 		snprintf(buf, len, "-");

@@ -18,11 +18,16 @@ void rl_key_anon(struct rl_key *k);
 bool rl_key_is_anon(const struct rl_key *k);
 /* True for an IPv4 address held as ::ffff:a.b.c.d. */
 bool rl_key_is_v4(const struct rl_key *k);
+/* True for an IPv6 link-local address (fe80::/10), keyed whole. */
+bool rl_key_is_ll(const struct rl_key *k);
 /* Parse an IPv4 or IPv6 address into an unmasked key; 0 or -EINVAL. */
 int rl_key_parse(const char *s, struct rl_key *k);
-/* Keep the first /prefix4 (IPv4) or /prefix6 (IPv6) bits of the address. */
+/*
+ * Keep the first /prefix4 (IPv4) or /prefix6 (IPv6) bits of the address, all
+ * of a link-local one (fe80::/10), as the XDP program does.
+ */
 void rl_key_mask(struct rl_key *k, unsigned int prefix4, unsigned int prefix6);
-/* "198.18.0.1", "198.18.0.0/24", "2001:db8::/64" */
+/* "198.18.0.1", "198.18.0.0/24", "2001:db8::/64", "fe80::1" (link-local: /128) */
 char *rl_key_str(const struct rl_key *k, unsigned int prefix4, unsigned int prefix6, char *buf,
 		 size_t len);
 

@@ -35,6 +35,34 @@ int rl_parse_timestamp(const char *s, __u64 *ns)
 	return 0;
 }
 
+int rl_trace_getline(FILE *in, char *buf, size_t size, char *err, size_t errlen)
+{
+	size_t n = 0;
+	int c;
+
+	if (size <= RL_TRACE_LINE_MAX) {
+		snprintf(err, errlen, "line buffer too small");
+		return -EINVAL;
+	}
+	while ((c = getc_unlocked(in)) != EOF && c != '\n') {
+		/* A NUL would end the line early for every parser after it. */
+		if (!c) {
+			snprintf(err, errlen, "holds a NUL byte (at byte %zu): not a text trace",
+				 n + 1);
+			return -EINVAL;
+		}
+		if (n == RL_TRACE_LINE_MAX) {
+			snprintf(err, errlen, "is longer than %d bytes", RL_TRACE_LINE_MAX);
+			return -EINVAL;
+		}
+		buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+	if (c == EOF && ferror(in))
+		return -EIO;
+	return c != EOF || n ? 1 : 0;
+}
+
 int rl_trace_line(char *line, struct rl_trace_pkt *pkt, char *err, size_t errlen)
 {
 	char *fields[4], *save = NULL, *tok;

@@ -4,6 +4,7 @@
 #define RL_TRACE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include "policy.h"
 #include "srctab.h"
 
@@ -17,6 +18,17 @@ struct rl_trace_pkt {
 
 /* "12.000000001" -> ns, exactly; 0 or -EINVAL. */
 int rl_parse_timestamp(const char *s, __u64 *ns);
+
+/* The longest trace line read, without its newline: ample for a packet and a comment. */
+#define RL_TRACE_LINE_MAX 4096
+
+/*
+ * Read one line of @in into @buf (@size > RL_TRACE_LINE_MAX), without its
+ * newline. Returns 1 for a line, 0 at the end of the input, -EINVAL (with a
+ * message in @err) for a line that holds a NUL byte or is longer than
+ * RL_TRACE_LINE_MAX bytes, or -EIO for a read error (errno set).
+ */
+int rl_trace_getline(FILE *in, char *buf, size_t size, char *err, size_t errlen);
 
 /*
  * Parse one trace line in place. Returns 1 for a packet, 0 for a blank or

@@ -15,13 +15,15 @@ static __always_inline int ref_key(struct xdp_md *ctx, struct rl_key *key)
 				.end = (void *)(long)ctx->data_end };
 	__u32 bad = 0;
 	__be16 proto;
+	int nd;
 
 	if (parse_eth(&c, &proto, &bad))
 		return -1;
 	if (proto == bpf_htons(ETH_P_IP))
 		return parse_ipv4(&c, key, &bad);
+	/* Neighbour discovery passes untouched, as in xdp_ratelimit: like not IP. */
 	if (proto == bpf_htons(ETH_P_IPV6))
-		return parse_ipv6(&c, key, &bad);
+		return parse_ipv6(&c, key, &bad, &nd) || nd ? -1 : 0;
 	return -1;
 }
 

@@ -11,6 +11,7 @@
 #define IPV4_HLEN 20
 #define IPV6_HLEN 40
 #define UDP_HLEN 8
+#define ICMP6_LEN 24
 #define IP_OFFMASK 0x1fff
 
 static __u8 *room(struct frame *f, unsigned int n)
@@ -137,6 +138,32 @@ void fr_ipv6(struct frame *f, const char *src, unsigned int version)
 	fr_pad(f, 0);
 }
 
+void fr_icmp6(struct frame *f, const char *src, __u8 type, __u8 hops)
+{
+	struct in6_addr s, d;
+	__u8 *p;
+
+	if (inet_pton(AF_INET6, src, &s) != 1) {
+		f->bad = true;
+		return;
+	}
+	inet_pton(AF_INET6, "ff02::1:ff00:2", &d);
+	f->l3 = f->len;
+	f->family = AF_INET6;
+	p = room(f, IPV6_HLEN + ICMP6_LEN);
+	if (!p)
+		return;
+	p[0] = 6 << 4;
+	p[6] = 58; /* ICMPv6 */
+	p[7] = hops;
+	memcpy(p + 8, &s, 16);
+	memcpy(p + 24, &d, 16);
+	p[IPV6_HLEN] = type;
+	/* Code 0, checksum left 0: XDP does not check it. Target: the destination's. */
+	inet_pton(AF_INET6, "2001:db8::2", p + IPV6_HLEN + 8);
+	fr_pad(f, 0);
+}
+
 void fr_arp(struct frame *f)
 {
 	static const __u8 mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x01 };
@@ -202,7 +229,8 @@ void fr_pad(struct frame *f, unsigned int len)
 	ip = f->data + f->l3;
 	if (f->family == AF_INET6) {
 		put16(ip + 4, (__u16)(f->len - f->l3 - IPV6_HLEN));
-		put16(ip + IPV6_HLEN + 4, (__u16)(f->len - f->l3 - IPV6_HLEN));
+		if (ip[6] == 17) /* UDP */
+			put16(ip + IPV6_HLEN + 4, (__u16)(f->len - f->l3 - IPV6_HLEN));
 		return;
 	}
 	hlen = (ip[0] & 0xf) < 5 ? IPV4_HLEN : (ip[0] & 0xf) * 4u;

@@ -51,6 +51,12 @@ void fr_vlan(struct frame *f, __u16 vid, __u16 proto);
 void fr_ipv4(struct frame *f, const char *src, const struct fr_ip4 *o);
 /* An IPv6 header from @src (version field @version, 0: 6) and a UDP header. */
 void fr_ipv6(struct frame *f, const char *src, unsigned int version);
+/*
+ * An IPv6 header from @src with hop limit @hops and an ICMPv6 message of
+ * type @type: the 4-byte ICMPv6 header, 4 reserved bytes and a 16-byte
+ * target address (the shape of a neighbour solicitation), 24 bytes in all.
+ */
+void fr_icmp6(struct frame *f, const char *src, __u8 type, __u8 hops);
 /* An ARP request, 198.18.0.1 asking for 198.18.0.2. */
 void fr_arp(struct frame *f);
 /* An LLDPDU: chassis ID, port ID, TTL, end. */
