@@ -29,17 +29,17 @@
 #include "bench.h"
 #include "xdp_ratelimit.skel.h"
 
-#define RATE_PPS 20000ULL	/* the limit in packets per second */
-#define BURST_PKTS 1000ULL	/* b, in packets */
+#define RATE_PPS   20000ULL /* the limit in packets per second */
+#define BURST_PKTS 1000ULL /* b, in packets */
 /*
  * A sliding window under overload settles near L / (1 + delta / W) per window
  * when arrivals come in bursts every delta (bench/README.md): short, frequent
  * batches keep that under 0.2%, and W keeps L at 0.5% of r * t.
  */
-#define WINDOW_NS 50000000ULL	/* W = 50 ms: L = 1000 packets */
-#define PERIOD_NS 100000ULL	/* both threads wake every 100 us ... */
-#define BATCH 10		/* ... and each sends 10 frames: 2 x 100 kpps = 10 r */
-#define NSIZES 3
+#define WINDOW_NS 50000000ULL /* W = 50 ms: L = 1000 packets */
+#define PERIOD_NS 100000ULL /* both threads wake every 100 us ... */
+#define BATCH	  10 /* ... and each sends 10 frames: 2 x 100 kpps = 10 r */
+#define NSIZES	  3
 
 static const __u32 sizes[NSIZES] = { 64, 576, 1500 };
 
@@ -53,7 +53,7 @@ struct sender {
 	pthread_t th;
 	int cpu, prog_fd;
 	__u64 start, t_end, first, last, sent, sent_bytes;
-	__u64 max_late;		/* the latest a batch started after its time */
+	__u64 max_late; /* the latest a batch started after its time */
 	int err;
 	struct bench_frame frames[NSIZES];
 	bool bytes;
@@ -133,7 +133,8 @@ static double model(const struct rl_params *p, const struct sender *s, bool byte
 			const struct batch *b = &s[i].log[j];
 
 			for (int k = 0; k < BATCH; k++)
-				v[n++] = (struct pkt){ b->t0 + (b->t1 - b->t0) * k / BATCH, b->len };
+				v[n++] =
+					(struct pkt){ b->t0 + (b->t1 - b->t0) * k / BATCH, b->len };
 		}
 	}
 	qsort(v, n, sizeof(*v), cmp_pkt);
@@ -165,8 +166,13 @@ static int run_case(const char *algo, bool bytes, double seconds, struct acc_res
 	__u64 burst = bytes ? BURST_PKTS * mean_x3 / 3 : BURST_PKTS;
 	__u64 limit = rate * WINDOW_NS / 1000000000ULL, b;
 	char rate_s[32], burst_s[32];
-	const char *args[] = { "--algo", algo, "--rate", rate_s, window ? "--window" : "--burst",
-			       window ? "50ms" : burst_s, NULL };
+	const char *args[] = { "--algo",
+			       algo,
+			       "--rate",
+			       rate_s,
+			       window ? "--window" : "--burst",
+			       window ? "50ms" : burst_s,
+			       NULL };
 	struct sender s[2];
 	struct xdp_ratelimit *lim;
 	struct bpf_link *link;

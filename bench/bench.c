@@ -277,11 +277,12 @@ static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list 
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
-		   "                  [--only matrix|steps|scale|memory]\n"
-		   "       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
-		   "       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
-		   "                [--random] [--cpu N]\n");
+	fprintf(f,
+		"Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
+		"                  [--only matrix|steps|scale|memory]\n"
+		"       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
+		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
+		"                [--random] [--cpu N]\n");
 }
 
 int main(int argc, char **argv)

@@ -18,8 +18,8 @@ struct xdp_ratelimit;
 struct bench_frame {
 	unsigned char data[1514];
 	__u32 len;
-	__u32 src_off;	/* offset of the last 32-bit word of the source address */
-	__u32 src_base;	/* that word for source 0, host order */
+	__u32 src_off; /* offset of the last 32-bit word of the source address */
+	__u32 src_base; /* that word for source 0, host order */
 };
 
 /* IPv6/UDP from 2001:2::1:0 to 2001:2::2, @len bytes (at least 62). */

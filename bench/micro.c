@@ -53,29 +53,29 @@
 #include "bench_steps.skel.h"
 #include "xdp_ratelimit.skel.h"
 
-#define M1 (1U << 20)
-#define M8 (8U << 20)
+#define M1	   (1U << 20)
+#define M8	   (8U << 20)
 #define MAX_ROUNDS 64
 #define FILL_CHUNK M1
 /* Instances of each program (each with its own maps) measured on large maps. */
-#define INSTANCES 3
+#define INSTANCES   3
 #define MAX_TARGETS 160
 
 /* The references' names, by which the tables find them (bench/bpf/bench_ref.bpf.c). */
-#define NAME_B "(b) parse + LRU lookup/insert + atomic add"
-#define NAME_C "(c) (b) + clock + GCRA CAS"
+#define NAME_B	"(b) parse + LRU lookup/insert + atomic add"
+#define NAME_C	"(c) (b) + clock + GCRA CAS"
 #define NAME_CL "(c') (c) without (b)'s atomic add"
 
 struct target {
 	char name[64];
-	int kind;		/* K_DRIVER, K_REF, K_OURS */
+	int kind; /* K_DRIVER, K_REF, K_OURS */
 	int prog_fd;
 	__u32 sources;
 	double wall[MAX_ROUNDS], kern[MAX_ROUNDS];
-	int inst;		/* which instance of the program (0 when only one) */
-	int driver;		/* index of the driver measured with the same sources */
-	int refc;		/* index of (c) with the same sources, or -1 */
-	int refcl;		/* index of (c') with the same sources, or -1 */
+	int inst; /* which instance of the program (0 when only one) */
+	int driver; /* index of the driver measured with the same sources */
+	int refc; /* index of (c) with the same sources, or -1 */
+	int refcl; /* index of (c') with the same sources, or -1 */
 };
 
 enum { K_DRIVER, K_REF, K_OURS };
@@ -87,7 +87,7 @@ struct micro {
 	bool quick, rt;
 	struct bench_frame frame;
 	FILE *raw;
-	struct bpf_link *link;	/* the driver, attached while it is measured */
+	struct bpf_link *link; /* the driver, attached while it is measured */
 };
 
 /* A line for DIR/notes.md (and stderr). */
@@ -127,8 +127,8 @@ static int set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
 static int run_driver(struct micro *m, struct bench_ref *drv, __u32 reps, double *wall,
 		      double *kern)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = m->frame.data,
-		    .data_size_in = m->frame.len, .repeat = reps);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = m->frame.data, .data_size_in = m->frame.len,
+		    .repeat = reps);
 	__u64 fail = drv->bss->bench_tail_fail;
 	int err;
 
@@ -200,9 +200,9 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 
 struct stat3 {
 	double min, med, net;
-	double ratio, ratio_min;	/* to (c): median of the rounds', and from minimums */
-	double ratio_l, ratio_l_min;	/* the same to (c') */
-	double inst_lo, inst_hi;	/* lowest and highest median of one instance, net */
+	double ratio, ratio_min; /* to (c): median of the rounds', and from minimums */
+	double ratio_l, ratio_l_min; /* the same to (c') */
+	double inst_lo, inst_hi; /* lowest and highest median of one instance, net */
 	int ninst;
 };
 
@@ -320,11 +320,17 @@ static const char *const algos[] = { "token-bucket", "gcra", "fixed-window", "sl
 static int matrix_config(struct rl_config *cfg, const char *algo, bool bytes, bool coarse)
 {
 	bool window = !strcmp(algo, "fixed-window") || !strcmp(algo, "sliding-window");
-	const char *args[] = { "--algo", algo,
-			       "--rate", bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
-			       window ? "--window" : "--burst", window ? "10ms" : "1000000000",
-			       "--prefix6", "128",
-			       "--clock", coarse ? "coarse" : "precise", NULL };
+	const char *args[] = { "--algo",
+			       algo,
+			       "--rate",
+			       bytes ? (window ? "1gbyte" : "10gbyte") : "100mpps",
+			       window ? "--window" : "--burst",
+			       window ? "10ms" : "1000000000",
+			       "--prefix6",
+			       "128",
+			       "--clock",
+			       coarse ? "coarse" : "precise",
+			       NULL };
 
 	return bench_config(cfg, args);
 }
@@ -384,8 +390,8 @@ static void unload_driver(struct micro *m, struct bench_ref *drv)
 	bench_ref__destroy(drv);
 }
 
-static void add_target(struct target *t, int *nt, const char *name, int kind, int fd,
-		       __u32 sources, int inst)
+static void add_target(struct target *t, int *nt, const char *name, int kind, int fd, __u32 sources,
+		       int inst)
 {
 	struct target *x = &t[(*nt)++];
 
@@ -643,8 +649,8 @@ static int phase_steps(struct micro *m)
 						 st[k]->progs.step2, st[k]->progs.step3,
 						 st[k]->progs.step4 };
 
-		add_target(t, &nt, NAME_CL, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra_lean),
-			   1, k);
+		add_target(t, &nt, NAME_CL, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra_lean), 1,
+			   k);
 		for (int i = 0; i < 5; i++)
 			add_target(t, &nt, what[i], K_REF, bpf_program__fd(progs[i]), 1, k);
 		add_target(t, &nt, "xdp-ratelimit token-bucket, packets: all of it", K_OURS,
@@ -778,9 +784,9 @@ static int phase_scale(struct micro *m)
 		struct stat3 o = summarize(m, t, nt, io), b = summarize(m, t, nt, ib),
 			     cc = summarize(m, t, nt, ic), d = summarize(m, t, nt, id);
 
-		fprintf(dat, "%u\t%.2f\t%.2f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n", counts[s],
-			o.net, b.net, cc.net, o.ratio, d.med, o.inst_lo, o.inst_hi, cc.inst_lo,
-			cc.inst_hi);
+		fprintf(dat, "%u\t%.2f\t%.2f\t%.2f\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\n",
+			counts[s], o.net, b.net, cc.net, o.ratio, d.med, o.inst_lo, o.inst_hi,
+			cc.inst_lo, cc.inst_hi);
 	}
 	fclose(dat);
 	err = 0;
@@ -924,10 +930,10 @@ int bench_micro(int argc, char **argv)
 		bench_rt(false);
 	fprintf(stderr, "rl-bench: SCHED_FIFO while measuring: %s\n", m.rt ? "yes" : "no");
 	/* --only PHASE: one phase alone, for working on it. */
-#define PHASE(name)                                                      \
-	do {                                                             \
-		if (!err && (!only || !strcmp(only, #name)))             \
-			err = phase_##name(&m);                          \
+#define PHASE(name)                                          \
+	do {                                                 \
+		if (!err && (!only || !strcmp(only, #name))) \
+			err = phase_##name(&m);              \
 	} while (0)
 	PHASE(matrix);
 	PHASE(steps);

@@ -112,8 +112,7 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct rl_key *key, 
  * off the link arrives with less, so the exemption cannot be used from afar.
  * An ICMPv6 header cut short is an ordinary IPv6 packet, rate limited.
  */
-static __always_inline int parse_ipv6(struct hdr_cursor *c, struct rl_key *key, __u32 *bad,
-				      int *nd)
+static __always_inline int parse_ipv6(struct hdr_cursor *c, struct rl_key *key, __u32 *bad, int *nd)
 {
 	struct ipv6hdr *ip6 = c->pos;
 	__u8 *type;

@@ -53,14 +53,14 @@ struct {
 
 /* What decided a packet's fate; counted in one place, count_verdict(). */
 enum rl_reason {
-	RL_R_WITHIN,		/* under its limit: pass */
-	RL_R_LIMITED,		/* over its limit: drop */
-	RL_R_WOULD_DROP,	/* over its limit in dry-run: pass */
-	RL_R_NOT_IP,		/* pass untouched */
-	RL_R_MALFORMED,		/* pass or drop as configured */
-	RL_R_FAILED,		/* insert failed: pass or drop as configured */
-	RL_R_NO_CONFIG,		/* not configured yet: pass */
-	RL_R_ND,		/* IPv6 neighbour discovery: pass untouched */
+	RL_R_WITHIN, /* under its limit: pass */
+	RL_R_LIMITED, /* over its limit: drop */
+	RL_R_WOULD_DROP, /* over its limit in dry-run: pass */
+	RL_R_NOT_IP, /* pass untouched */
+	RL_R_MALFORMED, /* pass or drop as configured */
+	RL_R_FAILED, /* insert failed: pass or drop as configured */
+	RL_R_NO_CONFIG, /* not configured yet: pass */
+	RL_R_ND, /* IPv6 neighbour discovery: pass untouched */
 };
 
 static __always_inline __u64 rl_now(const struct rl_config *cfg)
@@ -174,8 +174,13 @@ static __always_inline int rate_limit(struct rl_counters *cnt, const struct rl_c
 	k.gen = cfg->gen;
 	st = bpf_map_lookup_elem(&rl_state, &k);
 	if (!st) {
-		struct rl_miss m = { .cnt = cnt, .cfg = cfg, .src = src, .key = &k,
-				     .now = now, .cost = cost, .v4 = v4 };
+		struct rl_miss m = { .cnt = cnt,
+				     .cfg = cfg,
+				     .src = src,
+				     .key = &k,
+				     .now = now,
+				     .cost = cost,
+				     .v4 = v4 };
 
 		ret = new_source(&m);
 		if (ret != RL_RETRY_LOOKUP)

@@ -99,22 +99,22 @@ enum rl_algo {
 
 /* Precomputed from a policy by rl_params_init() in userspace. */
 struct rl_params {
-	__u32 algo;		/* enum rl_algo */
-	__u32 bytes;		/* 1: cost is the frame length; 0: 1 per packet */
+	__u32 algo; /* enum rl_algo */
+	__u32 bytes; /* 1: cost is the frame length; 0: 1 per packet */
 	/* token bucket and gcra */
-	__u64 vt_mult;		/* vt per ns, fixed point << RL_VT_SHIFT */
-	__u64 vt_int;		/* vt per ns when a whole number (exact rates), else 0 */
-	__u64 unit_cost;	/* vt per cost unit */
-	__u64 tau;		/* burst * unit_cost */
-	__u64 ahead_max;	/* largest storable TAT - now, + RL_SKEW_VT */
-	__u64 initial_ahead;	/* TAT - now given to a new source */
+	__u64 vt_mult; /* vt per ns, fixed point << RL_VT_SHIFT */
+	__u64 vt_int; /* vt per ns when a whole number (exact rates), else 0 */
+	__u64 unit_cost; /* vt per cost unit */
+	__u64 tau; /* burst * unit_cost */
+	__u64 ahead_max; /* largest storable TAT - now, + RL_SKEW_VT */
+	__u64 initial_ahead; /* TAT - now given to a new source */
 	/* fixed and sliding window */
-	__u64 window_ns;	/* W */
-	__u64 win_magic;	/* floor((2^(64 + win_shift) - 1) / W) */
-	__u64 win_shift;	/* floor(log2(W)) */
-	__u64 limit;		/* L, in cost units per window */
-	__u64 cnt_bits;		/* bits of one count in the state */
-	__u64 id_mask;		/* 2^id_bits - 1: the window id kept in the state */
+	__u64 window_ns; /* W */
+	__u64 win_magic; /* floor((2^(64 + win_shift) - 1) / W) */
+	__u64 win_shift; /* floor(log2(W)) */
+	__u64 limit; /* L, in cost units per window */
+	__u64 cnt_bits; /* bits of one count in the state */
+	__u64 id_mask; /* 2^id_bits - 1: the window id kept in the state */
 };
 
 /* 64 x 64 -> 128-bit product from 32-bit halves (BPF has no 128-bit multiply). */

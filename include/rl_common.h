@@ -19,7 +19,7 @@
  * recently used source is forgotten (and starts again from --initial).
  */
 #define RL_DEFAULT_MAX_SOURCES 1048576
-#define RL_MAX_SOURCES_LIMIT (64U << 20)
+#define RL_MAX_SOURCES_LIMIT   (64U << 20)
 
 /*
  * Compare-and-swap attempts on one source before the packet is dropped and
@@ -31,8 +31,8 @@
 
 /* Verdict actions. */
 enum rl_action {
-	RL_ACTION_DROP = 0,	/* over-limit packets are dropped */
-	RL_ACTION_DRY_RUN = 1,	/* counted as would-drop, passed */
+	RL_ACTION_DROP = 0, /* over-limit packets are dropped */
+	RL_ACTION_DRY_RUN = 1, /* counted as would-drop, passed */
 };
 
 /*
@@ -54,20 +54,20 @@ enum rl_fail_policy {
 
 /* Why a frame was not rate limited as IP (index into counters.malformed). */
 enum rl_malformed {
-	RL_BAD_ETH = 0,		/* shorter than an Ethernet header */
-	RL_BAD_VLAN = 1,	/* truncated VLAN tag, or more than two tags */
-	RL_BAD_IPV4 = 2,	/* truncated IPv4 header */
-	RL_BAD_IHL = 3,		/* IPv4 IHL < 5 or version != 4 */
-	RL_BAD_IPV6 = 4,	/* truncated IPv6 header or version != 6 */
+	RL_BAD_ETH = 0, /* shorter than an Ethernet header */
+	RL_BAD_VLAN = 1, /* truncated VLAN tag, or more than two tags */
+	RL_BAD_IPV4 = 2, /* truncated IPv4 header */
+	RL_BAD_IHL = 3, /* IPv4 IHL < 5 or version != 4 */
+	RL_BAD_IPV6 = 4, /* truncated IPv6 header or version != 6 */
 	RL_BAD__COUNT,
 };
 
 /* How state written under the previous configuration is carried over. */
 enum rl_carry {
-	RL_CARRY_NONE = 0,	/* start afresh (algorithm family or window changed) */
-	RL_CARRY_BUCKET = 1,	/* rescale the used part of the bucket (gcra's level) */
-	RL_CARRY_WINDOW = 2,	/* same windows: keep the counts */
-	RL_CARRY_TOKENS = 3,	/* token bucket to token bucket: keep the tokens */
+	RL_CARRY_NONE = 0, /* start afresh (algorithm family or window changed) */
+	RL_CARRY_BUCKET = 1, /* rescale the used part of the bucket (gcra's level) */
+	RL_CARRY_WINDOW = 2, /* same windows: keep the counts */
+	RL_CARRY_TOKENS = 3, /* token bucket to token bucket: keep the tokens */
 };
 
 /*
@@ -78,35 +78,35 @@ enum rl_carry {
 struct rl_config {
 	/* Read by every packet: kept together in the first cache lines. */
 	struct rl_params params;
-	__u32 gen;		/* generation: part of every state key */
-	__u32 has_prev;		/* look up gen - 1 on a miss */
-	__u32 mask4;		/* IPv4 source mask, network order */
-	__u32 mask6[4];		/* IPv6 source mask, network order */
-	__u32 action;		/* enum rl_action */
-	__u32 fail_policy;	/* enum rl_fail_policy */
-	__u32 malformed_drop;	/* 1: drop malformed IP frames; 0: pass them */
-	__u32 clock;		/* enum rl_clock */
+	__u32 gen; /* generation: part of every state key */
+	__u32 has_prev; /* look up gen - 1 on a miss */
+	__u32 mask4; /* IPv4 source mask, network order */
+	__u32 mask6[4]; /* IPv6 source mask, network order */
+	__u32 action; /* enum rl_action */
+	__u32 fail_policy; /* enum rl_fail_policy */
+	__u32 malformed_drop; /* 1: drop malformed IP frames; 0: pass them */
+	__u32 clock; /* enum rl_clock */
 	/* Read when a source is first seen after a set. */
-	struct rl_params prev;	/* the configuration before the last change */
-	__u64 carry_mult;	/* ahead_new = ahead_prev * carry_mult >> carry_shift */
+	struct rl_params prev; /* the configuration before the last change */
+	__u64 carry_mult; /* ahead_new = ahead_prev * carry_mult >> carry_shift */
 	__u32 carry_shift;
-	__u32 carry;		/* enum rl_carry */
+	__u32 carry; /* enum rl_carry */
 	__u32 prev_mask4;
 	__u32 prev_mask6[4];
 	/* The policy as given, for status and for set to change only what it names. */
 	__u32 prefix4, prefix6;
 	__u32 initial_set;
-	__u64 rate_num;		/* rate = rate_num / rate_den cost units per second */
+	__u64 rate_num; /* rate = rate_num / rate_den cost units per second */
 	__u64 rate_den;
-	__u64 burst;		/* cost units (bucket algorithms) */
-	__u64 initial;		/* cost units, if initial_set */
-	__u64 window_ns;	/* window algorithms */
+	__u64 burst; /* cost units (bucket algorithms) */
+	__u64 initial; /* cost units, if initial_set */
+	__u64 window_ns; /* window algorithms */
 };
 
 struct rl_ctl {
-	__u32 active;		/* index of the live rl_config slot */
-	__u32 ifindex;		/* the interface these maps belong to ... */
-	__u64 netns_ino;	/* ... in this network namespace (pins are per host) */
+	__u32 active; /* index of the live rl_config slot */
+	__u32 ifindex; /* the interface these maps belong to ... */
+	__u64 netns_ino; /* ... in this network namespace (pins are per host) */
 };
 
 /* Per-source map key: the masked source and the configuration generation. */
@@ -120,21 +120,21 @@ struct rl_state_key {
  * an IPv4 packet touches comes first, within one cache line.
  */
 struct rl_counters {
-	__u64 rx_packets, rx_bytes;	/* every frame seen */
-	__u64 passed, passed_bytes;	/* XDP_PASS, any reason */
-	__u64 dropped, dropped_bytes;	/* XDP_DROP, any reason */
-	__u64 limited;			/* dropped for being over the limit */
-	__u64 ipv4, ipv6;		/* rate-limited frames by family */
+	__u64 rx_packets, rx_bytes; /* every frame seen */
+	__u64 passed, passed_bytes; /* XDP_PASS, any reason */
+	__u64 dropped, dropped_bytes; /* XDP_DROP, any reason */
+	__u64 limited; /* dropped for being over the limit */
+	__u64 ipv4, ipv6; /* rate-limited frames by family */
 	__u64 would_drop, would_drop_bytes; /* over the limit in dry-run: passed */
-	__u64 not_ip;			/* ARP, LLDP, ...: passed untouched */
+	__u64 not_ip; /* ARP, LLDP, ...: passed untouched */
 	__u64 malformed[RL_BAD__COUNT];
-	__u64 new_sources;		/* sources inserted */
-	__u64 carried;			/* sources carried over from the previous config */
-	__u64 insert_failed;		/* inserts that failed other than with EEXIST */
-	__u64 cas_retries;		/* compare-and-swap attempts that lost a race */
-	__u64 cas_exhausted;		/* packets dropped after RL_CAS_TRIES lost races */
-	__u64 no_config;		/* packets seen before a configuration was written */
-	__u64 nd;			/* IPv6 neighbour discovery: passed untouched */
+	__u64 new_sources; /* sources inserted */
+	__u64 carried; /* sources carried over from the previous config */
+	__u64 insert_failed; /* inserts that failed other than with EEXIST */
+	__u64 cas_retries; /* compare-and-swap attempts that lost a race */
+	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
+	__u64 no_config; /* packets seen before a configuration was written */
+	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
 };
 
 /*
@@ -163,9 +163,9 @@ RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now
 		if (c->carry_shift == 0)
 			ahead = hi ? ~0ULL : lo;
 		else if (c->carry_shift < 64)
-			ahead = hi >> c->carry_shift ? ~0ULL
-						     : (hi << (64 - c->carry_shift)) |
-							       (lo >> c->carry_shift);
+			ahead = hi >> c->carry_shift ?
+					~0ULL :
+					(hi << (64 - c->carry_shift)) | (lo >> c->carry_shift);
 		if (ahead > c->params.tau)
 			ahead = c->params.tau;
 		if (c->carry == RL_CARRY_TOKENS)

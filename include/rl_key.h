@@ -20,7 +20,7 @@
 #include <linux/types.h>
 
 struct rl_key {
-	__u32 addr[4];	/* network byte order */
+	__u32 addr[4]; /* network byte order */
 };
 
 /* How a source is masked: by --prefix4, by --prefix6, or not at all (link-local). */
@@ -31,7 +31,7 @@ enum rl_key_kind {
 };
 
 /* fe80::/10: the first 10 bits of the first word (in host order) are 1111111010. */
-#define RL_LL_MASK 0xffc00000U
+#define RL_LL_MASK   0xffc00000U
 #define RL_LL_PREFIX 0xfe800000U
 
 #endif /* RL_KEY_H */

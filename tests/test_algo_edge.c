@@ -17,36 +17,42 @@ TEST(algo_edge_clock_top)
 	/* The last whole window below 2^64: [18446744073 s, 2^64 - 1]. */
 	const __u64 lastw = TOP / NSEC * NSEC;
 	const struct hand_case cases[] = {
-		{ "token-bucket across 2^63", { TB, "10", 10, 1, false, 20, -1, 0, 0 },
+		{ "token-bucket across 2^63",
+		  { TB, "10", 10, 1, false, 20, -1, 0, 0 },
 		  STEPS({ h - 2 * NSEC, 64, 20, 5 }, { h - NSEC, 64, 10, 1 }, { h, 64, 10, 1 },
 			{ h + 100 * MS - 1, 64, 0, 1 }, { h + 100 * MS, 64, 1, 1 }) },
-		{ "token-bucket at 2^64 - 1", { TB, "10", 10, 1, false, 20, -1, 0, 0 },
+		{ "token-bucket at 2^64 - 1",
+		  { TB, "10", 10, 1, false, 20, -1, 0, 0 },
 		  STEPS({ TOP - 2500 * MS, 64, 20, 5 }, { TOP - 2400 * MS, 64, 1, 1 },
 			{ TOP - 1, 64, 20, 1 }, { TOP, 64, 0, 1 }) },
-		{ "gcra at 2^64 - 1", { GCRA, "10", 10, 1, false, 20, -1, 0, 0 },
+		{ "gcra at 2^64 - 1",
+		  { GCRA, "10", 10, 1, false, 20, -1, 0, 0 },
 		  STEPS({ TOP - 3 * NSEC, 64, 20, 1 }, { TOP - 2 * NSEC, 64, 10, 1 },
 			{ TOP - 2 * NSEC + 100 * MS - 1, 64, 1, 1 },
 			{ TOP - 2 * NSEC + 100 * MS, 64, 0, 1 },
 			{ TOP - 2 * NSEC + 100 * MS + 1, 64, 1, 1 },
-			{ TOP, 64, 18, 1 }) },		/* 20.99999999 - 18.99999999 = 2 */
+			{ TOP, 64, 18, 1 }) }, /* 20.99999999 - 18.99999999 = 2 */
 		/* 128e9/s is 128 vt per ns: the vt clock itself wraps many times below 2^64 ns. */
 		{ "token-bucket 128e9/s at 2^64 - 1",
 		  { TB, "128000000000", 128000000000ULL, 1, false, 128, -1, 0, 0 },
 		  STEPS({ TOP - 10, 64, 128, 1 }, { TOP - 9, 64, 128, 1 }, { TOP, 64, 128, 0 }) },
 		{ "gcra 400gbit at 2^64 - 1",
 		  { GCRA, "400gbit", 50000000000ULL, 1, true, 65535, -1, 0, 0 },
-		  STEPS({ TOP - 3000, 65535, 1, 1 },		/* level 65535 */
-			{ TOP - 2999, 65535, 1, 1 },		/* 65485 -> 131020 */
-			{ TOP - 2999 + 1309, 65535, 0, 1 },	/* 65570 */
-			{ TOP - 2999 + 1310, 65535, 1, 1 },	/* 65520 -> 131055 */
-			{ TOP, 65535, 1, 1 }) },		/* 46605 */
-		{ "fixed-window at 2^64 - 1", { FW, "10", 10, 1, false, 0, -1, NSEC, 0 },
+		  STEPS({ TOP - 3000, 65535, 1, 1 }, /* level 65535 */
+			{ TOP - 2999, 65535, 1, 1 }, /* 65485 -> 131020 */
+			{ TOP - 2999 + 1309, 65535, 0, 1 }, /* 65570 */
+			{ TOP - 2999 + 1310, 65535, 1, 1 }, /* 65520 -> 131055 */
+			{ TOP, 65535, 1, 1 }) }, /* 46605 */
+		{ "fixed-window at 2^64 - 1",
+		  { FW, "10", 10, 1, false, 0, -1, NSEC, 0 },
 		  STEPS({ lastw - 1, 64, 10, 1 }, { lastw, 64, 10, 1 }, { TOP, 64, 0, 1 }) },
-		{ "sliding-window at 2^64 - 1", { SW, "10", 10, 1, false, 0, -1, NSEC, 0 },
+		{ "sliding-window at 2^64 - 1",
+		  { SW, "10", 10, 1, false, 0, -1, NSEC, 0 },
 		  STEPS({ lastw - 1, 64, 10, 1 }, { lastw, 64, 0, 1 },
 			{ lastw + NSEC / 2, 64, 5, 1 },
-			{ TOP, 64, 3, 1 }) },			/* 2.90448385 + 5..7 */
-		{ "sliding-window across 2^63", { SW, "10", 10, 1, false, 0, -1, NSEC, 0 },
+			{ TOP, 64, 3, 1 }) }, /* 2.90448385 + 5..7 */
+		{ "sliding-window across 2^63",
+		  { SW, "10", 10, 1, false, 0, -1, NSEC, 0 },
 		  STEPS({ h - 1, 64, 10, 1 }, { h, 64, 0, 1 }, { h + NSEC, 64, 9, 1 }) },
 	};
 
@@ -74,11 +80,12 @@ static bool idle_then_burst(const struct cfg *c, __u64 t0, __u64 gap, __u32 len,
 		n++;
 	rl_sim_free(&s);
 	if (drain != want || n != want) {
-		rl_test_fail(__FILE__, __LINE__,
-			     "%s: %s: %llu passed at t=%llu and %llu after %llu ns (%.2f years) idle; expected %llu both times",
-			     what, cfg_str(c, desc, sizeof(desc)), (unsigned long long)drain,
-			     (unsigned long long)t0, (unsigned long long)n, (unsigned long long)gap,
-			     (double)gap / YEAR_NS, (unsigned long long)want);
+		rl_test_fail(
+			__FILE__, __LINE__,
+			"%s: %s: %llu passed at t=%llu and %llu after %llu ns (%.2f years) idle; expected %llu both times",
+			what, cfg_str(c, desc, sizeof(desc)), (unsigned long long)drain,
+			(unsigned long long)t0, (unsigned long long)n, (unsigned long long)gap,
+			(double)gap / YEAR_NS, (unsigned long long)want);
 		return false;
 	}
 	return true;
@@ -187,7 +194,8 @@ static void idle_any_gap(bool wide)
 			 * to (2^64 - ahead_max) vt, as rl_algo.h documents.
 			 */
 			u128 inside = ((((u128)1 << 64) - s.params.ahead_max) << RL_VT_SHIFT) /
-				      s.params.vt_mult - 1000;
+					      s.params.vt_mult -
+				      1000;
 
 			memset(gaps, 0, sizeof(gaps));
 			gaps[0] = YEAR_NS;
@@ -237,8 +245,15 @@ static void window_gaps(const struct cfg *cfgs, size_t n)
 		/* Fill with the largest frames: ceil(L / len) of them pass. */
 		__u32 len = c->bytes ? 65535 : 64;
 		__u64 want = c->bytes ? (l + len - 1) / len : l;
-		__u64 wins[] = { 2, 3, 1ULL << 16, (1ULL << 16) + 1, (1ULL << 24),
-				 (1ULL << 24) + 1, YEAR_NS / w, 3 * YEAR_NS / w, 5 * YEAR_NS / w };
+		__u64 wins[] = { 2,
+				 3,
+				 1ULL << 16,
+				 (1ULL << 16) + 1,
+				 (1ULL << 24),
+				 (1ULL << 24) + 1,
+				 YEAR_NS / w,
+				 3 * YEAR_NS / w,
+				 5 * YEAR_NS / w };
 
 		for (size_t k = 0; k < ARRAY_SIZE(wins); k++) {
 			__u64 t0 = 7 * w, t1;
@@ -258,7 +273,8 @@ static void window_gaps(const struct cfg *cfgs, size_t n)
 			rl_sim_free(&s);
 			if (!ASSERT_EQ(a, want, "first window full") ||
 			    !ASSERT_EQ(b, want, "a fresh window after the gap")) {
-				fprintf(stderr, "    %s --rate %s --window %lluns: idle %llu windows (%llu s)\n",
+				fprintf(stderr,
+					"    %s --rate %s --window %lluns: idle %llu windows (%llu s)\n",
 					algo_str[c->algo], c->rate, (unsigned long long)w,
 					(unsigned long long)wins[k],
 					(unsigned long long)(wins[k] * w / NSEC));
@@ -313,8 +329,8 @@ TEST(algo_edge_window_gaps_large_limits)
 		rl_sim_free(&s);
 		ASSERT_TRUE(period >= 1ULL << 16, "at least 16 bits of window id");
 		{
-			const __u64 wins[] = { 2, 3, 1000, period - 1, period, period + 1,
-					       2 * period - 1, 2 * period };
+			const __u64 wins[] = { 2,      3,	   1000,	   period - 1,
+					       period, period + 1, 2 * period - 1, 2 * period };
 			/*
 			 * Fresh, but at the multiples of the period, the window
 			 * after (where the old window reads as the previous one)
@@ -337,12 +353,13 @@ TEST(algo_edge_window_gaps_large_limits)
 				rl_sim_free(&s);
 				if (!ASSERT_EQ(a, want, "first window full") ||
 				    !ASSERT_EQ(b, wraps[k] ? 0 : want,
-					       wraps[k] ? "the documented wrap: the old count"
-							: "a fresh window after the gap")) {
+					       wraps[k] ? "the documented wrap: the old count" :
+							  "a fresh window after the gap")) {
 					fprintf(stderr,
 						"    sliding-window --rate %s --window %lluns: idle %llu windows, period %llu\n",
 						c->rate, (unsigned long long)w,
-						(unsigned long long)wins[k], (unsigned long long)period);
+						(unsigned long long)wins[k],
+						(unsigned long long)period);
 					break;
 				}
 			}
@@ -407,7 +424,7 @@ TEST(algo_edge_max_burst)
 			for (size_t j = 1; j < TRACE_LEN; j++) {
 				__u64 gap = p[j].t - p[j - 1].t;
 
-				p[j].src = 0;	/* one source: its idle time is the gap */
+				p[j].src = 0; /* one source: its idle time is the gap */
 				if (!rl_rand_below(&rs, 50) || gap > 3 * YEAR_NS)
 					gap = rl_rand_below(&rs, 3 * YEAR_NS);
 				t = gap > TOP - t ? TOP : t + gap;

@@ -77,10 +77,11 @@ static bool check_bucket_bound(const struct cfg *c, const struct rec *rc, size_t
 		if (!exact)
 			tol = r * (2 + (s128)((rc[j].t - ti) >> 50));
 		if (c->algo == TB ? lhs > b * d + tol : lhs >= b * d + tol) {
-			rl_test_fail(__FILE__, __LINE__,
-				     "%s: --rate %s --burst %llu: too much passed from t=%llu to t=%llu ns (RL_SEED=%llu)",
-				     what, c->rate, (unsigned long long)b, (unsigned long long)ti,
-				     (unsigned long long)rc[j].t, rl_test_seed());
+			rl_test_fail(
+				__FILE__, __LINE__,
+				"%s: --rate %s --burst %llu: too much passed from t=%llu to t=%llu ns (RL_SEED=%llu)",
+				what, c->rate, (unsigned long long)b, (unsigned long long)ti,
+				(unsigned long long)rc[j].t, rl_test_seed());
 			return false;
 		}
 	}
@@ -180,11 +181,12 @@ static bool at_rate_run(const struct cfg *c, const struct at_rate *a, __u64 t0, 
 	}
 	rl_sim_free(&s);
 	if (drops) {
-		rl_test_fail(__FILE__, __LINE__,
-			     "%s --rate %s --burst %llu, %u-byte packets every %llu ns%s from t=%llu: %u dropped, the first at packet %zu (RL_SEED=%llu)",
-			     algo_str[c->algo], a->rate, (unsigned long long)c->burst, a->len,
-			     (unsigned long long)step, jitter ? " or more" : "",
-			     (unsigned long long)t0, drops, first, rl_test_seed());
+		rl_test_fail(
+			__FILE__, __LINE__,
+			"%s --rate %s --burst %llu, %u-byte packets every %llu ns%s from t=%llu: %u dropped, the first at packet %zu (RL_SEED=%llu)",
+			algo_str[c->algo], a->rate, (unsigned long long)c->burst, a->len,
+			(unsigned long long)step, jitter ? " or more" : "", (unsigned long long)t0,
+			drops, first, rl_test_seed());
 		return false;
 	}
 	return true;
@@ -192,8 +194,8 @@ static bool at_rate_run(const struct cfg *c, const struct at_rate *a, __u64 t0, 
 
 TEST(algo_prop_at_rate_never_dropped)
 {
-	static const __u64 starts[] = { 0, NSEC, 5 * NSEC, 987654321, 1ULL << 62,
-					(1ULL << 63) - 1000 * NSEC };
+	static const __u64 starts[] = { 0,	   NSEC,       5 * NSEC,
+					987654321, 1ULL << 62, (1ULL << 63) - 1000 * NSEC };
 	__u64 rs = seed_for(4);
 
 	for (size_t i = 0; i < ARRAY_SIZE(at_rate_cfgs); i++) {
@@ -203,8 +205,9 @@ TEST(algo_prop_at_rate_never_dropped)
 		__u64 iv = (__u64)(((u128)a->len * d + a->num - 1) / a->num);
 
 		for (int algo = TB; algo <= GCRA; algo++) {
-			const struct cfg c = { algo, a->rate, a->num, a->den, a->bytes,
-					       algo == TB ? a->burst : 1, -1, 0, 0 };
+			const struct cfg c = { algo,   a->rate,	 a->num,
+					       a->den, a->bytes, algo == TB ? a->burst : 1,
+					       -1,     0,	 0 };
 
 			for (size_t k = 0; k < ARRAY_SIZE(starts) + 4; k++) {
 				__u64 t0 = k < ARRAY_SIZE(starts) ? starts[k] : rl_rand(&rs) >> 2;
@@ -261,18 +264,20 @@ static bool check_windows(const struct cfg *c, const struct rec *rc, size_t n)
 		else
 			est = (u128)prev * (w - e) + (u128)cur * w < (u128)l * w;
 		if (rc[i].pass != est) {
-			rl_test_fail(__FILE__, __LINE__,
-				     "%s: packet at t=%llu (window %llu, %llu in it, %llu in the one before, L %llu): %s (RL_SEED=%llu)",
-				     cfg_str(c, desc, sizeof(desc)), (unsigned long long)rc[i].t,
-				     (unsigned long long)ki, (unsigned long long)cur,
-				     (unsigned long long)prev, (unsigned long long)l,
-				     rc[i].pass ? "passed" : "dropped", rl_test_seed());
+			rl_test_fail(
+				__FILE__, __LINE__,
+				"%s: packet at t=%llu (window %llu, %llu in it, %llu in the one before, L %llu): %s (RL_SEED=%llu)",
+				cfg_str(c, desc, sizeof(desc)), (unsigned long long)rc[i].t,
+				(unsigned long long)ki, (unsigned long long)cur,
+				(unsigned long long)prev, (unsigned long long)l,
+				rc[i].pass ? "passed" : "dropped", rl_test_seed());
 			return false;
 		}
 		if (rc[i].pass)
 			cur += rc[i].cost;
 		if (!c->bytes && cur > l) {
-			rl_test_fail(__FILE__, __LINE__, "%s: %llu passed in window %llu, limit %llu",
+			rl_test_fail(__FILE__, __LINE__,
+				     "%s: %llu passed in window %llu, limit %llu",
 				     cfg_str(c, desc, sizeof(desc)), (unsigned long long)cur,
 				     (unsigned long long)ki, (unsigned long long)l);
 			return false;
@@ -440,8 +445,8 @@ TEST(algo_rate_accuracy)
 		if (!iv)
 			iv = 1;
 		for (int algo = TB; algo <= GCRA; algo++) {
-			const struct cfg c = { algo, rate, a->num, a->den, a->bytes, 10ULL * len,
-					       -1, 0, 0 };
+			const struct cfg c = { algo,	    rate, a->num, a->den, a->bytes,
+					       10ULL * len, -1,	  0,	  0 };
 			__u64 t0 = rl_rand(&rs) >> 3, t = t0, passed = 0;
 			long double want, ratio;
 			struct rl_sim s;

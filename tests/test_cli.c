@@ -14,9 +14,9 @@
 #include "test.h"
 
 struct bad_case {
-	const char *args;	/* after the binary; IFA: attached, IFB: not */
-	int status;		/* expected exit status */
-	const char *msg;	/* expected in the message */
+	const char *args; /* after the binary; IFA: attached, IFB: not */
+	int status; /* expected exit status */
+	const char *msg; /* expected in the message */
 };
 
 static const struct bad_case bad_cases[] = {
@@ -37,18 +37,22 @@ static const struct bad_case bad_cases[] = {
 	{ "attach IFB --algo fixed-window --rate 10 --burst 5", 2,
 	  "--burst has no meaning for fixed-window" },
 	{ "attach IFB --rate 10 --window 1s", 2, "--window has no meaning for token-bucket" },
-	{ "attach IFB --algo sliding-window --rate 10 --window 150ms", 2, "whole limit per window" },
+	{ "attach IFB --algo sliding-window --rate 10 --window 150ms", 2,
+	  "whole limit per window" },
 	{ "attach IFB --algo fixed-window --rate 10 --window 5", 2, "needs a unit" },
 	{ "attach IFB --algo fixed-window --rate 10 --window 2d", 2, "needs a unit" },
 	{ "attach IFB --algo fixed-window --rate 10 --window 48h", 2, "out of range" },
 	{ "attach IFB --rate 10 --prefix4 33", 2, "--prefix4: 33 is out of range" },
 	{ "attach IFB --rate 10 --prefix6 abc", 2, "--prefix6: 'abc' is not a whole number" },
-	{ "attach IFB --rate 10 --burst 10 --initial 20", 2, "--initial 20 is more than the burst" },
+	{ "attach IFB --rate 10 --burst 10 --initial 20", 2,
+	  "--initial 20 is more than the burst" },
 	{ "attach IFB --rate 10 --mode turbo", 2, "--mode" },
 	{ "attach IFB --rate 10 --max-sources 0", 2, "--max-sources: 0 is out of range" },
-	{ "attach IFB --rate 10 --action maybe", 2, "--action: 'maybe' is neither drop nor dry-run" },
+	{ "attach IFB --rate 10 --action maybe", 2,
+	  "--action: 'maybe' is neither drop nor dry-run" },
 	{ "attach IFB --rate 10 --on-insert-fail", 2, "--on-insert-fail needs a value" },
-	{ "attach IFB --rate 10 --clock sundial", 2, "--clock: 'sundial' is neither precise nor coarse" },
+	{ "attach IFB --rate 10 --clock sundial", 2,
+	  "--clock: 'sundial' is neither precise nor coarse" },
 	/* A tick is 1 to 10 ms: 10^6/s earns 1000 or more in one, far over a burst of 100. */
 	{ "attach IFB --rate 1000000 --burst 100 --clock coarse", 2,
 	  "--clock coarse: the burst (100 packets) is less than the rate earns in one kernel tick" },
@@ -79,8 +83,10 @@ static const struct bad_case bad_cases[] = {
 	{ "top IFA -n 0", 2, "-n: 0 is out of range" },
 	{ "top", 2, "give an interface name" },
 	{ "status nosuch0", 1, "no such interface 'nosuch0'" },
-	{ "simulate --rate 10 --trace /nonexistent/trace", 1, "cannot open trace '/nonexistent/trace'" },
-	{ "simulate --rate 10 --trace TRACE", 1, "trace line 2: source 'garbage' is not an IPv4 or IPv6 address" },
+	{ "simulate --rate 10 --trace /nonexistent/trace", 1,
+	  "cannot open trace '/nonexistent/trace'" },
+	{ "simulate --rate 10 --trace TRACE", 1,
+	  "trace line 2: source 'garbage' is not an IPv4 or IPv6 address" },
 };
 
 struct env {
@@ -111,11 +117,12 @@ static char *snapshot(const struct env *e)
 {
 	char *cmd, *out = NULL;
 
-	if (asprintf(&cmd,
-		     "ip -n %s -d link show; find %s/%s %s/%s %s/lo -printf '%%p %%m %%u\\n' 2>/dev/null"
-		     " | sort; for m in rl_config rl_ctl rl_counters rl_state; do"
-		     " bpftool map dump pinned %s/%s/$m; done",
-		     e->ns, e->pins, e->ifa, e->pins, e->ifb, e->pins, e->pins, e->ifa) < 0)
+	if (asprintf(
+		    &cmd,
+		    "ip -n %s -d link show; find %s/%s %s/%s %s/lo -printf '%%p %%m %%u\\n' 2>/dev/null"
+		    " | sort; for m in rl_config rl_ctl rl_counters rl_state; do"
+		    " bpftool map dump pinned %s/%s/$m; done",
+		    e->ns, e->pins, e->ifa, e->pins, e->ifb, e->pins, e->pins, e->ifa) < 0)
 		return NULL;
 	rl_run(cmd, &out, NULL);
 	free(cmd);
@@ -167,7 +174,8 @@ static bool setup(struct env *e)
 	snprintf(path, sizeof(path), "/run/netns/%s", e->ns);
 	if (stat(path, &st))
 		return false;
-	snprintf(e->pins, sizeof(e->pins), RL_PIN_ROOT "/netns-%llu", (unsigned long long)st.st_ino);
+	snprintf(e->pins, sizeof(e->pins), RL_PIN_ROOT "/netns-%llu",
+		 (unsigned long long)st.st_ino);
 	return sh("ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 && ip -n %s link add %s type veth peer name %s && "
 		  "ip -n %s link set %s up && ip -n %s link set %s up && ip -n %s link set lo up",
 		  e->ns, e->ns, e->ifa, e->ifb, e->ns, e->ifa, e->ns, e->ifb, e->ns) == 0;
@@ -201,9 +209,10 @@ TEST_FLAGS(cli_bad_invocations, RL_TEST_ROOT)
 
 	if (!ASSERT_TRUE(setup(&e), "namespace and veth pair"))
 		goto out;
-	if (!ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 1000 --burst 50",
-			  e.ns, rl_build_dir, e.ifa),
-		       0, "attach"))
+	if (!ASSERT_EQ(
+		    sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 1000 --burst 50",
+		       e.ns, rl_build_dir, e.ifa),
+		    0, "attach"))
 		goto out;
 	before = snapshot(&e);
 	ASSERT_CONTAINS(before, "prog/xdp", "attached before");
@@ -231,8 +240,10 @@ TEST_FLAGS(cli_bad_invocations, RL_TEST_ROOT)
 		after = out = err = NULL;
 	}
 	/* Not root: the same message and nothing changed. */
-	if (asprintf(&cmd, "nsenter --net=/var/run/netns/%s setpriv --reuid=nobody --regid=nogroup --clear-groups %s/xdp-ratelimit attach %s --rate 10",
-		     e.ns, rl_build_dir, e.ifb) >= 0) {
+	if (asprintf(
+		    &cmd,
+		    "nsenter --net=/var/run/netns/%s setpriv --reuid=nobody --regid=nogroup --clear-groups %s/xdp-ratelimit attach %s --rate 10",
+		    e.ns, rl_build_dir, e.ifb) >= 0) {
 		status = rl_run(cmd, NULL, &err);
 		free(cmd);
 		ASSERT_EQ(status, 1, "non-root attach");
@@ -256,9 +267,10 @@ TEST_FLAGS(cli_attach_detach_clean, RL_TEST_ROOT)
 
 	if (!ASSERT_TRUE(setup(&e), "namespace and veth pair"))
 		goto out;
-	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 100 --mode skb",
-		     e.ns, rl_build_dir, e.ifa),
-		  0, "attach --mode skb");
+	ASSERT_EQ(
+		sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit attach %s --rate 100 --mode skb",
+		   e.ns, rl_build_dir, e.ifa),
+		0, "attach --mode skb");
 	{
 		char *cmd;
 
@@ -270,9 +282,10 @@ TEST_FLAGS(cli_attach_detach_clean, RL_TEST_ROOT)
 	ASSERT_CONTAINS(out, e.ifa, "pinned");
 	free(out);
 	out = NULL;
-	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit status %s | grep -q 'attached (skb)'",
-		     e.ns, rl_build_dir, e.ifa),
-		  0, "status says skb");
+	ASSERT_EQ(
+		sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit status %s | grep -q 'attached (skb)'",
+		   e.ns, rl_build_dir, e.ifa),
+		0, "status says skb");
 	ASSERT_EQ(sh("stat -c %%a %s/%s/rl_state | grep -qx 600", e.pins, e.ifa), 0,
 		  "pins are root only");
 	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit detach %s", e.ns,

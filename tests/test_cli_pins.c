@@ -76,8 +76,9 @@ static bool pns_create(struct pns *ns, const char *tag, const char *a, const cha
 	snprintf(ns->a, sizeof(ns->a), "%s", a);
 	snprintf(ns->b, sizeof(ns->b), "%s", b);
 	ns->up = true;
-	if (sh(NULL, "ip netns add %1$s && ip -n %1$s link add '%2$s' type veth peer name '%3$s'"
-		     " && ip -n %1$s link set '%2$s' up && ip -n %1$s link set '%3$s' up",
+	if (sh(NULL,
+	       "ip netns add %1$s && ip -n %1$s link add '%2$s' type veth peer name '%3$s'"
+	       " && ip -n %1$s link set '%2$s' up && ip -n %1$s link set '%3$s' up",
 	       ns->name, a, b))
 		return false;
 	if (rl_ns_pin_dir(ns->name, "x", pin, sizeof(pin)))
@@ -197,10 +198,13 @@ TEST_FLAGS(pins_orphans_cleanup, RL_TEST_ROOT)
 	if (!ASSERT_TRUE(pns_create(&dead, "dead", ifa, ifb), "namespace to delete") ||
 	    !ASSERT_TRUE(pns_create(&live, "live", ifa, ifb), "namespace that stays"))
 		goto out;
-	if (!ASSERT_EQ(cli(&dead, NULL, NULL, "attach %s --rate 100", ifa), 0, "attach, to delete") ||
+	if (!ASSERT_EQ(cli(&dead, NULL, NULL, "attach %s --rate 100", ifa), 0,
+		       "attach, to delete") ||
 	    !ASSERT_EQ(cli(&live, NULL, NULL, "attach %s --rate 100", ifa), 0, "attach, live") ||
-	    !ASSERT_OK(sh(NULL, "ip -n %s link add %s type veth peer name %sv && ip -n %s link set %s up",
-			  live.name, ifc, ifc, live.name, ifc), "a second pair") ||
+	    !ASSERT_OK(sh(NULL,
+			  "ip -n %s link add %s type veth peer name %sv && ip -n %s link set %s up",
+			  live.name, ifc, ifc, live.name, ifc),
+		       "a second pair") ||
 	    !ASSERT_EQ(cli(&live, NULL, NULL, "attach %s --rate 100", ifc), 0, "attach, to unplug"))
 		goto out;
 	rl_ns_pin_dir(dead.name, ifa, gone, sizeof(gone));
@@ -263,8 +267,9 @@ TEST_FLAGS(pins_capabilities, RL_TEST_ROOT)
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		int st;
 
-		st = sh(NULL, "setpriv --inh-caps=-%s --bounding-set=-%s %s/xdp-ratelimit status"
-			      " >/dev/null 2>/tmp/rlpin-%d.err",
+		st = sh(NULL,
+			"setpriv --inh-caps=-%s --bounding-set=-%s %s/xdp-ratelimit status"
+			" >/dev/null 2>/tmp/rlpin-%d.err",
 			caps[i], caps[i], rl_build_dir, getpid());
 		sh(&err, "cat /tmp/rlpin-%d.err", getpid());
 		snprintf(want, sizeof(want), "CAP_%s", caps[i]);
@@ -276,17 +281,20 @@ TEST_FLAGS(pins_capabilities, RL_TEST_ROOT)
 		err = NULL;
 	}
 	/* Not root, with what it needs as ambient capabilities: it works. */
-	ASSERT_EQ(sh(NULL, "setpriv --reuid=nobody --regid=nogroup --clear-groups"
-			   " --inh-caps=+bpf,+net_admin,+sys_admin,+dac_override"
-			   " --ambient-caps=+bpf,+net_admin,+sys_admin,+dac_override"
-			   " %s/xdp-ratelimit status >/dev/null",
+	ASSERT_EQ(sh(NULL,
+		     "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+		     " --inh-caps=+bpf,+net_admin,+sys_admin,+dac_override"
+		     " --ambient-caps=+bpf,+net_admin,+sys_admin,+dac_override"
+		     " %s/xdp-ratelimit status >/dev/null",
 		     rl_build_dir),
 		  0, "non-root with the capabilities: status works");
-	ASSERT_EQ(sh(NULL, "setpriv --reuid=nobody --regid=nogroup --clear-groups"
-			   " --inh-caps=+bpf,+net_admin,+sys_admin --ambient-caps=+bpf,+net_admin,+sys_admin"
-			   " %s/xdp-ratelimit status 2>/tmp/rlpin-%d.err >/dev/null",
-		     rl_build_dir, getpid()),
-		  1, "non-root without CAP_DAC_OVERRIDE");
+	ASSERT_EQ(
+		sh(NULL,
+		   "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+		   " --inh-caps=+bpf,+net_admin,+sys_admin --ambient-caps=+bpf,+net_admin,+sys_admin"
+		   " %s/xdp-ratelimit status 2>/tmp/rlpin-%d.err >/dev/null",
+		   rl_build_dir, getpid()),
+		1, "non-root without CAP_DAC_OVERRIDE");
 	sh(&err, "cat /tmp/rlpin-%d.err; rm -f /tmp/rlpin-%d.err", getpid(), getpid());
 	ASSERT_CONTAINS(err, "CAP_DAC_OVERRIDE", "names it: the pins are root's");
 	free(err);
@@ -303,9 +311,10 @@ TEST_FLAGS(pins_lock_failure, RL_TEST_ROOT)
 	if (!ASSERT_TRUE(pns_create(&ns, "lock", ifa, ifb), "namespace"))
 		goto out;
 	/* A private /run where the lock file is a directory: only this command sees it. */
-	if (asprintf(&cmd, "nsenter --net=/run/netns/%s unshare -m --propagation private sh -c"
-			   " 'mount -t tmpfs rlpin /run && mkdir /run/xdp-ratelimit.lock &&"
-			   " exec %s/xdp-ratelimit attach %s --rate 10'",
+	if (asprintf(&cmd,
+		     "nsenter --net=/run/netns/%s unshare -m --propagation private sh -c"
+		     " 'mount -t tmpfs rlpin /run && mkdir /run/xdp-ratelimit.lock &&"
+		     " exec %s/xdp-ratelimit attach %s --rate 10'",
 		     ns.name, rl_build_dir, ifa) < 0)
 		goto out;
 	ASSERT_EQ(rl_run(cmd, NULL, &err), 1, "attach fails");
@@ -331,11 +340,13 @@ TEST_FLAGS(pins_stats_watch_reattach, RL_TEST_ROOT)
 	snprintf(file, sizeof(file), "/tmp/rlt-%d-watch.out", getpid());
 	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
 		return;
-	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 100000", ns.rx_if), 0, "attach"))
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 100000", ns.rx_if), 0,
+		       "attach"))
 		goto out;
 	/* In the background, bounded; its output to a file. */
-	if (!ASSERT_EQ(sh(&out, "timeout 20 nsenter --net=/run/netns/%s %s/xdp-ratelimit stats %s"
-				" --json --watch 1 --count 6 >%s 2>&1 </dev/null & echo $!",
+	if (!ASSERT_EQ(sh(&out,
+			  "timeout 20 nsenter --net=/run/netns/%s %s/xdp-ratelimit stats %s"
+			  " --json --watch 1 --count 6 >%s 2>&1 </dev/null & echo $!",
 			  ns.rx, rl_build_dir, ns.rx_if, file),
 		       0, "stats --watch"))
 		goto out;
@@ -344,7 +355,8 @@ TEST_FLAGS(pins_stats_watch_reattach, RL_TEST_ROOT)
 	out = NULL;
 	usleep(1500000);
 	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "detach %s", ns.rx_if), 0, "detach");
-	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 100000", ns.rx_if), 0, "attach again");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 100000", ns.rx_if), 0,
+		  "attach again");
 	usleep(1200000);
 	if (ASSERT_OK(rl_flow_start(&ns, &f), "flow"))
 		rl_flow_wait(&f);
@@ -367,7 +379,8 @@ TEST_FLAGS(pins_stats_watch_reattach, RL_TEST_ROOT)
 out:
 	free(out);
 	if (watcher > 0)
-		kill((pid_t)watcher, SIGTERM); /* timeout(1) passes it on; gone already if it ended */
+		kill((pid_t)watcher,
+		     SIGTERM); /* timeout(1) passes it on; gone already if it ended */
 	unlink(file);
 	rl_ns_destroy(&ns);
 }

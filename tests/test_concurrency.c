@@ -31,7 +31,7 @@ struct worker {
 	const __u8 *frame;
 	__u32 len, repeat;
 	int rounds, cpu, err;
-	volatile int *stop;	/* real-clock mode: run until set */
+	volatile int *stop; /* real-clock mode: run until set */
 	unsigned long runs;
 };
 
@@ -75,9 +75,9 @@ static void *hammer(void *arg)
 static __u32 make_frame(__u8 *f)
 {
 	static const __u8 hdr[] = {
-		0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00,
-		0x45, 0, 0, 50, 0, 0, 0, 0, 64, 17, 0, 0, 198, 18, 0, 7, 198, 18, 0, 2,
-		0, 9, 0, 9, 0, 30, 0, 0,
+		0x02, 0, 0,   0,  0, 2, 0x02, 0, 0,  0,	 0, 1,	0x08, 0x00,
+		0x45, 0, 0,   50, 0, 0, 0,    0, 64, 17, 0, 0,	198,  18,
+		0,    7, 198, 18, 0, 2, 0,    9, 0,  9,	 0, 30, 0,    0,
 	};
 
 	memset(f, 0, 64);
@@ -113,9 +113,14 @@ static void exact_case(const char *const *opts, __u64 step_ns)
 	pthread_barrier_init(&start, NULL, THREADS + 1);
 	pthread_barrier_init(&done, NULL, THREADS + 1);
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){ .prog = &prog, .start = &start, .done = &done,
-					.frame = frame, .len = len, .repeat = repeat,
-					.rounds = rounds, .cpu = i % (int)sysconf(_SC_NPROCESSORS_ONLN) };
+		w[i] = (struct worker){ .prog = &prog,
+					.start = &start,
+					.done = &done,
+					.frame = frame,
+					.len = len,
+					.repeat = repeat,
+					.rounds = rounds,
+					.cpu = i % (int)sysconf(_SC_NPROCESSORS_ONLN) };
 		pthread_create(&tid[i], NULL, hammer, &w[i]);
 	}
 	for (int r = 0; r < rounds; r++, now += step_ns) {
@@ -152,9 +157,9 @@ TEST_FLAGS(concurrency_exact_test_clock, RL_TEST_ROOT)
 	exact_case((const char *const[]){ "--algo", "token-bucket", "--rate", "1000", "--burst",
 					  "100", NULL },
 		   10000000);
-	exact_case((const char *const[]){ "--algo", "gcra", "--rate", "1000", "--burst", "100",
-					  NULL },
-		   10000000);
+	exact_case(
+		(const char *const[]){ "--algo", "gcra", "--rate", "1000", "--burst", "100", NULL },
+		10000000);
 	exact_case((const char *const[]){ "--algo", "fixed-window", "--rate", "1000", "--window",
 					  "100ms", NULL },
 		   30000000);
@@ -224,7 +229,10 @@ static double real_clock_once(const struct rl_config *cfg, double rate, const ch
 	if (rl_prog_run(&prog, 0, frame, len, 1) < 0 || !tat_time(&prog, cfg, &t_first))
 		goto out;
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){ .prog = &prog, .frame = frame, .len = len, .repeat = 2000,
+		w[i] = (struct worker){ .prog = &prog,
+					.frame = frame,
+					.len = len,
+					.repeat = 2000,
 					.stop = &stop,
 					.cpu = i % (int)sysconf(_SC_NPROCESSORS_ONLN) };
 		pthread_create(&tid[i], NULL, hammer, &w[i]);

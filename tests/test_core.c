@@ -38,15 +38,15 @@ static unsigned int burst_after_idle(const char *const *opts)
 TEST(core_burst_after_idle)
 {
 	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "token-bucket", "--rate", "10",
-							"--burst", "20", NULL }),
+							  "--burst", "20", NULL }),
 		  20, "token-bucket");
 	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "gcra", "--rate", "10",
-							"--burst", "20", NULL }),
+							  "--burst", "20", NULL }),
 		  21, "gcra");
 	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "fixed-window", "--rate", "10",
-							"--window", "1s", NULL }),
+							  "--window", "1s", NULL }),
 		  10, "fixed-window");
 	ASSERT_EQ(burst_after_idle((const char *const[]){ "--algo", "sliding-window", "--rate",
-							"10", "--window", "1s", NULL }),
+							  "10", "--window", "1s", NULL }),
 		  10, "sliding-window");
 }

@@ -103,11 +103,12 @@ static bool setup(struct crash_env *e)
 	if (!realpath(rl_build_dir, e->bin))
 		return false;
 	strncat(e->bin, "/xdp-ratelimit", sizeof(e->bin) - strlen(e->bin) - 1);
-	if (asprintf(&cmd,
-		     "ip netns add %s && ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
-		     "ip -n %s link add %s type veth peer name %sp && ip -n %s link set %s up && "
-		     "ip -n %s link set %sp up",
-		     e->ns, e->ns, e->ns, e->ifc, e->ifc, e->ns, e->ifc, e->ns, e->ifc) < 0)
+	if (asprintf(
+		    &cmd,
+		    "ip netns add %s && ip netns exec %s sysctl -qw net.ipv6.conf.all.disable_ipv6=1 && "
+		    "ip -n %s link add %s type veth peer name %sp && ip -n %s link set %s up && "
+		    "ip -n %s link set %sp up",
+		    e->ns, e->ns, e->ns, e->ifc, e->ifc, e->ns, e->ifc, e->ns, e->ifc) < 0)
 		return false;
 	ret = rl_run(cmd, NULL, NULL);
 	free(cmd);
@@ -121,8 +122,10 @@ static void teardown(const struct crash_env *e)
 
 	run_in_ns(e, det, -1);
 	rl_ns_pin_dir(e->ns, e->ifc, pins, sizeof(pins));
-	if (asprintf(&cmd, "ip netns del %s; rm -rf %s; rmdir \"$(dirname %s)\" " RL_PIN_ROOT
-		     " 2>/dev/null; true", e->ns, pins, pins) >= 0) {
+	if (asprintf(&cmd,
+		     "ip netns del %s; rm -rf %s; rmdir \"$(dirname %s)\" " RL_PIN_ROOT
+		     " 2>/dev/null; true",
+		     e->ns, pins, pins) >= 0) {
 		rl_run(cmd, NULL, NULL);
 		free(cmd);
 	}
@@ -190,8 +193,8 @@ TEST_FLAGS(crash_sigkill_attach_set_detach, RL_TEST_ROOT)
 
 			state = observe(&e, why, sizeof(why));
 			if (!ASSERT_TRUE(state == before[c] || state == after[c], names[c])) {
-				fprintf(stderr, "    round %d, killed after %ld us (exit %d): %s\n", round,
-					delay, st, state < 0 ? why : "unexpected rate");
+				fprintf(stderr, "    round %d, killed after %ld us (exit %d): %s\n",
+					round, delay, st, state < 0 ? why : "unexpected rate");
 				goto out;
 			}
 			if (st == 128 + SIGKILL)

@@ -668,10 +668,11 @@ out:
 static void spoofed_flood(const char *initial, bool first_lost)
 {
 	const double rate = 1000, burst = 100;
-	struct rl_flow flood = {
-		.src = "198.18.0.0", .rand_bytes = 2, .dport = 5003, .count = 150000,
-		.gap = FLOOD_GAP
-	};
+	struct rl_flow flood = { .src = "198.18.0.0",
+				 .rand_bytes = 2,
+				 .dport = 5003,
+				 .count = 150000,
+				 .gap = FLOOD_GAP };
 	struct rl_flow good = {
 		.src = "198.19.0.10", .dport = 5001, .count = 1000, .gap = "2000us"
 	};

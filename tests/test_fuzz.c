@@ -23,7 +23,7 @@
 #include "test.h"
 #include "trace.h"
 
-#define MAX_FRAME 256
+#define MAX_FRAME   256
 #define CHECK_EVERY 4096
 
 static unsigned long long rng_state;
@@ -89,8 +89,9 @@ static void pick_source(__u8 *dst, bool v6)
 	dst[3] = 0xb8;
 	/* Link-local now and then (keyed /128), around both edges of fe80::/10. */
 	if (!below(4)) {
-		static const __u8 ll[][2] = { { 0xfe, 0x80 }, { 0xfe, 0xbf }, { 0xfe, 0xc0 },
-					     { 0xfe, 0x7f } };
+		static const __u8 ll[][2] = {
+			{ 0xfe, 0x80 }, { 0xfe, 0xbf }, { 0xfe, 0xc0 }, { 0xfe, 0x7f }
+		};
 
 		memcpy(dst, ll[below(8) ? 0 : below(4)], 2);
 		dst[3] = 0;
@@ -154,8 +155,8 @@ static __u32 gen_frame(__u8 *f, struct coverage *cov)
 		pick_source(f + off + 8, true);
 		for (int i = 24; i < 40; i++)
 			f[off + i] = (__u8)rnd();
-		cov->ext_headers += f[off + 6] == 0 || f[off + 6] == 43 || f[off + 6] == 44 ||
-				    f[off + 6] == 60;
+		cov->ext_headers +=
+			f[off + 6] == 0 || f[off + 6] == 43 || f[off + 6] == 44 || f[off + 6] == 60;
 		len = off + 40 + below(64);
 		for (__u32 i = off + 40; i < len; i++)
 			f[i] = (__u8)rnd();
@@ -236,8 +237,7 @@ static int model_parse(const __u8 *f, __u32 len, struct rl_key *key, __u32 *bad)
 	return 0;
 }
 
-static int model_frame(struct model *m, const __u8 *f, __u32 len, __u64 now,
-		       struct coverage *cov)
+static int model_frame(struct model *m, const __u8 *f, __u32 len, __u64 now, struct coverage *cov)
 {
 	struct rl_counters *c = &m->cnt;
 	struct rl_key key;
@@ -377,9 +377,10 @@ static void fuzz(unsigned long frames)
 			cov.pass += got == XDP_PASS;
 			cov.drop += got == XDP_DROP;
 			if (got != want) {
-				rl_test_fail(__FILE__, __LINE__,
-					     "frame %lu of policy %zu at %llu ns: kernel %d, model %d",
-					     i, p, (unsigned long long)now, got, want);
+				rl_test_fail(
+					__FILE__, __LINE__,
+					"frame %lu of policy %zu at %llu ns: kernel %d, model %d",
+					i, p, (unsigned long long)now, got, want);
 				hexdump(f, len);
 				goto next;
 			}
@@ -387,9 +388,10 @@ static void fuzz(unsigned long frames)
 				if (!rl_prog_counters(&prog, &kc))
 					goto next;
 				if (!counters_equal(&kc, &m.cnt)) {
-					rl_test_fail(__FILE__, __LINE__,
-						     "counters differ after frame %lu of policy %zu (last frame at %llu ns)",
-						     i, p, (unsigned long long)now);
+					rl_test_fail(
+						__FILE__, __LINE__,
+						"counters differ after frame %lu of policy %zu (last frame at %llu ns)",
+						i, p, (unsigned long long)now);
 					print_counters_diff(&kc, &m.cnt);
 					hexdump(f, len);
 					goto next;

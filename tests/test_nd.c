@@ -23,7 +23,7 @@
 #include "trace.h"
 
 #define SEC_NS 1000000000ULL
-#define T0 (1000 * SEC_NS)
+#define T0     (1000 * SEC_NS)
 
 static bool start(struct rl_prog *p, const char *const *opts)
 {
@@ -117,12 +117,12 @@ TEST_FLAGS(nd_lookalikes_limited, RL_TEST_ROOT)
 		return;
 	if (!rl_prog_counters(&p, &before))
 		goto out;
-#define LIMITED(what)                                                                      \
-	do {                                                                               \
-		ASSERT_TRUE(!f.bad, what);                                                 \
-		ASSERT_EQ(run(&p, &f), XDP_PASS, what ": first, within the burst");        \
-		ASSERT_EQ(run(&p, &f), XDP_DROP, what ": second, over the limit");         \
-		n++;                                                                       \
+#define LIMITED(what)                                                               \
+	do {                                                                        \
+		ASSERT_TRUE(!f.bad, what);                                          \
+		ASSERT_EQ(run(&p, &f), XDP_PASS, what ": first, within the burst"); \
+		ASSERT_EQ(run(&p, &f), XDP_DROP, what ": second, over the limit");  \
+		n++;                                                                \
 	} while (0)
 	/* Echo request, and the types on either side of ND. */
 	icmp6_frame(&f, "2001:db8::a", 128, 255, false);
@@ -193,8 +193,8 @@ TEST_FLAGS(nd_link_local_per_host, RL_TEST_ROOT)
 	struct frame f;
 	char what[96];
 
-	if (!start(&p, (const char *const[]){ "--rate", "1", "--burst", "1", "--prefix6", "64",
-					      NULL }))
+	if (!start(&p,
+		   (const char *const[]){ "--rate", "1", "--burst", "1", "--prefix6", "64", NULL }))
 		return;
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		snprintf(what, sizeof(what), "step %zu: UDP from %s", i, steps[i].src);

@@ -73,7 +73,8 @@ TEST(opts_refused)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		err[0] = '\0';
-		ASSERT_TRUE(parse(&a, ATTACH, 1, cases[i].words, err, sizeof(err)) < 0, cases[i].why);
+		ASSERT_TRUE(parse(&a, ATTACH, 1, cases[i].words, err, sizeof(err)) < 0,
+			    cases[i].why);
 		ASSERT_CONTAINS(err, cases[i].why, cases[i].words[0]);
 	}
 }
@@ -101,8 +102,9 @@ TEST(opts_stop_at_command)
 
 TEST(opts_policy_words)
 {
-	static const char *const w[] = { "--algo=gcra", "--rate", "1mbit", "--burst", "3000",
-					 "--action", "dry-run", "--clock=coarse", NULL };
+	static const char *const w[] = { "--algo=gcra", "--rate",	  "1mbit",
+					 "--burst",	"3000",		  "--action",
+					 "dry-run",	"--clock=coarse", NULL };
 	static const char *const bad[] = { "--rate", "1", "eth0", NULL };
 	struct rl_policy pol;
 	struct rl_opts o;
@@ -140,8 +142,8 @@ TEST(opts_file_key_is_the_flag)
 /* Every option of the table is in some command's --help and in the man page. */
 TEST(opts_documented)
 {
-	static const char *const cmds[] = { "", "attach", "set", "detach", "status", "stats",
-					    "top", "simulate", "cleanup" };
+	static const char *const cmds[] = { "",	     "attach", "set",	   "detach", "status",
+					    "stats", "top",    "simulate", "cleanup" };
 	char *help = NULL, *man = NULL, cmd[512], needle[96];
 	size_t len = 0;
 

@@ -11,12 +11,13 @@ static const struct {
 } names[] = {
 	{ "eth0", "eth0" },
 	{ "eth0.100", "eth0%2e100" },
-	{ "eth0_100", "eth0_100" },	/* no longer the same directory as eth0.100 */
+	{ "eth0_100", "eth0_100" }, /* no longer the same directory as eth0.100 */
 	{ "eth0%2e100", "eth0%252e100" }, /* nor is an interface named like an encoding */
 	{ "a.b.c", "a%2eb%2ec" },
 	{ "%", "%25" },
 	{ "..a", "%2e%2ea" },
-	{ "...............", "%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e" }, /* 15: the longest */
+	{ "...............",
+	  "%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e%2e" }, /* 15: the longest */
 	{ "br-lan@x:y", "br-lan@x:y" },
 };
 
@@ -50,8 +51,9 @@ TEST(pins_encode_no_collisions)
 TEST(pins_invalid_names)
 {
 	const char *bad_names[] = { "", ".", "..", "a/b", "sixteen-chars-xx" };
-	const char *bad_enc[] = { "", "a.b", "a%2", "a%41", "%2f", "%2e", "%2e%2e", "a%",
-				  "sixteen-chars-xx" };
+	const char *bad_enc[] = { "",	    "a.b", "a%2",
+				  "a%41",   "%2f", "%2e",
+				  "%2e%2e", "a%",  "sixteen-chars-xx" };
 	char out[RL_PINNAME_MAX];
 
 	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++)

@@ -39,8 +39,9 @@ TEST(policy_params_scale)
 
 	for (size_t i = 0; i < ARRAY_SIZE(rates); i++) {
 		const char *opts[] = { "--rate", rates[i].rate, "--burst", "1", NULL };
-		const struct cfg c = { TB, rates[i].rate, rates[i].num, rates[i].den, false,
-				       1, -1, 0, 0 };
+		const struct cfg c = {
+			TB, rates[i].rate, rates[i].num, rates[i].den, false, 1, -1, 0, 0
+		};
 		u128 d = (u128)rates[i].den * NSEC, num = rates[i].num;
 		char err[RL_ERRLEN];
 		struct rl_params p;
@@ -59,7 +60,8 @@ TEST(policy_params_scale)
 		/* (vt_mult / 2^56 / unit_cost) / (num / d) - 1 */
 		e = (long double)p.vt_mult * (long double)d /
 			    ((long double)num * (long double)p.unit_cost *
-			     (long double)(1ULL << RL_VT_SHIFT)) - 1;
+			     (long double)(1ULL << RL_VT_SHIFT)) -
+		    1;
 		if (!ASSERT_TRUE(e > -1e-15L && e < 1e-15L, rates[i].rate))
 			fprintf(stderr, "    relative rate error %Lg\n", e);
 	}
@@ -76,16 +78,24 @@ TEST(policy_params_scale)
 TEST(policy_params_brief_rates_exact)
 {
 	static const struct acc rates[] = {
-		{ "1", 1, 1, false },	     { "2.5", 5, 2, false },	  { "40", 40, 1, false },
-		{ "10", 10, 1, false },	     { "100", 100, 1, false },	  { "1000", 1000, 1, false },
-		{ "12.5", 25, 2, false },    { "10kbit", 1250, 1, true }, { "100mbit", 12500000, 1, true },
-		{ "1gbit", 125000000, 1, true }, { "400gbit", 50000000000ULL, 1, true },
+		{ "1", 1, 1, false },
+		{ "2.5", 5, 2, false },
+		{ "40", 40, 1, false },
+		{ "10", 10, 1, false },
+		{ "100", 100, 1, false },
+		{ "1000", 1000, 1, false },
+		{ "12.5", 25, 2, false },
+		{ "10kbit", 1250, 1, true },
+		{ "100mbit", 12500000, 1, true },
+		{ "1gbit", 125000000, 1, true },
+		{ "400gbit", 50000000000ULL, 1, true },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(rates); i++) {
 		const char *opts[] = { "--rate", rates[i].rate, NULL };
-		const struct cfg c = { TB, rates[i].rate, rates[i].num, rates[i].den, false,
-				       1, -1, 0, 0 };
+		const struct cfg c = {
+			TB, rates[i].rate, rates[i].num, rates[i].den, false, 1, -1, 0, 0
+		};
 		char err[RL_ERRLEN];
 		struct rl_params p;
 
@@ -100,7 +110,7 @@ TEST(policy_params_brief_rates_exact)
 /* A configuration refused, with a message that says why. */
 struct refusal {
 	const char *opts[12];
-	const char *why[2];	/* substrings of the message */
+	const char *why[2]; /* substrings of the message */
 };
 
 static void check_refusals(const struct refusal *r, size_t n)
@@ -137,8 +147,10 @@ TEST(policy_refuse_options)
 		{ { "--rate", "10", "--burst", "0", NULL }, { "--burst", "range" } },
 		{ { "--rate", "10", "--burst", "-1", NULL }, { "--burst", NULL } },
 		{ { "--rate", "10", "--burst", "2x", NULL }, { "--burst", "whole number" } },
-		{ { "--rate", "10", "--burst", "4611686018427387905", NULL }, { "--burst", "range" } },
-		{ { "--rate", "10", "--algo", "leaky-bucket", NULL }, { "--algo", "leaky-bucket" } },
+		{ { "--rate", "10", "--burst", "4611686018427387905", NULL },
+		  { "--burst", "range" } },
+		{ { "--rate", "10", "--algo", "leaky-bucket", NULL },
+		  { "--algo", "leaky-bucket" } },
 		{ { "--rate", "10", "--prefix4", "33", NULL }, { "--prefix4", "range" } },
 		{ { "--rate", "10", "--prefix4", "-1", NULL }, { "--prefix4", NULL } },
 		{ { "--rate", "10", "--prefix6", "129", NULL }, { "--prefix6", "range" } },
@@ -188,7 +200,8 @@ TEST(policy_refuse_policies)
 		{ { "--rate", "10", "--initial", "11", NULL }, { "--initial", "burst" } },
 		{ { "--algo", "gcra", "--rate", "10", "--burst", "1", "--initial", "2", NULL },
 		  { "--initial", "burst" } },
-		{ { "--rate", "1", "--burst", "4611686018427387904", NULL }, { "--burst", "large" } },
+		{ { "--rate", "1", "--burst", "4611686018427387904", NULL },
+		  { "--burst", "large" } },
 		{ { "--rate", "0.000000001", "--burst", "10", NULL }, { "--burst", "large" } },
 		{ { "--algo", "sliding-window", "--rate", "10gbyte", "--window", "1s", NULL },
 		  { "--window", "sliding-window" } },
@@ -205,7 +218,8 @@ TEST(policy_refuse_rate_too_high_windows)
 	static const struct refusal r[] = {
 		{ { "--algo", "fixed-window", "--rate", "1000000000000", "--window", "1us", NULL },
 		  { "--rate", NULL } },
-		{ { "--algo", "sliding-window", "--rate", "1000000000000", "--window", "1us", NULL },
+		{ { "--algo", "sliding-window", "--rate", "1000000000000", "--window", "1us",
+		    NULL },
 		  { "--rate", NULL } },
 	};
 

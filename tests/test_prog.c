@@ -32,8 +32,8 @@
 #include "xdp_ratelimit.skel.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define MSEC 1000000ULL
-#define SEC 1000000000ULL
+#define MSEC	      1000000ULL
+#define SEC	      1000000000ULL
 
 #ifndef ETH_P_LLDP
 #define ETH_P_LLDP 0x88cc
@@ -127,19 +127,38 @@ static bool prog_tracks(struct rl_prog *p, const char *src, unsigned int p4, uns
 	return bpf_map_lookup_elem(p->state_fd, &k, &state) == 0;
 }
 
-#define CNT(f) { #f, offsetof(struct rl_counters, f) }
+#define CNT(f)                                      \
+	{                                           \
+#f, offsetof(struct rl_counters, f) \
+	}
 static const struct {
 	const char *name;
 	size_t off;
 } cnt_fields[] = {
-	CNT(rx_packets),	    CNT(rx_bytes),	       CNT(passed),
-	CNT(passed_bytes),	    CNT(dropped),	       CNT(dropped_bytes),
-	CNT(limited),		    CNT(would_drop),	       CNT(would_drop_bytes),
-	CNT(ipv4),		    CNT(ipv6),		       CNT(not_ip),
-	CNT(malformed[RL_BAD_ETH]), CNT(malformed[RL_BAD_VLAN]), CNT(malformed[RL_BAD_IPV4]),
-	CNT(malformed[RL_BAD_IHL]), CNT(malformed[RL_BAD_IPV6]), CNT(new_sources),
-	CNT(carried),		    CNT(insert_failed),	       CNT(cas_retries),
-	CNT(cas_exhausted),	    CNT(no_config),	       CNT(nd),
+	CNT(rx_packets),
+	CNT(rx_bytes),
+	CNT(passed),
+	CNT(passed_bytes),
+	CNT(dropped),
+	CNT(dropped_bytes),
+	CNT(limited),
+	CNT(would_drop),
+	CNT(would_drop_bytes),
+	CNT(ipv4),
+	CNT(ipv6),
+	CNT(not_ip),
+	CNT(malformed[RL_BAD_ETH]),
+	CNT(malformed[RL_BAD_VLAN]),
+	CNT(malformed[RL_BAD_IPV4]),
+	CNT(malformed[RL_BAD_IHL]),
+	CNT(malformed[RL_BAD_IPV6]),
+	CNT(new_sources),
+	CNT(carried),
+	CNT(insert_failed),
+	CNT(cas_retries),
+	CNT(cas_exhausted),
+	CNT(no_config),
+	CNT(nd),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
 	       "every counter of struct rl_counters is named in cnt_fields");
@@ -159,8 +178,9 @@ static bool check_delta(const struct rl_counters *before, const struct rl_counte
 		__u64 d = cnt_get(after, i) - cnt_get(before, i), e = cnt_get(exp, i);
 
 		if (d != e) {
-			rl_test_fail(__FILE__, __LINE__, "%s: counter %s went up by %llu, expected %llu",
-				     what, cnt_fields[i].name, (unsigned long long)d,
+			rl_test_fail(__FILE__, __LINE__,
+				     "%s: counter %s went up by %llu, expected %llu", what,
+				     cnt_fields[i].name, (unsigned long long)d,
 				     (unsigned long long)e);
 			ok = false;
 		}
@@ -198,9 +218,9 @@ static const char *verdict_name(int v)
 struct step {
 	__u64 t;
 	const char *src;
-	unsigned int len;	/* 0: FRAME_MIN */
+	unsigned int len; /* 0: FRAME_MIN */
 	int verdict;
-	unsigned int repeat;	/* 0: once */
+	unsigned int repeat; /* 0: once */
 };
 
 static bool run_steps(struct rl_prog *p, const struct step *s, size_t n, bool dry_run,
@@ -219,10 +239,11 @@ static bool run_steps(struct rl_prog *p, const struct step *s, size_t n, bool dr
 			int exp = over ? XDP_PASS : s[i].verdict;
 
 			if (v != exp) {
-				rl_test_fail(__FILE__, __LINE__,
-					     "%s: step %zu (%s, %u bytes at %llu ns), frame %u: %s, expected %s",
-					     what, i, s[i].src, len, (unsigned long long)s[i].t, r + 1,
-					     verdict_name(v), verdict_name(exp));
+				rl_test_fail(
+					__FILE__, __LINE__,
+					"%s: step %zu (%s, %u bytes at %llu ns), frame %u: %s, expected %s",
+					what, i, s[i].src, len, (unsigned long long)s[i].t, r + 1,
+					verdict_name(v), verdict_name(exp));
 				ok = false;
 			}
 			if (!tally)
@@ -255,12 +276,12 @@ static bool run_steps(struct rl_prog *p, const struct step *s, size_t n, bool dr
 
 /* A frame, built by build_frame() from the builders of frames.h. */
 struct fspec {
-	__u16 tpid[3];		/* VLAN tags, outermost first; 0 ends the list */
-	__u16 proto;		/* the EtherType after the tags */
-	const char *src;	/* IP source */
-	struct fr_ip4 ip4;	/* IPv4 header fields */
-	unsigned int version;	/* IPv6 version field (0: 6) */
-	bool cut;		/* cut the frame to len bytes (else pad to len, default 60) */
+	__u16 tpid[3]; /* VLAN tags, outermost first; 0 ends the list */
+	__u16 proto; /* the EtherType after the tags */
+	const char *src; /* IP source */
+	struct fr_ip4 ip4; /* IPv4 header fields */
+	unsigned int version; /* IPv6 version field (0: 6) */
+	bool cut; /* cut the frame to len bytes (else pad to len, default 60) */
 	unsigned int len;
 };
 
@@ -308,19 +329,39 @@ struct frame_case {
 	bool tracked;
 };
 
-#define PASSES { XDP_PASS, XDP_PASS }
-#define MALFORMED { XDP_DROP, XDP_PASS }
-#define NEW_V4 { .ipv4 = 1, .new_sources = 1 }
-#define NEW_V6 { .ipv6 = 1, .new_sources = 1 }
-#define NOT_IP { .not_ip = 1 }
-#define BAD(reason) { .malformed[reason] = 1 }
-#define Q ETH_P_8021Q
+#define PASSES                     \
+	{                          \
+		XDP_PASS, XDP_PASS \
+	}
+#define MALFORMED                  \
+	{                          \
+		XDP_DROP, XDP_PASS \
+	}
+#define NEW_V4                              \
+	{                                   \
+		.ipv4 = 1, .new_sources = 1 \
+	}
+#define NEW_V6                              \
+	{                                   \
+		.ipv6 = 1, .new_sources = 1 \
+	}
+#define NOT_IP              \
+	{                   \
+		.not_ip = 1 \
+	}
+#define BAD(reason)                    \
+	{                              \
+		.malformed[reason] = 1 \
+	}
+#define Q  ETH_P_8021Q
 #define AD ETH_P_8021AD
 /* The first n bytes of an IPv4 frame. */
-#define RUNT(n)                                                                               \
-	{ "runt of " #n " bytes",                                                             \
-	  { .proto = ETH_P_IP, .src = "198.18.9.9", .cut = true, .len = n },                 \
-	  MALFORMED, BAD(RL_BAD_ETH), false }
+#define RUNT(n)                                                                            \
+	{                                                                                  \
+		"runt of " #n " bytes",                                                    \
+			{ .proto = ETH_P_IP, .src = "198.18.9.9", .cut = true, .len = n }, \
+			MALFORMED, BAD(RL_BAD_ETH), false                                  \
+	}
 
 /*
  * The rows run in order against one program, each with its own source, but
@@ -329,122 +370,190 @@ struct frame_case {
 static const struct frame_case frame_cases[] = {
 	{ "ipv4", { .proto = ETH_P_IP, .src = "198.18.0.1" }, PASSES, NEW_V4, true },
 	{ "ipv4 header only, 34 bytes",
-	  { .proto = ETH_P_IP, .src = "198.18.0.2", .cut = true, .len = 34 }, PASSES, NEW_V4,
+	  { .proto = ETH_P_IP, .src = "198.18.0.2", .cut = true, .len = 34 },
+	  PASSES,
+	  NEW_V4,
 	  true },
-	{ "ipv4 full size", { .proto = ETH_P_IP, .src = "198.18.0.3", .len = 1514 }, PASSES,
-	  NEW_V4, true },
+	{ "ipv4 full size",
+	  { .proto = ETH_P_IP, .src = "198.18.0.3", .len = 1514 },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "ipv4 options, ihl 6",
-	  { .proto = ETH_P_IP, .src = "198.18.0.4", .ip4 = { .ihl = 6 } }, PASSES, NEW_V4, true },
+	  { .proto = ETH_P_IP, .src = "198.18.0.4", .ip4 = { .ihl = 6 } },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "ipv4 options, ihl 15",
-	  { .proto = ETH_P_IP, .src = "198.18.0.5", .ip4 = { .ihl = 15 } }, PASSES, NEW_V4, true },
+	  { .proto = ETH_P_IP, .src = "198.18.0.5", .ip4 = { .ihl = 15 } },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "ipv4 ihl 15, header ends the frame",
 	  { .proto = ETH_P_IP, .src = "198.18.0.6", .ip4 = { .ihl = 15 }, .cut = true, .len = 74 },
-	  PASSES, NEW_V4, true },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "ipv4 first fragment",
-	  { .proto = ETH_P_IP, .src = "198.18.0.7", .ip4 = { .frag = IP_MF } }, PASSES, NEW_V4,
+	  { .proto = ETH_P_IP, .src = "198.18.0.7", .ip4 = { .frag = IP_MF } },
+	  PASSES,
+	  NEW_V4,
 	  true },
 	{ "ipv4 later fragment, same source",
-	  { .proto = ETH_P_IP, .src = "198.18.0.7", .ip4 = { .frag = 185 } }, PASSES,
-	  { .ipv4 = 1 }, true },
+	  { .proto = ETH_P_IP, .src = "198.18.0.7", .ip4 = { .frag = 185 } },
+	  PASSES,
+	  { .ipv4 = 1 },
+	  true },
 	{ "ipv4 middle fragment, new source",
-	  { .proto = ETH_P_IP, .src = "198.18.0.8", .ip4 = { .frag = IP_MF | 370 } }, PASSES,
-	  NEW_V4, true },
-	{ "802.1Q ipv4", { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.1.1" }, PASSES,
-	  NEW_V4, true },
+	  { .proto = ETH_P_IP, .src = "198.18.0.8", .ip4 = { .frag = IP_MF | 370 } },
+	  PASSES,
+	  NEW_V4,
+	  true },
+	{ "802.1Q ipv4",
+	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.1.1" },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "802.1ad+802.1Q ipv4",
-	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.1.2" }, PASSES, NEW_V4, true },
-	{ "802.1Q+802.1Q ipv4", { .tpid = { Q, Q }, .proto = ETH_P_IP, .src = "198.18.1.3" },
-	  PASSES, NEW_V4, true },
+	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.1.2" },
+	  PASSES,
+	  NEW_V4,
+	  true },
+	{ "802.1Q+802.1Q ipv4",
+	  { .tpid = { Q, Q }, .proto = ETH_P_IP, .src = "198.18.1.3" },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "802.1ad+802.1Q ipv4 options",
 	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.1.4", .ip4 = { .ihl = 9 } },
-	  PASSES, NEW_V4, true },
+	  PASSES,
+	  NEW_V4,
+	  true },
 	{ "ipv6", { .proto = ETH_P_IPV6, .src = "2001:db8::1" }, PASSES, NEW_V6, true },
 	{ "ipv6 header only, 54 bytes",
-	  { .proto = ETH_P_IPV6, .src = "2001:db8:1::1", .cut = true, .len = 54 }, PASSES, NEW_V6,
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:1::1", .cut = true, .len = 54 },
+	  PASSES,
+	  NEW_V6,
 	  true },
-	{ "802.1Q ipv6", { .tpid = { Q }, .proto = ETH_P_IPV6, .src = "2001:db8:2::1" }, PASSES,
-	  NEW_V6, true },
+	{ "802.1Q ipv6",
+	  { .tpid = { Q }, .proto = ETH_P_IPV6, .src = "2001:db8:2::1" },
+	  PASSES,
+	  NEW_V6,
+	  true },
 	{ "802.1ad+802.1Q ipv6",
-	  { .tpid = { AD, Q }, .proto = ETH_P_IPV6, .src = "2001:db8:3::1" }, PASSES, NEW_V6,
+	  { .tpid = { AD, Q }, .proto = ETH_P_IPV6, .src = "2001:db8:3::1" },
+	  PASSES,
+	  NEW_V6,
 	  true },
 	{ "arp", { .proto = ETH_P_ARP }, PASSES, NOT_IP, false },
 	{ "802.1Q arp", { .tpid = { Q }, .proto = ETH_P_ARP }, PASSES, NOT_IP, false },
 	{ "lldp", { .proto = ETH_P_LLDP }, PASSES, NOT_IP, false },
 	{ "unknown ethertype 0x88b5", { .proto = 0x88b5 }, PASSES, NOT_IP, false },
-	{ "ethernet header only, arp", { .proto = ETH_P_ARP, .cut = true, .len = 14 }, PASSES,
-	  NOT_IP, false },
-	{ "three tags 802.1Q", { .tpid = { Q, Q, Q }, .proto = ETH_P_IP, .src = "198.18.2.1" },
-	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	{ "ethernet header only, arp",
+	  { .proto = ETH_P_ARP, .cut = true, .len = 14 },
+	  PASSES,
+	  NOT_IP,
+	  false },
+	{ "three tags 802.1Q",
+	  { .tpid = { Q, Q, Q }, .proto = ETH_P_IP, .src = "198.18.2.1" },
+	  MALFORMED,
+	  BAD(RL_BAD_VLAN),
+	  false },
 	{ "three tags 802.1ad+802.1Q+802.1Q",
-	  { .tpid = { AD, Q, Q }, .proto = ETH_P_IP, .src = "198.18.2.2" }, MALFORMED,
-	  BAD(RL_BAD_VLAN), false },
+	  { .tpid = { AD, Q, Q }, .proto = ETH_P_IP, .src = "198.18.2.2" },
+	  MALFORMED,
+	  BAD(RL_BAD_VLAN),
+	  false },
 	{ "truncated 802.1Q tag",
 	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.2.3", .cut = true, .len = 17 },
-	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	  MALFORMED,
+	  BAD(RL_BAD_VLAN),
+	  false },
 	{ "802.1Q tag, nothing after the ethernet header",
 	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.2.4", .cut = true, .len = 14 },
-	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	  MALFORMED,
+	  BAD(RL_BAD_VLAN),
+	  false },
 	{ "truncated inner tag of QinQ",
 	  { .tpid = { AD, Q }, .proto = ETH_P_IP, .src = "198.18.2.5", .cut = true, .len = 20 },
-	  MALFORMED, BAD(RL_BAD_VLAN), false },
+	  MALFORMED,
+	  BAD(RL_BAD_VLAN),
+	  false },
 	{ "ipv4 ethertype, nothing after",
-	  { .proto = ETH_P_IP, .src = "198.18.3.1", .cut = true, .len = 14 }, MALFORMED,
-	  BAD(RL_BAD_IPV4), false },
+	  { .proto = ETH_P_IP, .src = "198.18.3.1", .cut = true, .len = 14 },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV4),
+	  false },
 	{ "truncated ipv4 header, 19 of 20 bytes",
-	  { .proto = ETH_P_IP, .src = "198.18.3.2", .cut = true, .len = 33 }, MALFORMED,
-	  BAD(RL_BAD_IPV4), false },
+	  { .proto = ETH_P_IP, .src = "198.18.3.2", .cut = true, .len = 33 },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV4),
+	  false },
 	{ "802.1Q, truncated ipv4 header",
 	  { .tpid = { Q }, .proto = ETH_P_IP, .src = "198.18.3.3", .cut = true, .len = 37 },
-	  MALFORMED, BAD(RL_BAD_IPV4), false },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV4),
+	  false },
 	{ "ipv4 ihl 15, frame ends 1 byte short",
 	  { .proto = ETH_P_IP, .src = "198.18.3.4", .ip4 = { .ihl = 15 }, .cut = true, .len = 73 },
-	  MALFORMED, BAD(RL_BAD_IPV4), false },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV4),
+	  false },
 	{ "ipv4 ihl 6, only the fixed header present",
 	  { .proto = ETH_P_IP, .src = "198.18.3.5", .ip4 = { .ihl = 6 }, .cut = true, .len = 34 },
-	  MALFORMED, BAD(RL_BAD_IPV4), false },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV4),
+	  false },
 	{ "ipv4 ihl 4",
 	  { .proto = ETH_P_IP, .src = "198.18.4.1", .ip4 = { .ihl = 4, .set_ihl = true } },
-	  MALFORMED, BAD(RL_BAD_IHL), false },
+	  MALFORMED,
+	  BAD(RL_BAD_IHL),
+	  false },
 	{ "ipv4 ihl 0",
 	  { .proto = ETH_P_IP, .src = "198.18.4.2", .ip4 = { .ihl = 0, .set_ihl = true } },
-	  MALFORMED, BAD(RL_BAD_IHL), false },
+	  MALFORMED,
+	  BAD(RL_BAD_IHL),
+	  false },
 	{ "ipv4 ethertype, version 6",
-	  { .proto = ETH_P_IP, .src = "198.18.4.3", .ip4 = { .version = 6 } }, MALFORMED,
-	  BAD(RL_BAD_IHL), false },
+	  { .proto = ETH_P_IP, .src = "198.18.4.3", .ip4 = { .version = 6 } },
+	  MALFORMED,
+	  BAD(RL_BAD_IHL),
+	  false },
 	{ "ipv4 ethertype, version 5",
-	  { .proto = ETH_P_IP, .src = "198.18.4.4", .ip4 = { .version = 5 } }, MALFORMED,
-	  BAD(RL_BAD_IHL), false },
+	  { .proto = ETH_P_IP, .src = "198.18.4.4", .ip4 = { .version = 5 } },
+	  MALFORMED,
+	  BAD(RL_BAD_IHL),
+	  false },
 	{ "ipv6 ethertype, nothing after",
-	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::1", .cut = true, .len = 14 }, MALFORMED,
-	  BAD(RL_BAD_IPV6), false },
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::1", .cut = true, .len = 14 },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV6),
+	  false },
 	{ "truncated ipv6 header, 39 of 40 bytes",
-	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::2", .cut = true, .len = 53 }, MALFORMED,
-	  BAD(RL_BAD_IPV6), false },
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::2", .cut = true, .len = 53 },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV6),
+	  false },
 	{ "QinQ, truncated ipv6 header",
-	  { .tpid = { AD, Q }, .proto = ETH_P_IPV6, .src = "2001:db8:4::3", .cut = true,
+	  { .tpid = { AD, Q },
+	    .proto = ETH_P_IPV6,
+	    .src = "2001:db8:4::3",
+	    .cut = true,
 	    .len = 61 },
-	  MALFORMED, BAD(RL_BAD_IPV6), false },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV6),
+	  false },
 	{ "ipv6 ethertype, version 4",
-	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::4", .version = 4 }, MALFORMED,
-	  BAD(RL_BAD_IPV6), false },
+	  { .proto = ETH_P_IPV6, .src = "2001:db8:4::4", .version = 4 },
+	  MALFORMED,
+	  BAD(RL_BAD_IPV6),
+	  false },
 };
 
 /* Ethernet runts: the first 0 to 13 bytes of an IPv4 frame. */
 static const struct frame_case runt_cases[] = {
-	RUNT(0),
-	RUNT(1),
-	RUNT(2),
-	RUNT(3),
-	RUNT(4),
-	RUNT(5),
-	RUNT(6),
-	RUNT(7),
-	RUNT(8),
-	RUNT(9),
-	RUNT(10),
-	RUNT(11),
-	RUNT(12),
-	RUNT(13),
+	RUNT(0), RUNT(1), RUNT(2), RUNT(3),  RUNT(4),  RUNT(5),	 RUNT(6),
+	RUNT(7), RUNT(8), RUNT(9), RUNT(10), RUNT(11), RUNT(12), RUNT(13),
 };
 
 /*
@@ -453,8 +562,9 @@ static const struct frame_case runt_cases[] = {
  */
 static int frame_table(const struct frame_case *cases, size_t n, bool malformed_pass)
 {
-	const char *const opts[] = { "--rate", "1000", "--burst", "1000", "--malformed",
-				     malformed_pass ? "pass" : "drop", NULL };
+	const char *const opts[] = { "--rate", "1000",	      "--burst",
+				     "1000",   "--malformed", malformed_pass ? "pass" : "drop",
+				     NULL };
 	const char *policy = malformed_pass ? "--malformed pass" : "--malformed drop";
 	struct rl_counters before, after, exp;
 	struct frame f;
@@ -517,14 +627,17 @@ TEST_FLAGS(prog_runts, RL_TEST_ROOT)
 
 	if (refused >= 0 && frame_table(runt_cases, ARRAY_SIZE(runt_cases), true) >= 0 &&
 	    refused == (int)ARRAY_SIZE(runt_cases))
-		rl_test_skip("the kernel refuses XDP test input of under %d bytes (behind metadata too)",
-			     ETH_HLEN);
+		rl_test_skip(
+			"the kernel refuses XDP test input of under %d bytes (behind metadata too)",
+			ETH_HLEN);
 }
 
 /* Before any configuration: everything passes, counted in no_config. */
 TEST_FLAGS(prog_no_config, RL_TEST_ROOT)
 {
-	const struct fspec bad = { .proto = ETH_P_IP, .src = "198.18.0.1", .ip4 = { .version = 5 } };
+	const struct fspec bad = { .proto = ETH_P_IP,
+				   .src = "198.18.0.1",
+				   .ip4 = { .version = 5 } };
 	struct rl_counters before, after, exp = { 0 };
 	struct frame f;
 	struct rl_prog p;
@@ -637,8 +750,8 @@ TEST_FLAGS(prog_sources, RL_TEST_ROOT)
 	};
 	const struct rl_counters extra = { .new_sources = 7 };
 
-	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", NULL }, s,
-		  ARRAY_SIZE(s), false, &extra, "separate sources");
+	rate_test((const char *const[]){ "--rate", "10", "--burst", "5", NULL }, s, ARRAY_SIZE(s),
+		  false, &extra, "separate sources");
 }
 
 /* --prefix4 24: a /24 shares one bucket; another /24 has its own. */
@@ -751,8 +864,10 @@ TEST_FLAGS(prog_bytes_vlan, RL_TEST_ROOT)
 	build_frame(&f, &qinq);
 	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 1000 bytes, 2000 in the bucket");
 	ASSERT_EQ(prog_run(&p, T0, &f), XDP_PASS, "qinq 1000 bytes, 1000 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0 + 999 * MSEC, &f), XDP_DROP, "qinq 1000 bytes, 999 in the bucket");
-	ASSERT_EQ(prog_run(&p, T0 + 1000 * MSEC, &f), XDP_PASS, "qinq 1000 bytes, 1000 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 999 * MSEC, &f), XDP_DROP,
+		  "qinq 1000 bytes, 999 in the bucket");
+	ASSERT_EQ(prog_run(&p, T0 + 1000 * MSEC, &f), XDP_PASS,
+		  "qinq 1000 bytes, 1000 in the bucket");
 	rl_prog_close(&p);
 }
 
@@ -769,7 +884,7 @@ static __u64 rnd_below(__u64 n)
 struct sim_case {
 	const char *name;
 	const char *opts[16];
-	__u64 gap;		/* mean gap between packets, ns */
+	__u64 gap; /* mean gap between packets, ns */
 };
 
 /*
@@ -777,32 +892,36 @@ struct sim_case {
  * prefix), so that each run has both verdicts in good number.
  */
 static const struct sim_case sim_cases[] = {
-	{ "token-bucket pps", { "--algo", "token-bucket", "--rate", "40", "--burst", "10", NULL },
+	{ "token-bucket pps",
+	  { "--algo", "token-bucket", "--rate", "40", "--burst", "10", NULL },
 	  2 * MSEC },
-	{ "token-bucket pps, initial, /24", { "--algo", "token-bucket", "--rate", "7.777", "--burst",
-					      "4", "--initial", "1", "--prefix4", "24", NULL },
+	{ "token-bucket pps, initial, /24",
+	  { "--algo", "token-bucket", "--rate", "7.777", "--burst", "4", "--initial", "1",
+	    "--prefix4", "24", NULL },
 	  10 * MSEC },
-	{ "token-bucket bytes", { "--algo", "token-bucket", "--rate", "256kbit", "--burst", "6000",
-				  NULL },
+	{ "token-bucket bytes",
+	  { "--algo", "token-bucket", "--rate", "256kbit", "--burst", "6000", NULL },
 	  2 * MSEC },
 	{ "gcra pps", { "--algo", "gcra", "--rate", "40", "--burst", "8", NULL }, 2 * MSEC },
-	{ "gcra pps, inexact rate", { "--algo", "gcra", "--rate", "333.333333", "--burst", "4",
-				      "--prefix6", "48", NULL },
+	{ "gcra pps, inexact rate",
+	  { "--algo", "gcra", "--rate", "333.333333", "--burst", "4", "--prefix6", "48", NULL },
 	  300000 },
-	{ "gcra bytes", { "--algo", "gcra", "--rate", "48kbyte", "--burst", "5000", "--prefix4",
-			  "24", NULL },
+	{ "gcra bytes",
+	  { "--algo", "gcra", "--rate", "48kbyte", "--burst", "5000", "--prefix4", "24", NULL },
 	  2 * MSEC },
-	{ "fixed-window pps", { "--algo", "fixed-window", "--rate", "40", "--window", "250ms",
-				NULL },
+	{ "fixed-window pps",
+	  { "--algo", "fixed-window", "--rate", "40", "--window", "250ms", NULL },
 	  2 * MSEC },
-	{ "fixed-window bytes", { "--algo", "fixed-window", "--rate", "40kbyte", "--window",
-				  "100ms", "--prefix6", "32", NULL },
+	{ "fixed-window bytes",
+	  { "--algo", "fixed-window", "--rate", "40kbyte", "--window", "100ms", "--prefix6", "32",
+	    NULL },
 	  2 * MSEC },
-	{ "sliding-window pps", { "--algo", "sliding-window", "--rate", "30", "--window", "500ms",
-				  NULL },
+	{ "sliding-window pps",
+	  { "--algo", "sliding-window", "--rate", "30", "--window", "500ms", NULL },
 	  2 * MSEC },
-	{ "sliding-window bytes", { "--algo", "sliding-window", "--rate", "320kbit", "--window",
-				    "50ms", "--prefix4", "16", NULL },
+	{ "sliding-window bytes",
+	  { "--algo", "sliding-window", "--rate", "320kbit", "--window", "50ms", "--prefix4", "16",
+	    NULL },
 	  2 * MSEC },
 };
 
@@ -818,7 +937,8 @@ static void sim_sources(char src[SIM_SOURCES][INET6_ADDRSTRLEN])
 		/* Two link-local neighbours in one /64: keyed apart (rl_key.h). */
 		if (i >= SIM_SOURCES - 2)
 			snprintf(src[i], INET6_ADDRSTRLEN, "fe80::%x:%x",
-				 (unsigned int)rnd_below(0x10000), (unsigned int)rnd_below(0x10000));
+				 (unsigned int)rnd_below(0x10000),
+				 (unsigned int)rnd_below(0x10000));
 		else if (i % 5 < 3)
 			snprintf(src[i], INET6_ADDRSTRLEN, "198.%u.%u.%u",
 				 18 + (unsigned int)rnd_below(2), third[rnd_below(3)],
@@ -827,7 +947,8 @@ static void sim_sources(char src[SIM_SOURCES][INET6_ADDRSTRLEN])
 			snprintf(src[i], INET6_ADDRSTRLEN, "2001:db8:%x:%x:%x:%x:%x:%x",
 				 (unsigned int)rnd_below(2), word[rnd_below(3)],
 				 (unsigned int)rnd_below(0x10000), (unsigned int)rnd_below(0x10000),
-				 (unsigned int)rnd_below(0x10000), (unsigned int)rnd_below(0x10000));
+				 (unsigned int)rnd_below(0x10000),
+				 (unsigned int)rnd_below(0x10000));
 	}
 }
 
@@ -879,10 +1000,14 @@ static void sim_one(const struct sim_case *c, unsigned long long seed)
 		kv = prog_run(&p, t, &f);
 		sv = rl_sim_packet(&sim, &key, t, len, NULL);
 		if (kv < 0 || sv < 0 || (kv == XDP_PASS) != (sv == 1)) {
-			rl_test_fail(__FILE__, __LINE__,
-				     "%s (RL_SEED=%llu): packet %d at %llu ns from %s, %u bytes: kernel %s, simulate %s",
-				     c->name, rl_test_seed(), n, (unsigned long long)t, src[s], len,
-				     verdict_name(kv), sv == 1 ? "pass" : sv == 0 ? "drop" : "error");
+			rl_test_fail(
+				__FILE__, __LINE__,
+				"%s (RL_SEED=%llu): packet %d at %llu ns from %s, %u bytes: kernel %s, simulate %s",
+				c->name, rl_test_seed(), n, (unsigned long long)t, src[s], len,
+				verdict_name(kv),
+				sv == 1 ? "pass" :
+				sv == 0 ? "drop" :
+					  "error");
 			goto out;
 		}
 	}
@@ -895,7 +1020,8 @@ static void sim_one(const struct sim_case *c, unsigned long long seed)
 	/* RL_SIM_STATS=1 shows how hard each trace pushes its limit. */
 	if (getenv("RL_SIM_STATS"))
 		printf("    %s: %llu passed, %llu dropped, %zu sources\n", c->name,
-		       (unsigned long long)sim.passed, (unsigned long long)sim.dropped, sim.tab.count);
+		       (unsigned long long)sim.passed, (unsigned long long)sim.dropped,
+		       sim.tab.count);
 	/* A trace that never (or always) hits its limit would prove little. */
 	ASSERT_LE(SIM_PACKETS / 20, sim.dropped, c->name);
 	ASSERT_LE(SIM_PACKETS / 20, sim.passed, c->name);
@@ -955,15 +1081,13 @@ TEST_FLAGS(prog_set_rate, RL_TEST_ROOT)
 
 	if (!prog_start(&p, (const char *const[]){ "--rate", "10", "--burst", "5", NULL }, &first))
 		return;
-	run_steps(&p, before_set, ARRAY_SIZE(before_set), false, NULL,
-		  "before set");
+	run_steps(&p, before_set, ARRAY_SIZE(before_set), false, NULL, "before set");
 	if (!prog_set(&p, (const char *const[]){ "--rate", "20", "--burst", "5", NULL }, &first,
 		      &second))
 		goto out;
 	if (!rl_prog_counters(&p, &c0))
 		goto out;
-	run_steps(&p, after_set, ARRAY_SIZE(after_set), false, &exp,
-		  "after set rate 10 -> 20");
+	run_steps(&p, after_set, ARRAY_SIZE(after_set), false, &exp, "after set rate 10 -> 20");
 	if (!rl_prog_counters(&p, &c1))
 		goto out;
 	check_delta(&c0, &c1, &exp, "after set rate 10 -> 20");
@@ -987,12 +1111,9 @@ TEST_FLAGS(prog_set_burst, RL_TEST_ROOT)
 		{ T0, B4, 0, XDP_PASS, 2 },
 	};
 	static const struct step after_up[] = {
-		{ T0, A4, 0, XDP_DROP, 1 },
-		{ T0, B4, 0, XDP_PASS, 3 },
-		{ T0, B4, 0, XDP_DROP, 1 },
-		{ T0, "198.18.0.3", 0, XDP_PASS, 20 },
-		{ T0, "198.18.0.3", 0, XDP_DROP, 1 },
-		{ T0, "198.18.0.4", 0, XDP_PASS, 2 },
+		{ T0, A4, 0, XDP_DROP, 1 },	      { T0, B4, 0, XDP_PASS, 3 },
+		{ T0, B4, 0, XDP_DROP, 1 },	      { T0, "198.18.0.3", 0, XDP_PASS, 20 },
+		{ T0, "198.18.0.3", 0, XDP_DROP, 1 }, { T0, "198.18.0.4", 0, XDP_PASS, 2 },
 	};
 	static const struct step after_down[] = {
 		{ T0, "198.18.0.4", 0, XDP_PASS, 3 },
@@ -1014,7 +1135,7 @@ TEST_FLAGS(prog_set_burst, RL_TEST_ROOT)
 	run_steps(&p, after_up, ARRAY_SIZE(after_up), false, NULL, "after set burst 5 -> 20");
 	/* The third configuration goes back into slot 0. */
 	if (!rl_build_config(&third, (const char *const[]){ "--rate", "10", "--burst", "3", NULL },
-			  &second) ||
+			     &second) ||
 	    !ASSERT_EQ(third.gen, 3, "third generation") || !rl_prog_configure(&p, 0, &third))
 		goto out;
 	run_steps(&p, after_down, ARRAY_SIZE(after_down), false, NULL, "after set burst 20 -> 3");
@@ -1050,13 +1171,15 @@ TEST_FLAGS(prog_set_gcra, RL_TEST_ROOT)
 	struct rl_config first, second;
 	struct rl_prog p;
 
-	if (!prog_start(&p, (const char *const[]){ "--algo", "gcra", "--rate", "10", "--burst",
-						   "5", NULL },
-			&first))
+	if (!prog_start(
+		    &p,
+		    (const char *const[]){ "--algo", "gcra", "--rate", "10", "--burst", "5", NULL },
+		    &first))
 		return;
 	run_steps(&p, before_set, ARRAY_SIZE(before_set), false, NULL, "before set");
-	if (!prog_set(&p, (const char *const[]){ "--algo", "gcra", "--rate", "20", "--burst", "10",
-						 NULL },
+	if (!prog_set(&p,
+		      (const char *const[]){ "--algo", "gcra", "--rate", "20", "--burst", "10",
+					     NULL },
 		      &first, &second))
 		goto out;
 	if (!rl_prog_counters(&p, &c0))
@@ -1086,14 +1209,15 @@ TEST_FLAGS(prog_set_window, RL_TEST_ROOT)
 	struct rl_config first, second;
 	struct rl_prog p;
 
-	if (!prog_start(&p, (const char *const[]){ "--algo", "fixed-window", "--rate", "10",
-						   "--window", "1s", NULL },
+	if (!prog_start(&p,
+			(const char *const[]){ "--algo", "fixed-window", "--rate", "10", "--window",
+					       "1s", NULL },
 			&first))
 		return;
-	run_steps(&p, before_set, ARRAY_SIZE(before_set), false, NULL,
-		  "before set");
-	if (!prog_set(&p, (const char *const[]){ "--algo", "fixed-window", "--rate", "15",
-						 "--window", "1s", NULL },
+	run_steps(&p, before_set, ARRAY_SIZE(before_set), false, NULL, "before set");
+	if (!prog_set(&p,
+		      (const char *const[]){ "--algo", "fixed-window", "--rate", "15", "--window",
+					     "1s", NULL },
 		      &first, &second))
 		goto out;
 	if (!rl_prog_counters(&p, &c0))

@@ -26,7 +26,7 @@
 
 struct rate_case {
 	const char *s;
-	__u64 num, den;	/* reduced */
+	__u64 num, den; /* reduced */
 	bool bytes;
 	const char *str; /* rl_rate_str() */
 };
@@ -200,8 +200,10 @@ TEST(rates_full_frame_cli)
 	char *cmd = NULL, *out = NULL, *err = NULL;
 	int status;
 
-	if (asprintf(&cmd, "echo 1.0 198.18.0.1 1500 | %s/xdp-ratelimit simulate --rate 100mbit --burst 1000",
-		     rl_build_dir) < 0)
+	if (asprintf(
+		    &cmd,
+		    "echo 1.0 198.18.0.1 1500 | %s/xdp-ratelimit simulate --rate 100mbit --burst 1000",
+		    rl_build_dir) < 0)
 		return;
 	status = rl_run(cmd, &out, &err);
 	ASSERT_EQ(status, 2, "simulate exit status");
@@ -213,7 +215,8 @@ TEST(rates_full_frame_cli)
 	free(err);
 	out = err = NULL;
 	/* attach checks the policy before it looks for the interface. */
-	if (asprintf(&cmd, "%s/xdp-ratelimit attach rl-no-such-if --algo fixed-window --rate 12kbit",
+	if (asprintf(&cmd,
+		     "%s/xdp-ratelimit attach rl-no-such-if --algo fixed-window --rate 12kbit",
 		     rl_build_dir) < 0)
 		return;
 	status = rl_run(cmd, &out, &err);
@@ -245,7 +248,8 @@ TEST(rates_tcp_warning)
 		  "at 98.768kbit (2470 bytes)" },
 		{ { "--algo", "gcra", "--rate", "12346byte", "--burst", "2470", NULL }, NULL },
 		{ { "--rate", "100000", "--burst", "10", NULL }, NULL }, /* packets */
-		{ { "--algo", "fixed-window", "--rate", "100mbit", "--window", "1ms", NULL }, NULL },
+		{ { "--algo", "fixed-window", "--rate", "100mbit", "--window", "1ms", NULL },
+		  NULL },
 	};
 	char msg[RL_ERRLEN], err[RL_ERRLEN];
 	struct rl_policy pol;

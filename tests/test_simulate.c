@@ -19,7 +19,7 @@
 #include "source.h"
 #include "trace.h"
 
-#define NSEC 1000000000ULL
+#define NSEC	      1000000000ULL
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *bin(void)
@@ -126,7 +126,6 @@ static size_t split_lines(char *text, char **lines, size_t max)
 	return n;
 }
 
-
 /* A growable string. */
 struct buf {
 	char *s;
@@ -213,14 +212,14 @@ TEST(sim_output_format)
 			    "6.500000000 2001:db8::1\n"
 			    "6.5 2001:db8::ffff\n"
 			    "7. 198.18.0.255\n";
-	const char *want = "5 198.18.0.0/24 allow\n"		/* 2 tokens -> 1 */
-			   "5.000000001 198.18.0.0/24 allow\n"	/* same /24 -> 0 */
-			   "0005.10 198.18.1.0/24 allow\n"	/* another /24 */
-			   "5.2 - allow\n"			/* no source: '-' */
-			   "5.2 198.18.0.0/24 drop\n"		/* 0.199999999 tokens */
+	const char *want = "5 198.18.0.0/24 allow\n" /* 2 tokens -> 1 */
+			   "5.000000001 198.18.0.0/24 allow\n" /* same /24 -> 0 */
+			   "0005.10 198.18.1.0/24 allow\n" /* another /24 */
+			   "5.2 - allow\n" /* no source: '-' */
+			   "5.2 198.18.0.0/24 drop\n" /* 0.199999999 tokens */
 			   "6.500000000 2001:db8::/64 allow\n"
-			   "6.5 2001:db8::/64 allow\n"		/* same /64: 2 -> 1 -> 0 */
-			   "7. 198.18.0.0/24 allow\n";		/* 0.2 + 1.8 tokens */
+			   "6.5 2001:db8::/64 allow\n" /* same /64: 2 -> 1 -> 0 */
+			   "7. 198.18.0.0/24 allow\n"; /* 0.2 + 1.8 tokens */
 	char *out, *err;
 
 	if (!have_bin())
@@ -231,8 +230,8 @@ TEST(sim_output_format)
 	free(out);
 	free(err);
 	/* Default prefixes: IPv4 /32 (printed bare), IPv6 /64. */
-	ASSERT_EQ(simulate("--rate 1 --burst 1", "1 198.18.0.1\n1 198.18.0.2\n1 198.18.0.1\n",
-			   &out, NULL),
+	ASSERT_EQ(simulate("--rate 1 --burst 1", "1 198.18.0.1\n1 198.18.0.2\n1 198.18.0.1\n", &out,
+			   NULL),
 		  0, "exit");
 	ASSERT_STREQ(out, "1 198.18.0.1 allow\n1 198.18.0.2 allow\n1 198.18.0.1 drop\n",
 		     "IPv4 /32");
@@ -260,7 +259,7 @@ struct gen_pkt {
 	__u64 ns;
 	char time[40];
 	unsigned int src;
-	__u32 len;	/* 0: none written */
+	__u32 len; /* 0: none written */
 };
 
 /* A timestamp for @ns, written one of the ways that mean exactly @ns. */
@@ -306,11 +305,13 @@ static size_t gen_trace(__u64 *rs, struct gen_pkt *p, size_t n, struct buf *text
 		}
 		p[i].ns = t;
 		fmt_time(rs, t, p[i].time, sizeof(p[i].time));
-		p[i].src = (unsigned int)(rl_rand_below(rs, 3) ? rl_rand_below(rs, 2)
-							     : rl_rand_below(rs, ARRAY_SIZE(pool)));
+		p[i].src =
+			(unsigned int)(rl_rand_below(rs, 3) ? rl_rand_below(rs, 2) :
+							      rl_rand_below(rs, ARRAY_SIZE(pool)));
 		p[i].len = 0;
 		if (pool[p[i].src].addr && rl_rand_below(rs, 4))
-			p[i].len = (__u32)(rl_rand_below(rs, 3) ? 1 + rl_rand_below(rs, 1600) : 65535);
+			p[i].len =
+				(__u32)(rl_rand_below(rs, 3) ? 1 + rl_rand_below(rs, 1600) : 65535);
 		if (!pool[p[i].src].addr)
 			buf_add(text, "%s\n", p[i].time);
 		else if (!p[i].len)
@@ -332,7 +333,8 @@ static bool core_verdicts(const char *args, const struct gen_pkt *p, size_t n, i
 	int n_words = 0;
 
 	snprintf(copy, sizeof(copy), "%s", args);
-	for (char *a = strtok_r(copy, " ", &save); a && n_words < 31; a = strtok_r(NULL, " ", &save))
+	for (char *a = strtok_r(copy, " ", &save); a && n_words < 31;
+	     a = strtok_r(NULL, " ", &save))
 		words[n_words++] = a;
 	words[n_words] = NULL;
 	if (rl_policy_parse(&pol, NULL, words, err, sizeof(err))) {
@@ -412,10 +414,11 @@ TEST(sim_matches_core)
 		for (size_t i = 0; i < n && i < NPKT; i++) {
 			char want[128];
 
-			snprintf(want, sizeof(want), "%s %s %s", p[i].time, pool_name(p[i].src, args),
-				 verdict[i] ? "allow" : "drop");
+			snprintf(want, sizeof(want), "%s %s %s", p[i].time,
+				 pool_name(p[i].src, args), verdict[i] ? "allow" : "drop");
 			if (!ASSERT_STREQ(lines[i], want, args)) {
-				fprintf(stderr, "    at packet %zu (RL_SEED=%llu)\n", i, rl_test_seed());
+				fprintf(stderr, "    at packet %zu (RL_SEED=%llu)\n", i,
+					rl_test_seed());
 				break;
 			}
 		}
@@ -616,7 +619,8 @@ TEST(sim_json)
 		free(cmd);
 	}
 	if (asprintf(&cmd, "python3 -c '%s' %s", json_to_text, files.s) >= 0) {
-		ASSERT_EQ(rl_run(cmd, &conv, &err), 0, "every document is valid JSON with packets, summary and policy");
+		ASSERT_EQ(rl_run(cmd, &conv, &err), 0,
+			  "every document is valid JSON with packets, summary and policy");
 		ASSERT_STREQ(err, "", "python");
 		free(cmd);
 	}
@@ -630,19 +634,24 @@ TEST(sim_json)
 		*next = '\0';
 		pol = strstr(doc, "policy ");
 		if (ASSERT_TRUE(pol && txt[c], args)) {
-			ASSERT_CONTAINS(pol, strstr(args, "gcra") ? "algo=gcra" :
-					     strstr(args, "fixed") ? "algo=fixed-window" :
-					     strstr(args, "sliding") ? "algo=sliding-window" :
-								       "algo=token-bucket",
+			ASSERT_CONTAINS(pol,
+					strstr(args, "gcra")	? "algo=gcra" :
+					strstr(args, "fixed")	? "algo=fixed-window" :
+					strstr(args, "sliding") ? "algo=sliding-window" :
+								  "algo=token-bucket",
 					"policy algo");
-			ASSERT_CONTAINS(pol, strstr(args, "prefix4 24") ? "prefix4=24" : "prefix4=32",
+			ASSERT_CONTAINS(pol,
+					strstr(args, "prefix4 24") ? "prefix4=24" : "prefix4=32",
 					"policy prefix4");
-			ASSERT_CONTAINS(pol, strstr(args, "prefix6 128") ? "prefix6=128" : "prefix6=64",
+			ASSERT_CONTAINS(pol,
+					strstr(args, "prefix6 128") ? "prefix6=128" : "prefix6=64",
 					"policy prefix6");
 			if (strstr(args, "--burst"))
-				ASSERT_CONTAINS(pol, strstr(args, "--burst 20") ? "burst=20" :
-						     strstr(args, "--burst 3000") ? "burst=3000" :
-						     strstr(args, "--burst 2") ? "burst=2" : "burst=5",
+				ASSERT_CONTAINS(pol,
+						strstr(args, "--burst 20")   ? "burst=20" :
+						strstr(args, "--burst 3000") ? "burst=3000" :
+						strstr(args, "--burst 2")    ? "burst=2" :
+									       "burst=5",
 						"policy burst");
 			if (strstr(args, "fixed-window"))
 				ASSERT_CONTAINS(pol, "limit=2000 ", "160kbit x 100ms = 2000 bytes");
@@ -734,7 +743,7 @@ TEST(sim_comments_blank)
 			    "2 10.0.0.1 64\r\n"
 			    "2.000000001 10.0.0.1\r\n"
 			    "# the end\n"
-			    "3 10.0.0.1";	/* no newline at the end */
+			    "3 10.0.0.1"; /* no newline at the end */
 	char *out, *err;
 
 	if (!have_bin())
@@ -789,10 +798,11 @@ TEST(sim_byte_mode)
 		for (int i = 0; i < 26; i++)
 			strcat(t, "0 10.0.0.1\n");
 		strcat(t, "0.999999999 10.0.0.1\n1 10.0.0.1\n");
-		ASSERT_EQ(simulate("--rate 64byte --burst 1600 --summary --quiet", t, &out, NULL), 0,
-			  "exit");
-		ASSERT_CONTAINS(out, "10.0.0.1                                           26            2",
-				"default length 64: 25 + 1 pass, 2 drop");
+		ASSERT_EQ(simulate("--rate 64byte --burst 1600 --summary --quiet", t, &out, NULL),
+			  0, "exit");
+		ASSERT_CONTAINS(
+			out, "10.0.0.1                                           26            2",
+			"default length 64: 25 + 1 pass, 2 drop");
 		free(out);
 	}
 	/* A packet rate ignores LENGTH: every packet costs 1. */
@@ -856,8 +866,8 @@ TEST(sim_ipv6_prefix)
 /* Timestamps exactly as written, up to the top of the 64-bit ns clock. */
 TEST(sim_large_timestamps)
 {
-	const char *trace = "9223372036.854775807 10.0.0.1\n"	/* 2^63 - 1 ns */
-			    "9223372036.854775808 10.0.0.1\n"	/* 2^63 ns */
+	const char *trace = "9223372036.854775807 10.0.0.1\n" /* 2^63 - 1 ns */
+			    "9223372036.854775808 10.0.0.1\n" /* 2^63 ns */
 			    "9223372037.854775808 10.0.0.1\n"
 			    "18446744069.999999999 10.0.0.1\n";
 	char *out, *err;

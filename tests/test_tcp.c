@@ -17,8 +17,8 @@
 #define IPERF_PORT 5201
 /* Measured after the first second (iperf3 -O 1): the steady state, not slow start. */
 #define IPERF_SECONDS 4
-#define BURST 2500000.0
-#define RATE_BPS 100e6
+#define BURST	      2500000.0
+#define RATE_BPS      100e6
 
 /* Received bits per second from iperf3 -J output (end.sum_received), or -1. */
 static double received_bps(const char *json)
@@ -51,16 +51,20 @@ TEST_FLAGS(tcp_burst_reaches_rate, RL_TEST_ROOT)
 	free(err);
 	err = NULL;
 	/* Below rate x 200 ms: a warning, and the change is made all the same. */
-	ASSERT_OK(rl_ns_cli(&ns, NULL, &err, "set %s --burst 150000", ns.rx_if), "set, short burst");
-	ASSERT_CONTAINS(err, "warning: --burst 150000 bytes is under 200 ms at 100 Mbit/s", "set warns");
+	ASSERT_OK(rl_ns_cli(&ns, NULL, &err, "set %s --burst 150000", ns.rx_if),
+		  "set, short burst");
+	ASSERT_CONTAINS(err, "warning: --burst 150000 bytes is under 200 ms at 100 Mbit/s",
+			"set warns");
 	free(err);
 	err = NULL;
 	if (!ASSERT_OK(rl_ns_cli(&ns, NULL, NULL, "set %s --burst 2500000", ns.rx_if), "set back"))
 		goto out;
 
 	/* The server takes one client and is bounded in time; its pid to stop it early. */
-	if (asprintf(&cmd, "ip netns exec %s timeout 20 iperf3 -s -1 -B %s -p %d >/dev/null 2>&1 & echo $!",
-		     ns.rx, RL_NS_RX_ADDR4, IPERF_PORT) < 0)
+	if (asprintf(
+		    &cmd,
+		    "ip netns exec %s timeout 20 iperf3 -s -1 -B %s -p %d >/dev/null 2>&1 & echo $!",
+		    ns.rx, RL_NS_RX_ADDR4, IPERF_PORT) < 0)
 		goto out;
 	rl_run(cmd, &out, NULL);
 	free(cmd);

@@ -14,10 +14,10 @@
 struct rl_cmd {
 	const char *name;
 	int (*fn)(const struct rl_args *a);
-	unsigned int groups;	/* enum rl_opt_group */
-	int min_pos, max_pos;	/* words besides options (the interface) */
-	const char *synopsis;	/* after "xdp-ratelimit NAME " */
-	const char *summary;	/* one line, for the command list */
+	unsigned int groups; /* enum rl_opt_group */
+	int min_pos, max_pos; /* words besides options (the interface) */
+	const char *synopsis; /* after "xdp-ratelimit NAME " */
+	const char *summary; /* one line, for the command list */
 	const char *description; /* --help's prose; paragraphs end in "\n" */
 };
 

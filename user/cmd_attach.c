@@ -34,7 +34,8 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 		snprintf(shape, sizeof(shape), "burst %llu%s, initial %s",
 			 (unsigned long long)c->burst, c->params.bytes ? " bytes" : "", init);
 	} else {
-		snprintf(shape, sizeof(shape), "%llu%s per %.9g s", (unsigned long long)c->params.limit,
+		snprintf(shape, sizeof(shape), "%llu%s per %.9g s",
+			 (unsigned long long)c->params.limit,
 			 c->params.bytes ? " bytes" : " packets", c->params.window_ns / 1e9);
 	}
 	snprintf(buf, len, "%s %s, %s, per /%u (IPv4) /%u (IPv6), action %s%s",
@@ -295,9 +296,10 @@ int cmd_detach(const struct rl_args *a)
 		ret = rl_unpin_gone(name);
 		rl_unlock(lock);
 		if (ret == -EBUSY)
-			snprintf(err, sizeof(err),
-				 "no interface '%s' here, and a program still uses the pins of that name",
-				 name);
+			snprintf(
+				err, sizeof(err),
+				"no interface '%s' here, and a program still uses the pins of that name",
+				name);
 		if (ret)
 			goto fail;
 		if (a->json)

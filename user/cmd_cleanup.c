@@ -54,8 +54,9 @@ int cmd_cleanup(const struct rl_args *a)
 			jw_string_field(&w, "pins", o[i].path);
 			jw_end_object(&w);
 		} else {
-			printf("removed %s (was %s, ifindex %u, network namespace %llu)\n", o[i].path,
-			       o[i].name, o[i].ifindex, (unsigned long long)o[i].netns_ino);
+			printf("removed %s (was %s, ifindex %u, network namespace %llu)\n",
+			       o[i].path, o[i].name, o[i].ifindex,
+			       (unsigned long long)o[i].netns_ino);
 		}
 		removed++;
 	}

@@ -27,8 +27,8 @@ static void print_summary(const struct rl_sim *s, struct rl_json *w)
 		printf("\n%-40s %12s %12s\n", "SOURCE", "PASSED", "DROPPED");
 	}
 	for (size_t i = 0; i < s->tab.count; i++) {
-		const char *name = rl_key_str(&v[i]->key, s->pol.prefix4, s->pol.prefix6, buf,
-					      sizeof(buf));
+		const char *name =
+			rl_key_str(&v[i]->key, s->pol.prefix4, s->pol.prefix6, buf, sizeof(buf));
 		if (w) {
 			jw_start_object(w);
 			jw_string_field(w, "source", name);
@@ -133,8 +133,8 @@ int cmd_simulate(const struct rl_args *a)
 			break;
 		}
 		if (!a->quiet) {
-			const char *src = rl_key_str(&pkt.key, pol->prefix4, pol->prefix6, buf,
-						     sizeof(buf));
+			const char *src =
+				rl_key_str(&pkt.key, pol->prefix4, pol->prefix6, buf, sizeof(buf));
 
 			if (jw) {
 				jw_start_object(jw);

@@ -18,22 +18,39 @@
 #include "source.h"
 #include "srctab.h"
 
-#define FIELD(name) { #name, offsetof(struct rl_counters, name) }
+#define FIELD(name)                                       \
+	{                                                 \
+#name, offsetof(struct rl_counters, name) \
+	}
 
 static const struct {
 	const char *name;
 	size_t off;
 } fields[] = {
-	FIELD(rx_packets),	 FIELD(rx_bytes),	FIELD(passed),	      FIELD(passed_bytes),
-	FIELD(dropped),		 FIELD(dropped_bytes),	FIELD(limited),	      FIELD(would_drop),
-	FIELD(would_drop_bytes), FIELD(ipv4),		FIELD(ipv6),	      FIELD(not_ip),
+	FIELD(rx_packets),
+	FIELD(rx_bytes),
+	FIELD(passed),
+	FIELD(passed_bytes),
+	FIELD(dropped),
+	FIELD(dropped_bytes),
+	FIELD(limited),
+	FIELD(would_drop),
+	FIELD(would_drop_bytes),
+	FIELD(ipv4),
+	FIELD(ipv6),
+	FIELD(not_ip),
 	{ "malformed_eth", offsetof(struct rl_counters, malformed[RL_BAD_ETH]) },
 	{ "malformed_vlan", offsetof(struct rl_counters, malformed[RL_BAD_VLAN]) },
 	{ "malformed_ipv4", offsetof(struct rl_counters, malformed[RL_BAD_IPV4]) },
 	{ "malformed_ihl", offsetof(struct rl_counters, malformed[RL_BAD_IHL]) },
 	{ "malformed_ipv6", offsetof(struct rl_counters, malformed[RL_BAD_IPV6]) },
-	FIELD(new_sources),	 FIELD(carried),	FIELD(insert_failed), FIELD(cas_retries),
-	FIELD(cas_exhausted),	 FIELD(no_config),	FIELD(nd),
+	FIELD(new_sources),
+	FIELD(carried),
+	FIELD(insert_failed),
+	FIELD(cas_retries),
+	FIELD(cas_exhausted),
+	FIELD(no_config),
+	FIELD(nd),
 };
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -62,8 +79,7 @@ static int open_iface(const char *name, struct rl_iface *ifc, struct rl_pins *pi
 	return 0;
 }
 
-static void print_once(const char *iface, const struct rl_counters *c, __u64 sources,
-		       bool json)
+static void print_once(const char *iface, const struct rl_counters *c, __u64 sources, bool json)
 {
 	if (json) {
 		struct rl_json w;
@@ -92,8 +108,8 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void print_rates(const char *iface, const struct rl_counters *a,
-			const struct rl_counters *b, double dt, bool json, unsigned long line)
+static void print_rates(const char *iface, const struct rl_counters *a, const struct rl_counters *b,
+			double dt, bool json, unsigned long line)
 {
 #define RATE(f) ((double)(b->f - a->f) / dt)
 	char when[16];
@@ -222,13 +238,14 @@ int cmd_stats(const struct rl_args *args)
 				rl_pins_close(&pins);
 				if (!gone)
 					print_event(ifc.name, "detached",
-						    "detached; waiting for it to be attached again", json);
+						    "detached; waiting for it to be attached again",
+						    json);
 				gone = true;
 				continue;
 			}
 			/* A new baseline: rates across two attachments mean nothing. */
-			print_event(ifc.name, "reattached", "re-attached: new maps, rates start again",
-				    json);
+			print_event(ifc.name, "reattached",
+				    "re-attached: new maps, rates start again", json);
 			gone = false;
 			continue;
 		}
@@ -250,9 +267,9 @@ out:
 
 struct top_row {
 	struct rl_key key;
-	double used;	  /* fraction of the limit in use; >= 1: over */
-	double credit;	  /* cost units that would pass now */
-	double wait_s;	  /* until the next packet of cost 1 (or 64 bytes) passes */
+	double used; /* fraction of the limit in use; >= 1: over */
+	double credit; /* cost units that would pass now */
+	double wait_s; /* until the next packet of cost 1 (or 64 bytes) passes */
 };
 
 static int cmp_rows(const void *a, const void *b)
@@ -262,8 +279,7 @@ static int cmp_rows(const void *a, const void *b)
 	return x->used < y->used ? 1 : x->used > y->used ? -1 : 0;
 }
 
-static void source_state(const struct rl_config *cfg, __u64 state, __u64 now,
-			 struct top_row *r)
+static void source_state(const struct rl_config *cfg, __u64 state, __u64 now, struct top_row *r)
 {
 	const struct rl_params *p = &cfg->params;
 	__u64 probe = p->bytes ? 64 : 1, next;
@@ -293,8 +309,8 @@ static void source_state(const struct rl_config *cfg, __u64 state, __u64 now,
 		r->credit = est < (double)p->limit ? (double)p->limit - est : 0;
 		/* Time until a packet would pass: step the core forward in 1/64-window steps. */
 		r->wait_s = 0;
-		for (int i = 0; i <= 128 && !rl_step(p, state, now + i * (p->window_ns / 64), probe,
-						      &next);
+		for (int i = 0;
+		     i <= 128 && !rl_step(p, state, now + i * (p->window_ns / 64), probe, &next);
 		     i++)
 			r->wait_s = (double)(i + 1) * (double)(p->window_ns / 64) / 1e9;
 	}
@@ -379,8 +395,8 @@ int cmd_top(const struct rl_args *a)
 			}
 			seen->state = nrows;
 			if (nrows == cap) {
-				struct top_row *nr = realloc(rows, (cap = cap ? cap * 2 : 1024) *
-									   sizeof(*rows));
+				struct top_row *nr =
+					realloc(rows, (cap = cap ? cap * 2 : 1024) * sizeof(*rows));
 
 				if (!nr) {
 					pr_err("out of memory");
@@ -407,9 +423,8 @@ int cmd_top(const struct rl_args *a)
 		jw_name(&jw, "sources");
 		jw_start_array(&jw);
 	} else {
-		printf("%-40s %8s %14s %10s\n", "SOURCE", "USED", cfg.params.bytes ? "CREDIT (B)" :
-										 "CREDIT (pkt)",
-		       "NEXT");
+		printf("%-40s %8s %14s %10s\n", "SOURCE", "USED",
+		       cfg.params.bytes ? "CREDIT (B)" : "CREDIT (pkt)", "NEXT");
 	}
 	for (size_t i = 0; i < nrows; i++) {
 		rl_key_str(&rows[i].key, cfg.prefix4, cfg.prefix6, src, sizeof(src));
@@ -421,8 +436,8 @@ int cmd_top(const struct rl_args *a)
 			jw_double_field(&jw, "next_pass_s", "%.9f", rows[i].wait_s);
 			jw_end_object(&jw);
 		} else {
-			printf("%-40s %7.1f%% %14.2f %10s\n", src, rows[i].used * 100, rows[i].credit,
-			       fmt_wait(rows[i].wait_s, w, sizeof(w)));
+			printf("%-40s %7.1f%% %14.2f %10s\n", src, rows[i].used * 100,
+			       rows[i].credit, fmt_wait(rows[i].wait_s, w, sizeof(w)));
 		}
 	}
 	if (json) {

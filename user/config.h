@@ -10,7 +10,7 @@
 struct rl_opts {
 	enum rl_action action;
 	enum rl_fail_policy fail_policy;
-	int malformed_drop;		/* 1: drop malformed IP frames */
+	int malformed_drop; /* 1: drop malformed IP frames */
 	enum rl_clock clock;
 	bool action_set, fail_set, malformed_set, clock_set;
 };

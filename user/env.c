@@ -96,13 +96,15 @@ int rl_check_env(char *err, size_t errlen)
 	 */
 	/* kthreadd (pid 2) lives in the initial namespaces, and its links are readable. */
 	if (!same_ns("/proc/self/ns/mnt", "/proc/2/ns/mnt")) {
-		snprintf(err, errlen,
-			 "no bpffs at /sys/fs/bpf in this mount namespace (ip netns exec remounts /sys): pins would not outlive this command; in a network namespace run it with nsenter --net=/run/netns/NAME");
+		snprintf(
+			err, errlen,
+			"no bpffs at /sys/fs/bpf in this mount namespace (ip netns exec remounts /sys): pins would not outlive this command; in a network namespace run it with nsenter --net=/run/netns/NAME");
 		return -ENOENT;
 	}
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		ret = -errno;
-		snprintf(err, errlen, "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
+		snprintf(err, errlen,
+			 "bpffs is not mounted at /sys/fs/bpf and mounting it failed: %s",
 			 strerror(errno));
 		return ret;
 	}

@@ -17,8 +17,8 @@
 struct rl_json {
 	FILE *f;
 	int depth;
-	bool first[RL_JSON_DEPTH];	/* nothing written yet at this depth */
-	bool after_name;		/* a value follows "name": */
+	bool first[RL_JSON_DEPTH]; /* nothing written yet at this depth */
+	bool after_name; /* a value follows "name": */
 };
 
 void jw_init(struct rl_json *w, FILE *f);

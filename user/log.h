@@ -14,12 +14,12 @@ extern bool rl_json_errors;
 
 /* Errors and warnings to stderr, prefixed with the program name and the level. */
 void rl_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define pr_err(...) rl_log("error", __VA_ARGS__)
+#define pr_err(...)  rl_log("error", __VA_ARGS__)
 #define pr_warn(...) rl_log("warning", __VA_ARGS__)
-#define pr_debug(...)                                  \
-	do {                                           \
-		if (rl_verbose)                        \
-			rl_log("debug", __VA_ARGS__);  \
+#define pr_debug(...)                                 \
+	do {                                          \
+		if (rl_verbose)                       \
+			rl_log("debug", __VA_ARGS__); \
 	} while (0)
 
 #endif /* RL_LOG_H */

@@ -20,8 +20,7 @@ int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u3
  * generation (see migrate.c) and then stop the lookups of the old one.
  * *moved counts the states moved.
  */
-int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live,
-	       __u64 *moved);
+int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live, __u64 *moved);
 /* The per-CPU counters in map @map_fd, summed over every possible CPU. */
 int rl_counters_sum(int map_fd, struct rl_counters *sum);
 /* Counters summed over CPUs. */

@@ -39,8 +39,7 @@ static bool prefixes_grew(const struct rl_config *cfg)
 	return (cfg->mask4 & ~cfg->prev_mask4) != 0;
 }
 
-int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live,
-	       __u64 *moved)
+int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live, __u64 *moved)
 {
 	struct rl_state_key keys[BATCH], nk;
 	__u64 vals[BATCH], ns;

@@ -45,10 +45,8 @@ const struct rl_opt rl_opt_table[] = {
 	  "Print the result as JSON (errors as {\"error\": \"...\"})." },
 
 	{ "algo", 0, RL_OPT_CUSTOM, "ALGO", 0, A(pol.algo_set), 0, 0, algo_choices, parse_algo,
-	  RL_G_POLICY,
-	  "token-bucket (default), gcra, fixed-window or sliding-window." },
-	{ "rate", 0, RL_OPT_CUSTOM, "RATE", 0, A(pol.rate_set), 0, 0, NULL, parse_rate,
-	  RL_G_POLICY,
+	  RL_G_POLICY, "token-bucket (default), gcra, fixed-window or sliding-window." },
+	{ "rate", 0, RL_OPT_CUSTOM, "RATE", 0, A(pol.rate_set), 0, 0, NULL, parse_rate, RL_G_POLICY,
 	  "Packets per second (10, 2.5, 10kpps, 1mpps, 1gpps), per minute, hour or day (30/m, "
 	  "100/min, 5/h, 1000/day; also /s /sec /second /minute /hr /hour /d, and nginx's 30r/m), "
 	  "or a byte rate with a unit: bit, kbit, mbit, gbit, tbit (x1000, bits per second) or "
@@ -75,8 +73,8 @@ const struct rl_opt rl_opt_table[] = {
 	  "IPv6 sources share a limit per /N (0-128, default 64: a host rotating addresses inside "
 	  "its /64 is one source)." },
 
-	{ "action", 0, RL_OPT_CHOICE, "ACTION", A(o.action), A(o.action_set), 0, 0,
-	  action_choices, NULL, RL_G_LIMITER,
+	{ "action", 0, RL_OPT_CHOICE, "ACTION", A(o.action), A(o.action_set), 0, 0, action_choices,
+	  NULL, RL_G_LIMITER,
 	  "drop (default): drop packets over the limit; dry-run: count them as would-drop and "
 	  "pass them." },
 	{ "on-insert-fail", 0, RL_OPT_CHOICE, "POLICY", A(o.fail_policy), A(o.fail_set), 0, 0,
@@ -86,8 +84,8 @@ const struct rl_opt rl_opt_table[] = {
 	{ "malformed", 0, RL_OPT_CHOICE, "POLICY", A(o.malformed_drop), A(o.malformed_set), 0, 0,
 	  pass_drop, NULL, RL_G_LIMITER,
 	  "drop (default) or pass truncated and malformed IP frames." },
-	{ "clock", 0, RL_OPT_CHOICE, "CLOCK", A(o.clock), A(o.clock_set), 0, 0, clock_choices,
-	  NULL, RL_G_LIMITER,
+	{ "clock", 0, RL_OPT_CHOICE, "CLOCK", A(o.clock), A(o.clock_set), 0, 0, clock_choices, NULL,
+	  RL_G_LIMITER,
 	  "precise (default): the kernel's ns clock, read per packet; coarse: the clock of the "
 	  "last kernel tick, several times cheaper to read but it advances once per tick (1/HZ, "
 	  "e.g. 4 ms): refused unless the burst covers a tick's worth of the rate, or the window "
@@ -96,8 +94,8 @@ const struct rl_opt rl_opt_table[] = {
 	{ "mode", 0, RL_OPT_CHOICE, "MODE", A(mode), 0, 0, 0, mode_choices, NULL, RL_G_ATTACH,
 	  "native (default: in the driver) or skb (generic XDP, for drivers without XDP "
 	  "support)." },
-	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL,
-	  NULL, RL_G_ATTACH,
+	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL, NULL,
+	  RL_G_ATTACH,
 	  "Sources tracked at once (default 1048576, up to 67108864). An LRU table: when it is "
 	  "full, the least recently seen source is forgotten." },
 
@@ -149,8 +147,10 @@ static void choices_str(const char *const *c, char *buf, size_t len)
 		n++;
 	buf[0] = '\0';
 	for (size_t i = 0; i < n && off < len; i++)
-		off += (size_t)snprintf(buf + off, len - off, "%s%s", i == 0 ? "" :
-								i + 1 == n ? (n == 2 ? " nor " : " or ") : ", ",
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					i == 0	   ? "" :
+					i + 1 == n ? (n == 2 ? " nor " : " or ") :
+						     ", ",
 					c[i]);
 }
 
@@ -254,10 +254,10 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 
 		if (!(opt->group & groups))
 			continue;
-		longopts[nl++] = (struct option){ opt->name,
-						  opt->type == RL_OPT_FLAG ? no_argument :
-									     required_argument,
-						  NULL, (int)(256 + i) };
+		longopts[nl++] =
+			(struct option){ opt->name,
+					 opt->type == RL_OPT_FLAG ? no_argument : required_argument,
+					 NULL, (int)(256 + i) };
 		if (opt->short_name) {
 			shorts[ns++] = opt->short_name;
 			if (opt->type != RL_OPT_FLAG)
@@ -297,7 +297,8 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 			opt = &rl_opt_table[c - 256];
 		} else {
 			for (size_t i = 0; i < rl_opt_count && !opt; i++)
-				if (rl_opt_table[i].short_name == c && (rl_opt_table[i].group & groups))
+				if (rl_opt_table[i].short_name == c &&
+				    (rl_opt_table[i].group & groups))
 					opt = &rl_opt_table[i];
 		}
 		if (!opt)
@@ -325,8 +326,8 @@ int rl_args_given(const struct rl_args *a, unsigned int groups)
 	return n;
 }
 
-int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const *words,
-		    char *err, size_t errlen)
+int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const *words, char *err,
+		    size_t errlen)
 {
 	struct rl_args a;
 	char *argv[64];

@@ -17,40 +17,40 @@
 #include "policy.h"
 
 enum rl_opt_type {
-	RL_OPT_FLAG,		/* no value: stores true in a bool */
-	RL_OPT_U64,		/* a whole number in [min, max]: __u64 */
-	RL_OPT_U32,		/* a whole number in [min, max]: unsigned int */
-	RL_OPT_DURATION,	/* 1s, 100ms, 250us (ns in [min, max]): __u64 */
-	RL_OPT_CHOICE,		/* one of choices[]: int, its index */
-	RL_OPT_STRING,		/* any text: const char * */
-	RL_OPT_CUSTOM,		/* parsed by ->parse() */
+	RL_OPT_FLAG, /* no value: stores true in a bool */
+	RL_OPT_U64, /* a whole number in [min, max]: __u64 */
+	RL_OPT_U32, /* a whole number in [min, max]: unsigned int */
+	RL_OPT_DURATION, /* 1s, 100ms, 250us (ns in [min, max]): __u64 */
+	RL_OPT_CHOICE, /* one of choices[]: int, its index */
+	RL_OPT_STRING, /* any text: const char * */
+	RL_OPT_CUSTOM, /* parsed by ->parse() */
 };
 
 /* Where an option may appear; a command takes the union of some of these. */
 enum rl_opt_group {
-	RL_G_GLOBAL = 1 << 0,	/* -v, -h, --version */
-	RL_G_JSON = 1 << 1,	/* --json */
-	RL_G_POLICY = 1 << 2,	/* the rate policy: attach, set, simulate */
-	RL_G_LIMITER = 1 << 3,	/* how the program treats packets: attach, set */
-	RL_G_ATTACH = 1 << 4,	/* attach only */
-	RL_G_WATCH = 1 << 5,	/* stats --watch */
-	RL_G_TOP = 1 << 6,	/* top */
+	RL_G_GLOBAL = 1 << 0, /* -v, -h, --version */
+	RL_G_JSON = 1 << 1, /* --json */
+	RL_G_POLICY = 1 << 2, /* the rate policy: attach, set, simulate */
+	RL_G_LIMITER = 1 << 3, /* how the program treats packets: attach, set */
+	RL_G_ATTACH = 1 << 4, /* attach only */
+	RL_G_WATCH = 1 << 5, /* stats --watch */
+	RL_G_TOP = 1 << 6, /* top */
 	RL_G_SIMULATE = 1 << 7, /* simulate */
 };
 
 struct rl_args;
 
 struct rl_opt {
-	const char *name;	/* --name; also the configuration file's key */
-	char short_name;	/* -x, or 0 */
+	const char *name; /* --name; also the configuration file's key */
+	char short_name; /* -x, or 0 */
 	enum rl_opt_type type;
-	const char *arg;	/* the value's name in --help ("RATE"); NULL for a flag */
-	size_t off;		/* where the value goes in struct rl_args */
-	size_t set_off;		/* a bool in struct rl_args set when given, or 0 */
-	__u64 min, max;		/* numbers and durations */
+	const char *arg; /* the value's name in --help ("RATE"); NULL for a flag */
+	size_t off; /* where the value goes in struct rl_args */
+	size_t set_off; /* a bool in struct rl_args set when given, or 0 */
+	__u64 min, max; /* numbers and durations */
 	const char *const *choices; /* RL_OPT_CHOICE: NULL-terminated */
 	int (*parse)(const char *val, struct rl_args *a, char *err, size_t errlen);
-	unsigned int group;	/* enum rl_opt_group */
+	unsigned int group; /* enum rl_opt_group */
 	const char *help;
 };
 
@@ -60,12 +60,12 @@ struct rl_args {
 	struct rl_opts o;
 	bool help, version, json;
 	int verbose;
-	int mode;			/* attach: enum rl_mode */
-	__u64 max_sources;		/* attach */
-	__u64 watch_s, count;		/* stats --watch, --count */
-	__u64 top_n;			/* top -n */
-	const char *trace;		/* simulate --trace */
-	bool summary, quiet;		/* simulate */
+	int mode; /* attach: enum rl_mode */
+	__u64 max_sources; /* attach */
+	__u64 watch_s, count; /* stats --watch, --count */
+	__u64 top_n; /* top -n */
+	const char *trace; /* simulate --trace */
+	bool summary, quiet; /* simulate */
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;
@@ -99,8 +99,8 @@ const struct rl_opt *rl_opt_find(const char *name, unsigned int groups);
  * { "--rate", "10", "--burst=5", NULL }: what tests and benchmarks use, through
  * the same table and parser as the command line.
  */
-int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const *words,
-		    char *err, size_t errlen);
+int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const *words, char *err,
+		    size_t errlen);
 
 /* How many options of @groups were given. */
 int rl_args_given(const struct rl_args *a, unsigned int groups);

@@ -93,7 +93,8 @@ static int iface_paths(const char *name, struct rl_iface *ifc, char *err, size_t
 	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 	ifc->netns_ino = rl_netns_ino();
 	if (!ifc->netns_ino) {
-		snprintf(err, errlen, "couldn't identify this network namespace (/proc/self/ns/net)");
+		snprintf(err, errlen,
+			 "couldn't identify this network namespace (/proc/self/ns/net)");
 		return -ENOENT;
 	}
 	return rl_pin_dir(RL_PIN_ROOT, ifc->netns_ino, name, ifc->pindir, sizeof(ifc->pindir));
@@ -126,7 +127,8 @@ static bool map_in_use(__u32 map_id)
 	__u32 id = 0, ids[16];
 
 	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = { .nr_map_ids = 16, .map_ids = (__u64)(unsigned long)ids };
+		struct bpf_prog_info info = { .nr_map_ids = 16,
+					      .map_ids = (__u64)(unsigned long)ids };
 		__u32 len = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(id);
 
@@ -208,9 +210,10 @@ void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen)
 	 * interface they were made for was renamed, and this one took its name.
 	 */
 	read_ctl(ifc->pindir, &ctl);
-	snprintf(err, errlen,
-		 "%s is in use by the limiter of another interface (ifindex %u, renamed since?): detach it under its new name first",
-		 ifc->pindir, ctl.ifindex);
+	snprintf(
+		err, errlen,
+		"%s is in use by the limiter of another interface (ifindex %u, renamed since?): detach it under its new name first",
+		ifc->pindir, ctl.ifindex);
 }
 
 bool rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
@@ -303,7 +306,8 @@ int rl_pins_make(const struct rl_iface *ifc, const int fds[RL_N_MAPS], char *err
 		/* Root only: the state and the configuration are security-relevant. */
 		chmod(path, 0600);
 	}
-	snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/netns-%llu", (unsigned long long)ifc->netns_ino);
+	snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/netns-%llu",
+		 (unsigned long long)ifc->netns_ino);
 	ret = mkdir_p(nsdir);
 	if (ret) {
 		snprintf(err, errlen, "couldn't create %s: %s", nsdir, strerror(-ret));
@@ -368,9 +372,10 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 			 ifc->name);
 		return -ENOENT;
 	case RL_ORPHAN_PROG:
-		snprintf(err, errlen,
-			 "the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
-			 ifc->name, ifc->name);
+		snprintf(
+			err, errlen,
+			"the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
+			ifc->name, ifc->name);
 		return -EIO;
 	case RL_FOREIGN_PINS:
 		rl_pins_foreign_msg(ifc, err, errlen);
@@ -408,7 +413,8 @@ int rl_list_attached(char names[][IF_NAMESIZE], int max)
 	int n = 0;
 	DIR *d;
 
-	snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/netns-%llu", (unsigned long long)rl_netns_ino());
+	snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/netns-%llu",
+		 (unsigned long long)rl_netns_ino());
 	d = opendir(nsdir);
 	if (!d)
 		return 0;

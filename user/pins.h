@@ -34,15 +34,15 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS 4
+#define RL_N_MAPS      4
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 
 struct rl_iface {
 	char name[IF_NAMESIZE];
 	char pinname[RL_PINNAME_MAX]; /* the name encoded for bpffs */
-	int ifindex;		      /* 0: no such interface (any more) */
-	__u64 netns_ino;	      /* our network namespace */
+	int ifindex; /* 0: no such interface (any more) */
+	__u64 netns_ino; /* our network namespace */
 	char pindir[PATH_MAX];
 };
 
@@ -88,8 +88,8 @@ int rl_list_attached(char names[][IF_NAMESIZE], int max);
 struct rl_orphan {
 	char path[PATH_MAX];
 	char name[IF_NAMESIZE]; /* the interface it was made for */
-	__u64 netns_ino;	/* in this namespace */
-	__u32 ifindex;		/* from rl_ctl; 0 if unreadable */
+	__u64 netns_ino; /* in this namespace */
+	__u32 ifindex; /* from rl_ctl; 0 if unreadable */
 };
 /* Every orphaned pin directory on the host, in any namespace; returns how many (<= @max). */
 int rl_list_orphans(struct rl_orphan *o, int max);

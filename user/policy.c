@@ -105,22 +105,28 @@ static __u64 pow10u(unsigned int n)
 
 struct unit {
 	const char *name;
-	__u64 mult;	/* cost units per second, times den_mult */
+	__u64 mult; /* cost units per second, times den_mult */
 	__u64 den_mult; /* 8 for bit rates: the cost unit is a byte */
 	bool bytes;
 };
 
 static const struct unit rate_units[] = {
-	{ "", 1, 1, false },		{ "pps", 1, 1, false },
-	{ "kpps", 1000, 1, false },	{ "mpps", 1000000, 1, false },
+	{ "", 1, 1, false },
+	{ "pps", 1, 1, false },
+	{ "kpps", 1000, 1, false },
+	{ "mpps", 1000000, 1, false },
 	{ "gpps", 1000000000, 1, false },
 	/* nginx's "30r/m": requests, i.e. packets. */
 	{ "r", 1, 1, false },
-	{ "bit", 1, 8, true },		{ "kbit", 1000, 8, true },
-	{ "mbit", 1000000, 8, true },	{ "gbit", 1000000000, 8, true },
+	{ "bit", 1, 8, true },
+	{ "kbit", 1000, 8, true },
+	{ "mbit", 1000000, 8, true },
+	{ "gbit", 1000000000, 8, true },
 	{ "tbit", 1000000000000ULL, 8, true },
-	{ "byte", 1, 1, true },		{ "kbyte", 1000, 1, true },
-	{ "mbyte", 1000000, 1, true },	{ "gbyte", 1000000000, 1, true },
+	{ "byte", 1, 1, true },
+	{ "kbyte", 1000, 1, true },
+	{ "mbyte", 1000000, 1, true },
+	{ "gbyte", 1000000000, 1, true },
 };
 
 /*
@@ -133,10 +139,9 @@ static const struct {
 	const char *name;
 	__u64 sec;
 } rate_periods[] = {
-	{ "s", 1 },	  { "sec", 1 },	     { "second", 1 },
-	{ "m", 60 },	  { "min", 60 },     { "minute", 60 },
-	{ "h", 3600 },	  { "hr", 3600 },    { "hour", 3600 },
-	{ "d", 86400 },	  { "day", 86400 },
+	{ "s", 1 },	  { "sec", 1 },	    { "second", 1 },  { "m", 60 },
+	{ "min", 60 },	  { "minute", 60 }, { "h", 3600 },    { "hr", 3600 },
+	{ "hour", 3600 }, { "d", 86400 },   { "day", 86400 },
 };
 
 int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err, size_t errlen)
@@ -169,9 +174,10 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 			if (!strcasecmp(slash, rate_periods[i].name))
 				break;
 		if (i == sizeof(rate_periods) / sizeof(rate_periods[0])) {
-			snprintf(err, errlen,
-				 "unknown period '/%s' in '%s' (/s, /m, /min, /h, /hr, /d: /second, /minute, /hour, /day)",
-				 slash, s);
+			snprintf(
+				err, errlen,
+				"unknown period '/%s' in '%s' (/s, /m, /min, /h, /hr, /d: /second, /minute, /hour, /day)",
+				slash, s);
 			return -EINVAL;
 		}
 		period = rate_periods[i].sec;
@@ -182,15 +188,17 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 	if (i == sizeof(rate_units) / sizeof(rate_units[0]))
 		goto bad_unit;
 	if (period != 1 && rate_units[i].bytes) {
-		snprintf(err, errlen,
-			 "'%s': byte rates are per second; give packets per minute or hour (30/m), or a byte rate per second",
-			 s);
+		snprintf(
+			err, errlen,
+			"'%s': byte rates are per second; give packets per minute or hour (30/m), or a byte rate per second",
+			s);
 		return -EINVAL;
 	}
 	if (period != 1 && unit[0] && strcasecmp(unit, "r")) {
-		snprintf(err, errlen,
-			 "'%s': %s is already per second; only a plain count takes /m, /h or /d (30/m)",
-			 s, unit);
+		snprintf(
+			err, errlen,
+			"'%s': %s is already per second; only a plain count takes /m, /h or /d (30/m)",
+			s, unit);
 		return -EINVAL;
 	}
 	if (!mant) {
@@ -212,9 +220,10 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 	*bytes = rate_units[i].bytes;
 	return 0;
 bad_unit:
-	snprintf(err, errlen,
-		 "unknown rate unit '%s' in '%s' (pps, kpps, mpps, gpps, /m, /h, bit, kbit, mbit, gbit, tbit, byte, kbyte, mbyte, gbyte)",
-		 end, s);
+	snprintf(
+		err, errlen,
+		"unknown rate unit '%s' in '%s' (pps, kpps, mpps, gpps, /m, /h, bit, kbit, mbit, gbit, tbit, byte, kbyte, mbyte, gbyte)",
+		end, s);
 	return -EINVAL;
 }
 
@@ -296,8 +305,7 @@ static __u64 default_burst(const struct rl_policy *pol)
 	return b < floor ? floor : b;
 }
 
-static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char *err,
-			 size_t errlen)
+static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen)
 {
 	/* Rate per ns in cost units: rate_num / D. */
 	u128 d = (u128)pol->rate_den * NSEC_PER_SEC;
@@ -307,9 +315,10 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	u128 c, tau, h;
 
 	if (pol->window_set) {
-		snprintf(err, errlen,
-			 "--window has no meaning for %s (it sets the window of fixed-window and sliding-window)",
-			 rl_algo_name(pol->algo));
+		snprintf(
+			err, errlen,
+			"--window has no meaning for %s (it sets the window of fixed-window and sliding-window)",
+			rl_algo_name(pol->algo));
 		return -EINVAL;
 	}
 	g = gcd64(pol->rate_num, (__u64)(d % pol->rate_num));
@@ -345,11 +354,12 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	tau = c * burst;
 	h = tau + c * maxcost;
 	if (c > RL_AHEAD_LIMIT || h > RL_AHEAD_LIMIT) {
-		snprintf(err, errlen,
-			 "--burst %llu is too large for this rate: the bucket must empty within %llu s",
-			 (unsigned long long)burst,
-			 (unsigned long long)((u128)RL_AHEAD_LIMIT * pol->rate_den / pol->rate_num /
-					      c));
+		snprintf(
+			err, errlen,
+			"--burst %llu is too large for this rate: the bucket must empty within %llu s",
+			(unsigned long long)burst,
+			(unsigned long long)((u128)RL_AHEAD_LIMIT * pol->rate_den / pol->rate_num /
+					     c));
 		return -EINVAL;
 	}
 	if (pol->initial_set && pol->initial > burst) {
@@ -366,12 +376,12 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 		p->initial_ahead = (__u64)c * (pol->initial_set ? pol->initial : 0);
 	return 0;
 too_high:
-	snprintf(err, errlen, "--rate is too high: at most 128000000000 packets or bytes per second");
+	snprintf(err, errlen,
+		 "--rate is too high: at most 128000000000 packets or bytes per second");
 	return -EINVAL;
 }
 
-static int window_params(struct rl_params *p, const struct rl_policy *pol, char *err,
-			 size_t errlen)
+static int window_params(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen)
 {
 	unsigned int counts = pol->algo == RL_ALGO_FIXED_WINDOW ? 1 : 2, shift, bits;
 	__u64 maxcost = pol->bytes ? RL_MAX_FRAME : 1;
@@ -385,9 +395,10 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 		return -EINVAL;
 	}
 	if (l % d) {
-		snprintf(err, errlen,
-			 "--rate x --window is not a whole number of %s; %s needs a whole limit per window",
-			 pol->bytes ? "bytes" : "packets", rl_algo_name(pol->algo));
+		snprintf(
+			err, errlen,
+			"--rate x --window is not a whole number of %s; %s needs a whole limit per window",
+			pol->bytes ? "bytes" : "packets", rl_algo_name(pol->algo));
 		return -EINVAL;
 	}
 	l /= d;
@@ -397,12 +408,16 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 		return -EINVAL;
 	}
 	/* A count reaches at most limit - 1 + the largest cost. */
-	bits = l + maxcost - 1 > ~0ULL ? 65 : 64 - (unsigned int)__builtin_clzll((__u64)(l + maxcost - 1));
+	bits = l + maxcost - 1 > ~0ULL ?
+		       65 :
+		       64 - (unsigned int)__builtin_clzll((__u64)(l + maxcost - 1));
 	if (counts * bits > 64 - RL_WIN_ID_BITS_MIN) {
-		snprintf(err, errlen,
-			 "--rate x --window is %llu, more than %s can count (at most %llu per window)",
-			 (unsigned long long)l, rl_algo_name(pol->algo),
-			 (unsigned long long)((1ULL << (64 - RL_WIN_ID_BITS_MIN) / counts) - maxcost));
+		snprintf(
+			err, errlen,
+			"--rate x --window is %llu, more than %s can count (at most %llu per window)",
+			(unsigned long long)l, rl_algo_name(pol->algo),
+			(unsigned long long)((1ULL << (64 - RL_WIN_ID_BITS_MIN) / counts) -
+					     maxcost));
 		return -EINVAL;
 	}
 	shift = 63 - (unsigned int)__builtin_clzll(pol->window_ns);
@@ -463,8 +478,10 @@ char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len)
 	static const struct {
 		const char *unit;
 		__u64 bits;
-	} bit_units[] = { { "tbit", 1000000000000ULL }, { "gbit", 1000000000 },
-			  { "mbit", 1000000 },		{ "kbit", 1000 } };
+	} bit_units[] = { { "tbit", 1000000000000ULL },
+			  { "gbit", 1000000000 },
+			  { "mbit", 1000000 },
+			  { "kbit", 1000 } };
 	u128 bits = (u128)pol->rate_num * 8;
 	char n[48];
 	size_t i;
@@ -478,7 +495,8 @@ char *rl_rate_str(const struct rl_policy *pol, char *buf, size_t len)
 	if (pol->bytes) {
 		for (i = 0; i < sizeof(bit_units) / sizeof(bit_units[0]); i++)
 			if (bits >= (u128)bit_units[i].bits * pol->rate_den &&
-			    exact_decimal(bits, (u128)bit_units[i].bits * pol->rate_den, n, sizeof(n)))
+			    exact_decimal(bits, (u128)bit_units[i].bits * pol->rate_den, n,
+					  sizeof(n)))
 				break;
 		if (i < sizeof(bit_units) / sizeof(bit_units[0])) {
 			snprintf(buf, len, "%s%s", n, bit_units[i].unit);
@@ -537,9 +555,10 @@ int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
 
 		if (burst >= RL_FULL_FRAME)
 			return 0;
-		snprintf(err, errlen,
-			 "--burst %llu bytes cannot pass a full-size frame: give at least %u (a 1500-byte MTU frame with its Ethernet header and two VLAN tags)",
-			 (unsigned long long)burst, RL_FULL_FRAME);
+		snprintf(
+			err, errlen,
+			"--burst %llu bytes cannot pass a full-size frame: give at least %u (a 1500-byte MTU frame with its Ethernet header and two VLAN tags)",
+			(unsigned long long)burst, RL_FULL_FRAME);
 		return -EINVAL;
 	}
 	if (is_bucket_algo(pol->algo))
@@ -552,9 +571,10 @@ int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
 	l = (u128)pol->rate_num * pol->window_ns / ((u128)pol->rate_den * NSEC_PER_SEC);
 	if (l >= RL_FULL_FRAME)
 		return 0;
-	snprintf(err, errlen,
-		 "--rate x --window is %llu bytes, less than one full-size frame (%u bytes): each window would pass a whole frame whatever the limit; give a longer --window or a higher --rate",
-		 (unsigned long long)l, RL_FULL_FRAME);
+	snprintf(
+		err, errlen,
+		"--rate x --window is %llu bytes, less than one full-size frame (%u bytes): each window would pass a whole frame whatever the limit; give a longer --window or a higher --rate",
+		(unsigned long long)l, RL_FULL_FRAME);
 	return -EINVAL;
 }
 
@@ -592,8 +612,9 @@ bool rl_policy_tcp_warning(const struct rl_policy *pol, char *msg, size_t len)
 	if (burst >= need)
 		return false;
 	bit_rate_str(pol, rate, sizeof(rate));
-	snprintf(msg, len,
-		 "--burst %llu bytes is under %d ms at %s (%llu bytes): TCP flows will get well under the rate; see README 'Sizing a burst for TCP'",
-		 (unsigned long long)burst, RL_TCP_BURST_MS, rate, (unsigned long long)need);
+	snprintf(
+		msg, len,
+		"--burst %llu bytes is under %d ms at %s (%llu bytes): TCP flows will get well under the rate; see README 'Sizing a burst for TCP'",
+		(unsigned long long)burst, RL_TCP_BURST_MS, rate, (unsigned long long)need);
 	return true;
 }

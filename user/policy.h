@@ -25,12 +25,12 @@
 /* What the user asked for; the *_set flags tell given from default. */
 struct rl_policy {
 	enum rl_algo algo;
-	bool bytes;		/* rate given in bits or bytes: cost = frame length */
-	__u64 rate_num;		/* rate = rate_num / rate_den cost units per second */
+	bool bytes; /* rate given in bits or bytes: cost = frame length */
+	__u64 rate_num; /* rate = rate_num / rate_den cost units per second */
 	__u64 rate_den;
-	__u64 burst;		/* cost units */
+	__u64 burst; /* cost units */
 	__u64 window_ns;
-	__u64 initial;		/* cost units */
+	__u64 initial; /* cost units */
 	unsigned int prefix4;
 	unsigned int prefix6;
 	bool algo_set, rate_set, burst_set, window_set, initial_set, prefix4_set, prefix6_set;

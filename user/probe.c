@@ -16,8 +16,11 @@ static bool probe_atomics(void)
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8, .imm = 0 },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 1 },
-		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW, .dst_reg = BPF_REG_10, .src_reg = BPF_REG_1,
-		  .off = -8, .imm = BPF_CMPXCHG },
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW,
+		  .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1,
+		  .off = -8,
+		  .imm = BPF_CMPXCHG },
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
@@ -35,7 +38,8 @@ int rl_check_kernel(char *err, size_t errlen)
 	struct stat st;
 
 	if (libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_XDP, NULL) != 1) {
-		snprintf(err, errlen, "this kernel cannot load XDP programs (needs 4.8+, CONFIG_BPF_SYSCALL)");
+		snprintf(err, errlen,
+			 "this kernel cannot load XDP programs (needs 4.8+, CONFIG_BPF_SYSCALL)");
 		return -EOPNOTSUPP;
 	}
 	if (libbpf_probe_bpf_map_type(BPF_MAP_TYPE_LRU_HASH, NULL) != 1) {
@@ -43,8 +47,9 @@ int rl_check_kernel(char *err, size_t errlen)
 		return -EOPNOTSUPP;
 	}
 	if (!probe_atomics()) {
-		snprintf(err, errlen,
-			 "this kernel has no BPF compare-and-swap (needs 5.12+): per-source state could not be updated exactly");
+		snprintf(
+			err, errlen,
+			"this kernel has no BPF compare-and-swap (needs 5.12+): per-source state could not be updated exactly");
 		return -EOPNOTSUPP;
 	}
 	if (stat("/sys/kernel/btf/vmlinux", &st))

@@ -12,13 +12,13 @@ struct rl_src {
 	__u64 state;
 	__u64 passed;
 	__u64 dropped;
-	__u64 order;	/* first-seen order, for stable reports */
+	__u64 order; /* first-seen order, for stable reports */
 	int used;
 };
 
 struct rl_srctab {
 	struct rl_src *slots;
-	size_t cap;	/* power of two */
+	size_t cap; /* power of two */
 	size_t count;
 };
 

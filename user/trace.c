@@ -82,8 +82,9 @@ int rl_trace_line(char *line, struct rl_trace_pkt *pkt, char *err, size_t errlen
 	ret = rl_parse_timestamp(fields[0], &pkt->ns);
 	if (ret) {
 		snprintf(err, errlen,
-			 ret == -ERANGE ? "timestamp '%s' has more than 9 decimals or is too large"
-					: "timestamp '%s' is not seconds (e.g. 12.5 or 0.000001)",
+			 ret == -ERANGE ?
+				 "timestamp '%s' has more than 9 decimals or is too large" :
+				 "timestamp '%s' is not seconds (e.g. 12.5 or 0.000001)",
 			 fields[0]);
 		return -EINVAL;
 	}
@@ -118,8 +119,7 @@ void rl_sim_free(struct rl_sim *s)
 	rl_srctab_free(&s->tab);
 }
 
-int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len,
-		  struct rl_src **srcp)
+int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, struct rl_src **srcp)
 {
 	__u64 next, cost = s->params.bytes ? len : 1;
 	struct rl_src *src;

@@ -9,9 +9,9 @@
 #include "srctab.h"
 
 struct rl_trace_pkt {
-	__u64 ns;		/* the timestamp, exactly */
-	const char *time;	/* the timestamp as written */
-	struct rl_key key;	/* masked source */
+	__u64 ns; /* the timestamp, exactly */
+	const char *time; /* the timestamp as written */
+	struct rl_key key; /* masked source */
 	bool has_source;
 	__u32 len;
 };
@@ -47,7 +47,6 @@ struct rl_sim {
 int rl_sim_init(struct rl_sim *s, const struct rl_policy *pol, char *err, size_t errlen);
 void rl_sim_free(struct rl_sim *s);
 /* Mask @key by the policy's prefixes first. 1 pass, 0 drop, -ENOMEM. */
-int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len,
-		  struct rl_src **src);
+int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, struct rl_src **src);
 
 #endif /* RL_TRACE_H */

@@ -96,7 +96,8 @@ const char *rl_attach_mode(const struct rl_iface *ifc)
 	if (find_ours(mp)) {
 		switch (xdp_multiprog__attach_mode(mp)) {
 		case XDP_MODE_NATIVE:
-			mode = xdp_multiprog__is_legacy(mp) ? "native" : "native (libxdp dispatcher)";
+			mode = xdp_multiprog__is_legacy(mp) ? "native" :
+							      "native (libxdp dispatcher)";
 			break;
 		case XDP_MODE_SKB:
 			mode = xdp_multiprog__is_legacy(mp) ? "skb" : "skb (libxdp dispatcher)";
@@ -115,7 +116,8 @@ const char *rl_attach_mode(const struct rl_iface *ifc)
 static int write_first_config(struct xdp_ratelimit *skel, const struct rl_config *cfg,
 			      const struct rl_iface *ifc)
 {
-	struct rl_ctl ctl = { .active = 0, .ifindex = (__u32)ifc->ifindex,
+	struct rl_ctl ctl = { .active = 0,
+			      .ifindex = (__u32)ifc->ifindex,
 			      .netns_ino = ifc->netns_ino };
 	__u32 zero = 0;
 
@@ -130,8 +132,8 @@ static const char *attach_hint(int ret, enum rl_mode mode)
 {
 	switch (-ret) {
 	case EOPNOTSUPP:
-		return mode == RL_MODE_NATIVE ? " (the driver has no native XDP: try --mode skb)"
-					      : "";
+		return mode == RL_MODE_NATIVE ? " (the driver has no native XDP: try --mode skb)" :
+						"";
 	case EEXIST:
 	case EBUSY:
 		return " (another XDP program is attached: libxdp could not share the interface)";
@@ -203,9 +205,10 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 
 	switch (rl_presence(ifc)) {
 	case RL_PRESENT:
-		snprintf(err, errlen,
-			 "xdp-ratelimit is already attached to '%s' (use set to change it, detach to remove it)",
-			 ifc->name);
+		snprintf(
+			err, errlen,
+			"xdp-ratelimit is already attached to '%s' (use set to change it, detach to remove it)",
+			ifc->name);
 		return -EEXIST;
 	case RL_FOREIGN_PINS:
 		rl_pins_foreign_msg(ifc, err, errlen);
@@ -238,7 +241,8 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 	if (!ret)
 		ret = bpf_map__reuse_fd(skel->maps.rl_ctl, bpf_map__fd(maps->maps.rl_ctl));
 	if (!ret)
-		ret = bpf_map__reuse_fd(skel->maps.rl_counters, bpf_map__fd(maps->maps.rl_counters));
+		ret = bpf_map__reuse_fd(skel->maps.rl_counters,
+					bpf_map__fd(maps->maps.rl_counters));
 	if (ret) {
 		snprintf(err, errlen, "couldn't reuse the maps: %s", strerror(-ret));
 		goto out;

@@ -19,11 +19,11 @@ void rl_loader_quiet(void);
 
 /* What is on an interface: consistent, nothing, or what a killed command left. */
 enum rl_presence {
-	RL_ABSENT,		/* neither program nor pins */
-	RL_PRESENT,		/* our program, using the pinned maps */
-	RL_ORPHAN_PROG,		/* our program without (its) pins: an attach was killed */
-	RL_STALE_PINS,		/* pins without the program: a detach was killed */
-	RL_FOREIGN_PINS,	/* pins in use by another interface (renamed since) */
+	RL_ABSENT, /* neither program nor pins */
+	RL_PRESENT, /* our program, using the pinned maps */
+	RL_ORPHAN_PROG, /* our program without (its) pins: an attach was killed */
+	RL_STALE_PINS, /* pins without the program: a detach was killed */
+	RL_FOREIGN_PINS, /* pins in use by another interface (renamed since) */
 };
 enum rl_presence rl_presence(const struct rl_iface *ifc);
 

@@ -14,9 +14,9 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-__u32 gen_ifindex;	/* where frames go */
-__u32 gen_random;	/* 1: a random source per frame */
-__u64 gen_frames;	/* frames generated (one thread runs this) */
+__u32 gen_ifindex; /* where frames go */
+__u32 gen_random; /* 1: a random source per frame */
+__u64 gen_frames; /* frames generated (one thread runs this) */
 
 /* The IPv4 header checksum: ip_rcv() drops a frame whose checksum is wrong. */
 static __always_inline __u16 ip_csum(struct iphdr *ip)

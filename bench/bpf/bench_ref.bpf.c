@@ -35,13 +35,13 @@ const volatile __u64 ref_tau_ns = 10000000;
 #define BENCH_SAMPLE_MASK 4095
 
 /* Written by userspace through the skeleton's mmaped .bss between runs. */
-__u64 bench_reps;	/* repetitions so far: the source counter */
-__u64 bench_t0, bench_n0;	/* first sample of a run (userspace zeroes bench_t0) */
-__u64 bench_t1, bench_n1;	/* last sample */
-__u64 bench_tail_fail;	/* tail calls that did not happen */
-__u32 bench_mask;	/* sources = bench_mask + 1 (a power of two) */
-__u32 bench_base;	/* first source word, host order */
-__u32 bench_off;	/* offset of the 32-bit source word in the frame */
+__u64 bench_reps; /* repetitions so far: the source counter */
+__u64 bench_t0, bench_n0; /* first sample of a run (userspace zeroes bench_t0) */
+__u64 bench_t1, bench_n1; /* last sample */
+__u64 bench_tail_fail; /* tail calls that did not happen */
+__u32 bench_mask; /* sources = bench_mask + 1 (a power of two) */
+__u32 bench_base; /* first source word, host order */
+__u32 bench_off; /* offset of the 32-bit source word in the frame */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);

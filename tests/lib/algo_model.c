@@ -108,11 +108,11 @@ bool cfg_sim(const struct cfg *c, struct rl_sim *s)
 		return false;
 	}
 	if ((u128)pol.rate_num * c->den != (u128)c->num * pol.rate_den || pol.bytes != c->bytes) {
-		rl_test_fail(__FILE__, __LINE__, "--rate %s read as %llu/%llu%s, expected %llu/%llu%s",
-			     c->rate, (unsigned long long)pol.rate_num,
-			     (unsigned long long)pol.rate_den, pol.bytes ? " bytes" : "",
-			     (unsigned long long)c->num, (unsigned long long)c->den,
-			     c->bytes ? " bytes" : "");
+		rl_test_fail(__FILE__, __LINE__,
+			     "--rate %s read as %llu/%llu%s, expected %llu/%llu%s", c->rate,
+			     (unsigned long long)pol.rate_num, (unsigned long long)pol.rate_den,
+			     pol.bytes ? " bytes" : "", (unsigned long long)c->num,
+			     (unsigned long long)c->den, c->bytes ? " bytes" : "");
 		return false;
 	}
 	if (rl_sim_init(s, &pol, err, sizeof(err))) {
@@ -129,8 +129,8 @@ bool cfg_sim(const struct cfg *c, struct rl_sim *s)
  */
 
 const char *const src_addr[NSRC] = {
-	"10.0.0.1", "10.0.0.2", "10.0.1.1", "10.0.1.2", "10.0.2.1", "10.0.2.2",
-	NULL, /* a trace line without a source */
+	"10.0.0.1",	   "10.0.0.2",	      "10.0.1.1", "10.0.1.2",
+	"10.0.2.1",	   "10.0.2.2",	      NULL, /* a trace line without a source */
 	"2001:db8:0:1::1", "2001:db8:0:1::2",
 };
 
@@ -192,8 +192,9 @@ bool ref_init(struct ref *m, const struct cfg *c)
 		m->w = c->window ? c->window : NSEC;
 		lw = (u128)c->num * m->w;
 		if (lw % m->d) {
-			rl_test_fail(__FILE__, __LINE__, "test bug: rate %s x window %llu ns is not whole",
-				     c->rate, (unsigned long long)m->w);
+			rl_test_fail(__FILE__, __LINE__,
+				     "test bug: rate %s x window %llu ns is not whole", c->rate,
+				     (unsigned long long)m->w);
 			return false;
 		}
 		m->l = (__u64)(lw / m->d);
@@ -237,7 +238,7 @@ int ref_decide(struct ref *m, unsigned int i, __u64 t, __u64 cost, s128 *margin)
 			s->x = (s128)m->init;
 			s->last = now;
 		}
-		gain = m->r * (now - s->last);	/* < 2^128: r < 2^64 in ns, 1 in vt */
+		gain = m->r * (now - s->last); /* < 2^128: r < 2^64 in ns, 1 in vt */
 		s->last = now;
 		if (m->algo == TB) {
 			/* refill, capped at the burst */
@@ -332,7 +333,7 @@ bool cfg_exact(const struct cfg *c)
 		return true;
 	cfg_opts(c, &o);
 	if (policy_try((const char *const *)o.argv, &p, err, sizeof(err)))
-		return true;	/* cfg_sim() reports it */
+		return true; /* cfg_sim() reports it */
 	return params_exact(c, &p);
 }
 
@@ -341,8 +342,8 @@ bool cfg_exact(const struct cfg *c)
  */
 
 struct gen {
-	__u64 pkt_ns;	/* time to earn a typical packet's cost */
-	__u64 grid_ns;	/* time to earn a whole number of cost units exactly */
+	__u64 pkt_ns; /* time to earn a typical packet's cost */
+	__u64 grid_ns; /* time to earn a whole number of cost units exactly */
 	__u64 grid_units; /* that many */
 	__u64 win;
 	__u64 burst;
@@ -532,14 +533,14 @@ void gen_trace(__u64 *rs, const struct cfg *c, struct pkt *p, size_t n, __u64 t0
  * in *ties and the exact model follows the core.
  */
 bool diff_trace_ties(const struct cfg *c, const struct pkt *p, size_t n, const char *what,
-			    size_t *ties)
+		     size_t *ties)
 {
 	struct {
 		__u64 t;
 		__u32 len;
 		int got;
 		s128 margin;
-	} hist[NSRC][4] = {};	/* each source's last packets, for the report */
+	} hist[NSRC][4] = {}; /* each source's last packets, for the report */
 	bool exact = cfg_exact(c);
 	unsigned int nh[NSRC] = {};
 	char desc[256];
@@ -564,13 +565,16 @@ bool diff_trace_ties(const struct cfg *c, const struct pkt *p, size_t n, const c
 		int want = ref_decide(&m, r, p[i].t, cost, &margin);
 
 		if (!exact && got != ref_pkt(&q, r, p[i].t, cost)) {
-			rl_test_fail(__FILE__, __LINE__,
-				     "%s: %s: packet %zu of %zu (t=%llu ns, %llu ns after the source's last, source %s, len %u): core %s, the algorithm on the core's vt clock %s; exactly: %s (RL_SEED=%llu)",
-				     what, cfg_str(c, desc, sizeof(desc)), i, n,
-				     (unsigned long long)p[i].t, (unsigned long long)idle,
-				     src_addr[p[i].src] ? src_addr[p[i].src] : "-", p[i].len,
-				     got == 1 ? "allow" : got ? "error" : "drop",
-				     got ? "drop" : "allow", want ? "allow" : "drop", rl_test_seed());
+			rl_test_fail(
+				__FILE__, __LINE__,
+				"%s: %s: packet %zu of %zu (t=%llu ns, %llu ns after the source's last, source %s, len %u): core %s, the algorithm on the core's vt clock %s; exactly: %s (RL_SEED=%llu)",
+				what, cfg_str(c, desc, sizeof(desc)), i, n,
+				(unsigned long long)p[i].t, (unsigned long long)idle,
+				src_addr[p[i].src] ? src_addr[p[i].src] : "-", p[i].len,
+				got == 1 ? "allow" :
+				got	 ? "error" :
+					   "drop",
+				got ? "drop" : "allow", want ? "allow" : "drop", rl_test_seed());
 			ok = false;
 			break;
 		}
@@ -590,14 +594,17 @@ bool diff_trace_ties(const struct cfg *c, const struct pkt *p, size_t n, const c
 		hist[r][nh[r] % 4].margin = margin;
 		nh[r]++;
 		if (got != want) {
-			rl_test_fail(__FILE__, __LINE__,
-				     "%s: %s: packet %zu of %zu (t=%llu ns, %llu ns after the source's last, source %s, len %u): core %s, spec %s (tokens - cost or burst - level: %.12Lg) (RL_SEED=%llu)",
-				     what, cfg_str(c, desc, sizeof(desc)), i, n,
-				     (unsigned long long)p[i].t, (unsigned long long)idle,
-				     src_addr[p[i].src] ? src_addr[p[i].src] : "-", p[i].len,
-				     got == 1 ? "allow" : got ? "error" : "drop",
-				     want ? "allow" : "drop", (long double)margin / (long double)m.d,
-				     rl_test_seed());
+			rl_test_fail(
+				__FILE__, __LINE__,
+				"%s: %s: packet %zu of %zu (t=%llu ns, %llu ns after the source's last, source %s, len %u): core %s, spec %s (tokens - cost or burst - level: %.12Lg) (RL_SEED=%llu)",
+				what, cfg_str(c, desc, sizeof(desc)), i, n,
+				(unsigned long long)p[i].t, (unsigned long long)idle,
+				src_addr[p[i].src] ? src_addr[p[i].src] : "-", p[i].len,
+				got == 1 ? "allow" :
+				got	 ? "error" :
+					   "drop",
+				want ? "allow" : "drop", (long double)margin / (long double)m.d,
+				rl_test_seed());
 			for (unsigned int k = nh[r] > 4 ? nh[r] - 4 : 0; k + 1 < nh[r]; k++)
 				fprintf(stderr, "      before: t=%llu len %u: %s (margin %.12Lg)\n",
 					(unsigned long long)hist[r][k % 4].t, hist[r][k % 4].len,
@@ -678,17 +685,19 @@ bool run_steps(const char *what, const struct cfg *c, const struct step *st, siz
 			/* Two checks per packet, counted as ASSERT_* counts its own. */
 			rl_test_checks += 2;
 			if (got != want) {
-				rl_test_fail(__FILE__, __LINE__,
-					     "%s: %s: step %zu (t=%llu ns, len %u), packet %u: core %s, expected %s",
-					     what, cfg_str(c, desc, sizeof(desc)), i,
-					     (unsigned long long)st[i].t, st[i].len, j + 1,
-					     got ? "allow" : "drop", want ? "allow" : "drop");
+				rl_test_fail(
+					__FILE__, __LINE__,
+					"%s: %s: step %zu (t=%llu ns, len %u), packet %u: core %s, expected %s",
+					what, cfg_str(c, desc, sizeof(desc)), i,
+					(unsigned long long)st[i].t, st[i].len, j + 1,
+					got ? "allow" : "drop", want ? "allow" : "drop");
 				ok = false;
 			}
 			if (model != want) {
-				rl_test_fail(__FILE__, __LINE__,
-					     "%s: test bug: the reference model says %s at step %zu packet %u",
-					     what, model ? "allow" : "drop", i, j + 1);
+				rl_test_fail(
+					__FILE__, __LINE__,
+					"%s: test bug: the reference model says %s at step %zu packet %u",
+					what, model ? "allow" : "drop", i, j + 1);
 				ok = false;
 			}
 		}

@@ -55,16 +55,16 @@
 typedef unsigned __int128 u128;
 typedef __int128 s128;
 
-#define NSEC 1000000000ULL
-#define MS (1000000ULL)
-#define TOP (~0ULL)
-#define YEAR_NS (365ULL * 86400 * NSEC)
+#define NSEC	      1000000000ULL
+#define MS	      (1000000ULL)
+#define TOP	      (~0ULL)
+#define YEAR_NS	      (365ULL * 86400 * NSEC)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
-#define TB RL_ALGO_TOKEN_BUCKET
+#define TB   RL_ALGO_TOKEN_BUCKET
 #define GCRA RL_ALGO_GCRA
-#define FW RL_ALGO_FIXED_WINDOW
-#define SW RL_ALGO_SLIDING_WINDOW
+#define FW   RL_ALGO_FIXED_WINDOW
+#define SW   RL_ALGO_SLIDING_WINDOW
 
 /* Algorithm names, written out here rather than taken from rl_algo_name(). */
 extern const char *const algo_str[];
@@ -75,13 +75,13 @@ extern const char *const algo_str[];
  */
 struct cfg {
 	enum rl_algo algo;
-	const char *rate;	/* --rate, as written */
-	__u64 num, den;		/* the same rate: num / den cost units per second */
-	bool bytes;		/* a byte rate: cost = frame length */
-	__u64 burst;		/* token-bucket, gcra: --burst, 0 for the default */
-	long long initial;	/* token-bucket, gcra: --initial, -1 for the default */
-	__u64 window;		/* windows: --window in ns, 0 for the default (1 s) */
-	unsigned int prefix4;	/* 24 for --prefix4 24, 0 for the default (32) */
+	const char *rate; /* --rate, as written */
+	__u64 num, den; /* the same rate: num / den cost units per second */
+	bool bytes; /* a byte rate: cost = frame length */
+	__u64 burst; /* token-bucket, gcra: --burst, 0 for the default */
+	long long initial; /* token-bucket, gcra: --initial, -1 for the default */
+	__u64 window; /* windows: --window in ns, 0 for the default (1 s) */
+	unsigned int prefix4; /* 24 for --prefix4 24, 0 for the default (32) */
 };
 
 /* A rate written twice: as typed, and as the exact fraction num / den per second. */
@@ -124,22 +124,22 @@ int core_pkt(struct rl_sim *s, unsigned int src, __u64 t, __u32 len);
 /* The reference model. */
 struct ref_src {
 	bool used;
-	u128 last;		/* time of the last update (ns, or vt) */
-	s128 x;			/* tokens (token-bucket) or level (gcra), x d */
-	__u64 win;		/* windows: index of the current window */
-	__u64 cur, prev;	/* windows: passed in it, and in the one before */
+	u128 last; /* time of the last update (ns, or vt) */
+	s128 x; /* tokens (token-bucket) or level (gcra), x d */
+	__u64 win; /* windows: index of the current window */
+	__u64 cur, prev; /* windows: passed in it, and in the one before */
 };
 
 struct ref {
 	enum rl_algo algo;
-	u128 r;			/* one ns refills (drains) r / d cost units */
-	u128 d;			/* den x 1e9 */
+	u128 r; /* one ns refills (drains) r / d cost units */
+	u128 d; /* den x 1e9 */
 	__u64 burst;
-	u128 cap;		/* burst x d */
-	u128 init_units;	/* a new source's tokens or level */
-	u128 init;		/* the same, x d */
-	__u64 vt_mult;		/* 0: time in ns; else in vt = ns x vt_mult / 2^56 */
-	__u64 w, l;		/* window (ns) and limit per window (cost units) */
+	u128 cap; /* burst x d */
+	u128 init_units; /* a new source's tokens or level */
+	u128 init; /* the same, x d */
+	__u64 vt_mult; /* 0: time in ns; else in vt = ns x vt_mult / 2^56 */
+	__u64 w, l; /* window (ns) and limit per window (cost units) */
 	struct ref_src src[NSRC];
 };
 
@@ -182,8 +182,8 @@ void diff_configs(const struct cfg *cfgs, size_t ncfg, bool exact, int rounds, _
 struct step {
 	__u64 t;
 	__u32 len;
-	__u32 pass;	/* this many packets at t pass... */
-	__u32 drop;	/* ...and then this many are dropped */
+	__u32 pass; /* this many packets at t pass... */
+	__u32 drop; /* ...and then this many are dropped */
 };
 
 /* The steps through the core, and through the model (which must agree with them too). */
@@ -200,9 +200,8 @@ struct hand_case {
 	size_t n;
 };
 
-#define STEPS(...)                                                                          \
-	(const struct step[]){ __VA_ARGS__ },                                               \
-		ARRAY_SIZE(((const struct step[]){ __VA_ARGS__ }))
+#define STEPS(...) \
+	(const struct step[]){ __VA_ARGS__ }, ARRAY_SIZE(((const struct step[]){ __VA_ARGS__ }))
 
 /* run_steps() for every case of the table. */
 void run_hand_cases(const struct hand_case *hc, size_t n);

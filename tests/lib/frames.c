@@ -8,10 +8,10 @@
 #include <linux/if_ether.h>
 #include "frames.h"
 
-#define IPV4_HLEN 20
-#define IPV6_HLEN 40
-#define UDP_HLEN 8
-#define ICMP6_LEN 24
+#define IPV4_HLEN  20
+#define IPV6_HLEN  40
+#define UDP_HLEN   8
+#define ICMP6_LEN  24
 #define IP_OFFMASK 0x1fff
 
 static __u8 *room(struct frame *f, unsigned int n)
@@ -174,11 +174,11 @@ void fr_arp(struct frame *f)
 		return;
 	inet_pton(AF_INET, "198.18.0.1", &s);
 	inet_pton(AF_INET, "198.18.0.2", &t);
-	put16(p, 1);		/* Ethernet */
+	put16(p, 1); /* Ethernet */
 	put16(p + 2, ETH_P_IP);
 	p[4] = ETH_ALEN;
 	p[5] = 4;
-	put16(p + 6, 1);	/* request */
+	put16(p + 6, 1); /* request */
 	memcpy(p + 8, mac, ETH_ALEN);
 	memcpy(p + 14, &s, 4);
 	memcpy(p + 24, &t, 4);
@@ -196,8 +196,8 @@ static void tlv(struct frame *f, unsigned int type, const void *val, unsigned in
 
 void fr_lldp(struct frame *f)
 {
-	static const __u8 chassis[] = { 4, 0x02, 0, 0, 0, 0, 0x01 };	/* MAC address */
-	static const __u8 port[] = { 5, 'e', 't', 'h', '0' };		/* interface name */
+	static const __u8 chassis[] = { 4, 0x02, 0, 0, 0, 0, 0x01 }; /* MAC address */
+	static const __u8 port[] = { 5, 'e', 't', 'h', '0' }; /* interface name */
 	static const __u8 ttl[] = { 0, 120 };
 
 	tlv(f, 1, chassis, sizeof(chassis));

@@ -27,17 +27,17 @@
 struct frame {
 	__u8 data[FRAME_MAX];
 	unsigned int len;
-	unsigned int l3;	/* offset of the IP header, 0: none */
-	int family;		/* AF_INET, AF_INET6, 0 */
+	unsigned int l3; /* offset of the IP header, 0: none */
+	int family; /* AF_INET, AF_INET6, 0 */
 	bool bad;
 };
 
 /* Optional IPv4 header fields; NULL or zero for a plain 20-byte header. */
 struct fr_ip4 {
-	unsigned int ihl;	/* header length in 32-bit words, 0: 5 */
-	bool set_ihl;		/* write ihl as given even if < 5 */
-	unsigned int version;	/* 0: 4 */
-	__u16 frag;		/* flags and fragment offset, host order */
+	unsigned int ihl; /* header length in 32-bit words, 0: 5 */
+	bool set_ihl; /* write ihl as given even if < 5 */
+	unsigned int version; /* 0: 4 */
+	__u16 frag; /* flags and fragment offset, host order */
 };
 
 void fr_init(struct frame *f);

@@ -268,7 +268,8 @@ void rl_ns_destroy(struct rl_ns *ns)
 	if (!rl_ns_pin_dir(ns->rx, ns->rx_if, path, sizeof(path)) && access(path, F_OK) == 0) {
 		rl_ns_cli(ns, NULL, NULL, "detach %s", ns->rx_if);
 		if (access(path, F_OK) == 0)
-			sh(NULL, "rm -rf '%s'; rmdir \"$(dirname '%s')\" " RL_PIN_ROOT " 2>/dev/null",
+			sh(NULL,
+			   "rm -rf '%s'; rmdir \"$(dirname '%s')\" " RL_PIN_ROOT " 2>/dev/null",
 			   path, path);
 	}
 	/* Deleting a namespace deletes its veth end, the peer and the XDP program. */

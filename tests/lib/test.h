@@ -37,74 +37,75 @@ unsigned long long rl_test_seed(void);
  */
 extern unsigned long long rl_test_checks;
 
-#define TEST_FLAGS(name, flags_)                                                     \
-	static void test_##name(void);                                               \
-	static struct rl_test rl_t_##name = { #name, test_##name, flags_, NULL };    \
-	__attribute__((constructor)) static void rl_reg_##name(void)                 \
-	{                                                                            \
-		rl_test_register(&rl_t_##name);                                      \
-	}                                                                            \
+#define TEST_FLAGS(name, flags_)                                                  \
+	static void test_##name(void);                                            \
+	static struct rl_test rl_t_##name = { #name, test_##name, flags_, NULL }; \
+	__attribute__((constructor)) static void rl_reg_##name(void)              \
+	{                                                                         \
+		rl_test_register(&rl_t_##name);                                   \
+	}                                                                         \
 	static void test_##name(void)
 #define TEST(name) TEST_FLAGS(name, 0)
 
-#define ASSERT_TRUE(cond, what)                                                      \
-	({                                                                           \
-		bool ok_ = (cond);                                                   \
-		rl_test_checks++;                                                    \
-		if (!ok_)                                                            \
+#define ASSERT_TRUE(cond, what)                                                                 \
+	({                                                                                      \
+		bool ok_ = (cond);                                                              \
+		rl_test_checks++;                                                               \
+		if (!ok_)                                                                       \
 			rl_test_fail(__FILE__, __LINE__, "%s: expected true: %s", what, #cond); \
-		ok_;                                                                 \
+		ok_;                                                                            \
 	})
-#define ASSERT_EQ(a, b, what)                                                        \
-	({                                                                           \
-		unsigned long long a_ = (unsigned long long)(a);                     \
-		unsigned long long b_ = (unsigned long long)(b);                     \
-		bool ok_ = a_ == b_;                                                 \
-		rl_test_checks++;                                                    \
-		if (!ok_)                                                            \
+#define ASSERT_EQ(a, b, what)                                                                 \
+	({                                                                                    \
+		unsigned long long a_ = (unsigned long long)(a);                              \
+		unsigned long long b_ = (unsigned long long)(b);                              \
+		bool ok_ = a_ == b_;                                                          \
+		rl_test_checks++;                                                             \
+		if (!ok_)                                                                     \
 			rl_test_fail(__FILE__, __LINE__, "%s: %s = %llu, expected %s = %llu", \
-				     what, #a, a_, #b, b_);                          \
-		ok_;                                                                 \
+				     what, #a, a_, #b, b_);                                   \
+		ok_;                                                                          \
 	})
-#define ASSERT_LE(a, b, what)                                                        \
-	({                                                                           \
-		unsigned long long a_ = (unsigned long long)(a);                     \
-		unsigned long long b_ = (unsigned long long)(b);                     \
-		bool ok_ = a_ <= b_;                                                 \
-		rl_test_checks++;                                                    \
-		if (!ok_)                                                            \
+#define ASSERT_LE(a, b, what)                                                                    \
+	({                                                                                       \
+		unsigned long long a_ = (unsigned long long)(a);                                 \
+		unsigned long long b_ = (unsigned long long)(b);                                 \
+		bool ok_ = a_ <= b_;                                                             \
+		rl_test_checks++;                                                                \
+		if (!ok_)                                                                        \
 			rl_test_fail(__FILE__, __LINE__, "%s: %s = %llu, expected <= %s = %llu", \
-				     what, #a, a_, #b, b_);                          \
-		ok_;                                                                 \
+				     what, #a, a_, #b, b_);                                      \
+		ok_;                                                                             \
 	})
-#define ASSERT_OK(err, what)                                                         \
-	({                                                                           \
-		long long e_ = (long long)(err);                                     \
-		bool ok_ = e_ == 0;                                                  \
-		rl_test_checks++;                                                    \
-		if (!ok_)                                                            \
-			rl_test_fail(__FILE__, __LINE__, "%s: %s = %lld, expected 0", what, #err, e_); \
-		ok_;                                                                 \
+#define ASSERT_OK(err, what)                                                                      \
+	({                                                                                        \
+		long long e_ = (long long)(err);                                                  \
+		bool ok_ = e_ == 0;                                                               \
+		rl_test_checks++;                                                                 \
+		if (!ok_)                                                                         \
+			rl_test_fail(__FILE__, __LINE__, "%s: %s = %lld, expected 0", what, #err, \
+				     e_);                                                         \
+		ok_;                                                                              \
 	})
-#define ASSERT_STREQ(a, b, what)                                                     \
-	({                                                                           \
-		const char *a_ = (a), *b_ = (b);                                     \
-		bool ok_ = a_ && b_ && !strcmp(a_, b_);                              \
-		rl_test_checks++;                                                    \
-		if (!ok_)                                                            \
+#define ASSERT_STREQ(a, b, what)                                                              \
+	({                                                                                    \
+		const char *a_ = (a), *b_ = (b);                                              \
+		bool ok_ = a_ && b_ && !strcmp(a_, b_);                                       \
+		rl_test_checks++;                                                             \
+		if (!ok_)                                                                     \
 			rl_test_fail(__FILE__, __LINE__, "%s: \"%s\", expected \"%s\"", what, \
-				     a_ ? a_ : "(null)", b_ ? b_ : "(null)");        \
-		ok_;                                                                 \
+				     a_ ? a_ : "(null)", b_ ? b_ : "(null)");                 \
+		ok_;                                                                          \
 	})
-#define ASSERT_CONTAINS(hay, needle, what)                                           \
-	({                                                                           \
-		const char *h_ = (hay), *n_ = (needle);                              \
-		bool ok_ = h_ && strstr(h_, n_);                                     \
-		rl_test_checks++;                                                    \
-		if (!ok_)                                                            \
+#define ASSERT_CONTAINS(hay, needle, what)                                                     \
+	({                                                                                     \
+		const char *h_ = (hay), *n_ = (needle);                                        \
+		bool ok_ = h_ && strstr(h_, n_);                                               \
+		rl_test_checks++;                                                              \
+		if (!ok_)                                                                      \
 			rl_test_fail(__FILE__, __LINE__, "%s: \"%s\" does not contain \"%s\"", \
-				     what, h_ ? h_ : "(null)", n_);                  \
-		ok_;                                                                 \
+				     what, h_ ? h_ : "(null)", n_);                            \
+		ok_;                                                                           \
 	})
 
 /* splitmix64: a small seeded generator, the same on every machine. */
