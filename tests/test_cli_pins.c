@@ -45,25 +45,12 @@ static int cli(const struct pns *ns, char **out, char **err, const char *fmt, ..
 	__attribute__((format(printf, 4, 5)));
 static int cli(const struct pns *ns, char **out, char **err, const char *fmt, ...)
 {
-	char *args, *cmd;
 	va_list ap;
 	int ret;
 
 	va_start(ap, fmt);
-	ret = vasprintf(&args, fmt, ap);
+	ret = rl_cli_vin(ns ? ns->name : NULL, out, err, fmt, ap);
 	va_end(ap);
-	if (ret < 0)
-		return -ENOMEM;
-	if (ns)
-		ret = asprintf(&cmd, "nsenter --net=/run/netns/%s %s/xdp-ratelimit %s", ns->name,
-			       rl_build_dir, args);
-	else
-		ret = asprintf(&cmd, "%s/xdp-ratelimit %s", rl_build_dir, args);
-	free(args);
-	if (ret < 0)
-		return -ENOMEM;
-	ret = rl_run(cmd, out, err);
-	free(cmd);
 	return ret;
 }
 

@@ -278,24 +278,34 @@ void rl_ns_destroy(struct rl_ns *ns)
 	track(ns, false);
 }
 
-int rl_ns_cli(struct rl_ns *ns, char **out, char **err, const char *fmt, ...)
+int rl_cli_vin(const char *netns, char **out, char **err, const char *fmt, va_list ap)
 {
 	char *args, *cmd;
-	va_list ap;
 	int ret;
 
-	va_start(ap, fmt);
-	ret = vasprintf(&args, fmt, ap);
-	va_end(ap);
-	if (ret < 0)
+	if (vasprintf(&args, fmt, ap) < 0)
 		return -ENOMEM;
-	ret = asprintf(&cmd, "nsenter --net=/run/netns/%s %s/xdp-ratelimit %s", ns->rx,
-		       rl_build_dir, args);
+	if (netns)
+		ret = asprintf(&cmd, "nsenter --net=/run/netns/%s %s/xdp-ratelimit %s", netns,
+			       rl_build_dir, args);
+	else
+		ret = asprintf(&cmd, "%s/xdp-ratelimit %s", rl_build_dir, args);
 	free(args);
 	if (ret < 0)
 		return -ENOMEM;
 	ret = rl_run(cmd, out, err);
 	free(cmd);
+	return ret;
+}
+
+int rl_ns_cli(struct rl_ns *ns, char **out, char **err, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = rl_cli_vin(ns->rx, out, err, fmt, ap);
+	va_end(ap);
 	return ret;
 }
 

@@ -19,6 +19,7 @@
 #ifndef RL_NETNS_H
 #define RL_NETNS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <net/if.h>
@@ -79,6 +80,9 @@ void rl_ns_destroy(struct rl_ns *ns);
  */
 int rl_ns_cli(struct rl_ns *ns, char **out, char **err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* The same in network namespace @netns (/run/netns/NAME), or in the host's if NULL. */
+int rl_cli_vin(const char *netns, char **out, char **err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 /* Run a shell command in the receiving namespace. */
 int rl_ns_rx_sh(struct rl_ns *ns, char **out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
