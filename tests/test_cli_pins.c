@@ -23,23 +23,6 @@ struct pns {
 	bool up;
 };
 
-static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(char **out, const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	int ret;
-
-	va_start(ap, fmt);
-	ret = vasprintf(&cmd, fmt, ap);
-	va_end(ap);
-	if (ret < 0)
-		return -ENOMEM;
-	ret = rl_run(cmd, out, NULL);
-	free(cmd);
-	return ret;
-}
-
 /* "xdp-ratelimit ARGS" in namespace @ns (the host's if NULL), as the README says to. */
 static int cli(const struct pns *ns, char **out, char **err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -63,10 +46,10 @@ static bool pns_create(struct pns *ns, const char *tag, const char *a, const cha
 	snprintf(ns->a, sizeof(ns->a), "%s", a);
 	snprintf(ns->b, sizeof(ns->b), "%s", b);
 	ns->up = true;
-	if (sh(NULL,
-	       "ip netns add %1$s && ip -n %1$s link add '%2$s' type veth peer name '%3$s'"
-	       " && ip -n %1$s link set '%2$s' up && ip -n %1$s link set '%3$s' up",
-	       ns->name, a, b))
+	if (rl_sh(NULL,
+		  "ip netns add %1$s && ip -n %1$s link add '%2$s' type veth peer name '%3$s'"
+		  " && ip -n %1$s link set '%2$s' up && ip -n %1$s link set '%3$s' up",
+		  ns->name, a, b))
 		return false;
 	if (rl_ns_pin_dir(ns->name, "x", pin, sizeof(pin)))
 		return false;
@@ -83,9 +66,9 @@ static void pns_destroy(struct pns *ns)
 		return;
 	cli(ns, NULL, NULL, "detach '%s' 2>/dev/null", ns->a);
 	cli(ns, NULL, NULL, "detach '%s' 2>/dev/null", ns->b);
-	sh(NULL, "ip netns del %s 2>/dev/null", ns->name);
+	rl_sh(NULL, "ip netns del %s 2>/dev/null", ns->name);
 	if (ns->nsdir[0])
-		sh(NULL, "rm -rf '%s'; rmdir " RL_PIN_ROOT " 2>/dev/null; true", ns->nsdir);
+		rl_sh(NULL, "rm -rf '%s'; rmdir " RL_PIN_ROOT " 2>/dev/null; true", ns->nsdir);
 	ns->up = false;
 }
 
@@ -188,14 +171,15 @@ TEST_FLAGS(pins_orphans_cleanup, RL_TEST_ROOT)
 	if (!ASSERT_EQ(cli(&dead, NULL, NULL, "attach %s --rate 100", ifa), 0,
 		       "attach, to delete") ||
 	    !ASSERT_EQ(cli(&live, NULL, NULL, "attach %s --rate 100", ifa), 0, "attach, live") ||
-	    !ASSERT_OK(sh(NULL,
+	    !ASSERT_OK(
+		    rl_sh(NULL,
 			  "ip -n %s link add %s type veth peer name %sv && ip -n %s link set %s up",
 			  live.name, ifc, ifc, live.name, ifc),
-		       "a second pair") ||
+		    "a second pair") ||
 	    !ASSERT_EQ(cli(&live, NULL, NULL, "attach %s --rate 100", ifc), 0, "attach, to unplug"))
 		goto out;
 	rl_ns_pin_dir(dead.name, ifa, gone, sizeof(gone));
-	sh(NULL, "ip netns del %s", dead.name);
+	rl_sh(NULL, "ip netns del %s", dead.name);
 	/* The namespace goes away asynchronously, with its interfaces and programs. */
 	for (int i = 0; i < 100; i++) {
 		free(out);
@@ -215,7 +199,7 @@ TEST_FLAGS(pins_orphans_cleanup, RL_TEST_ROOT)
 	free(out);
 	out = NULL;
 	/* detach of an interface removed from a live namespace: its pins go. */
-	ASSERT_EQ(sh(NULL, "ip -n %s link del %s", live.name, ifc), 0, "remove the interface");
+	ASSERT_EQ(rl_sh(NULL, "ip -n %s link del %s", live.name, ifc), 0, "remove the interface");
 	ASSERT_EQ(cli(&live, &out, &err, "detach %s", ifc), 0, "detach of a gone interface");
 	ASSERT_CONTAINS(out, "no longer exists", "says so");
 	ASSERT_TRUE(!exists(live.nsdir, ifc), "its pins are gone");
@@ -240,7 +224,7 @@ out:
 	free(out);
 	free(err);
 	if (gone[0] && dead.up)
-		sh(NULL, "rm -rf '%s'", gone);
+		rl_sh(NULL, "rm -rf '%s'", gone);
 	pns_destroy(&dead);
 	pns_destroy(&live);
 }
@@ -254,11 +238,11 @@ TEST_FLAGS(pins_capabilities, RL_TEST_ROOT)
 	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
 		int st;
 
-		st = sh(NULL,
-			"setpriv --inh-caps=-%s --bounding-set=-%s %s/xdp-ratelimit status"
-			" >/dev/null 2>/tmp/rlpin-%d.err",
-			caps[i], caps[i], rl_build_dir, getpid());
-		sh(&err, "cat /tmp/rlpin-%d.err", getpid());
+		st = rl_sh(NULL,
+			   "setpriv --inh-caps=-%s --bounding-set=-%s %s/xdp-ratelimit status"
+			   " >/dev/null 2>/tmp/rlpin-%d.err",
+			   caps[i], caps[i], rl_build_dir, getpid());
+		rl_sh(&err, "cat /tmp/rlpin-%d.err", getpid());
 		snprintf(want, sizeof(want), "CAP_%s", caps[i]);
 		for (char *p = want; *p; p++)
 			*p = (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
@@ -268,21 +252,21 @@ TEST_FLAGS(pins_capabilities, RL_TEST_ROOT)
 		err = NULL;
 	}
 	/* Not root, with what it needs as ambient capabilities: it works. */
-	ASSERT_EQ(sh(NULL,
-		     "setpriv --reuid=nobody --regid=nogroup --clear-groups"
-		     " --inh-caps=+bpf,+net_admin,+sys_admin,+dac_override"
-		     " --ambient-caps=+bpf,+net_admin,+sys_admin,+dac_override"
-		     " %s/xdp-ratelimit status >/dev/null",
-		     rl_build_dir),
+	ASSERT_EQ(rl_sh(NULL,
+			"setpriv --reuid=nobody --regid=nogroup --clear-groups"
+			" --inh-caps=+bpf,+net_admin,+sys_admin,+dac_override"
+			" --ambient-caps=+bpf,+net_admin,+sys_admin,+dac_override"
+			" %s/xdp-ratelimit status >/dev/null",
+			rl_build_dir),
 		  0, "non-root with the capabilities: status works");
 	ASSERT_EQ(
-		sh(NULL,
-		   "setpriv --reuid=nobody --regid=nogroup --clear-groups"
-		   " --inh-caps=+bpf,+net_admin,+sys_admin --ambient-caps=+bpf,+net_admin,+sys_admin"
-		   " %s/xdp-ratelimit status 2>/tmp/rlpin-%d.err >/dev/null",
-		   rl_build_dir, getpid()),
+		rl_sh(NULL,
+		      "setpriv --reuid=nobody --regid=nogroup --clear-groups"
+		      " --inh-caps=+bpf,+net_admin,+sys_admin --ambient-caps=+bpf,+net_admin,+sys_admin"
+		      " %s/xdp-ratelimit status 2>/tmp/rlpin-%d.err >/dev/null",
+		      rl_build_dir, getpid()),
 		1, "non-root without CAP_DAC_OVERRIDE");
-	sh(&err, "cat /tmp/rlpin-%d.err; rm -f /tmp/rlpin-%d.err", getpid(), getpid());
+	rl_sh(&err, "cat /tmp/rlpin-%d.err; rm -f /tmp/rlpin-%d.err", getpid(), getpid());
 	ASSERT_CONTAINS(err, "CAP_DAC_OVERRIDE", "names it: the pins are root's");
 	free(err);
 }
@@ -331,10 +315,10 @@ TEST_FLAGS(pins_stats_watch_reattach, RL_TEST_ROOT)
 		       "attach"))
 		goto out;
 	/* In the background, bounded; its output to a file. */
-	if (!ASSERT_EQ(sh(&out,
-			  "timeout 20 nsenter --net=/run/netns/%s %s/xdp-ratelimit stats %s"
-			  " --json --watch 1 --count 6 >%s 2>&1 </dev/null & echo $!",
-			  ns.rx, rl_build_dir, ns.rx_if, file),
+	if (!ASSERT_EQ(rl_sh(&out,
+			     "timeout 20 nsenter --net=/run/netns/%s %s/xdp-ratelimit stats %s"
+			     " --json --watch 1 --count 6 >%s 2>&1 </dev/null & echo $!",
+			     ns.rx, rl_build_dir, ns.rx_if, file),
 		       0, "stats --watch"))
 		goto out;
 	watcher = out ? strtol(out, NULL, 10) : 0;
@@ -348,9 +332,9 @@ TEST_FLAGS(pins_stats_watch_reattach, RL_TEST_ROOT)
 	if (ASSERT_OK(rl_flow_start(&ns, &f), "flow"))
 		rl_flow_wait(&f);
 	/* The watch ends by itself after 6 lines (about 6 s from its start). */
-	for (int i = 0; i < 100 && sh(NULL, "test $(wc -l < %s) -ge 7", file); i++)
+	for (int i = 0; i < 100 && rl_sh(NULL, "test $(wc -l < %s) -ge 7", file); i++)
 		usleep(100000);
-	sh(&out, "cat %s", file);
+	rl_sh(&out, "cat %s", file);
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		if (strstr(line, "\"event\":\"reattached\""))
 			reattached = true;

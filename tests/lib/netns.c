@@ -71,8 +71,7 @@ double rl_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int sh(char **out, const char *fmt, ...)
+int rl_sh(char **out, const char *fmt, ...)
 {
 	char *cmd, *err = NULL;
 	va_list ap;
@@ -116,7 +115,7 @@ static void sweep_stale(void)
 	d = opendir("/run/netns");
 	while (d && (de = readdir(d))) {
 		if (sscanf(de->d_name, "rlt-%ld-%u-%c", &pid, &n, &c) == 3 && !pid_alive(pid)) {
-			sh(NULL, "ip netns del '%s' 2>/dev/null", de->d_name);
+			rl_sh(NULL, "ip netns del '%s' 2>/dev/null", de->d_name);
 			swept = true;
 		}
 	}
@@ -125,13 +124,13 @@ static void sweep_stale(void)
 	d = opendir("/tmp");
 	while (d && (de = readdir(d))) {
 		if (sscanf(de->d_name, "rlt-%ld-%u.%c", &pid, &n, &c) == 3 && !pid_alive(pid))
-			sh(NULL, "rm -f '/tmp/%s'", de->d_name);
+			rl_sh(NULL, "rm -f '/tmp/%s'", de->d_name);
 	}
 	if (d)
 		closedir(d);
 	/* Only pins no program uses: never another run's live limiter. */
 	if (swept)
-		sh(NULL, "%s/xdp-ratelimit cleanup >/dev/null", rl_build_dir);
+		rl_sh(NULL, "%s/xdp-ratelimit cleanup >/dev/null", rl_build_dir);
 }
 
 int rl_ns_pin_dir(const char *netns, const char *ifname, char *out, size_t len)
@@ -226,21 +225,21 @@ int rl_ns_create(struct rl_ns *ns)
 		 ns->rx, rl_build_dir, ns->rx_if, ns->tx, ns->rx, rl_build_dir, pid);
 	ns->up = true; /* from here on, rl_ns_destroy() has something to remove */
 	track(ns, true);
-	ret = sh(NULL,
-		 "set -e; ip netns add %1$s; ip netns add %2$s;"
-		 " ip link add %3$s netns %1$s type veth peer name %4$s netns %2$s;"
-		 " ip netns exec %1$s sysctl -qw net.ipv6.conf.%3$s.disable_ipv6=1;"
-		 " ip -n %1$s addr add " RL_NS_TX_ADDR4 "/24 dev %3$s;"
-		 " ip -n %2$s addr add " RL_NS_RX_ADDR4 "/24 dev %4$s;"
-		 " ip -n %2$s addr add " RL_NS_RX_ADDR6 "/64 dev %4$s nodad;"
-		 " ip -n %1$s link set lo up; ip -n %2$s link set lo up;"
-		 " ip -n %1$s link set %3$s up; ip -n %2$s link set %4$s up",
-		 ns->tx, ns->rx, ns->tx_if, ns->rx_if);
+	ret = rl_sh(NULL,
+		    "set -e; ip netns add %1$s; ip netns add %2$s;"
+		    " ip link add %3$s netns %1$s type veth peer name %4$s netns %2$s;"
+		    " ip netns exec %1$s sysctl -qw net.ipv6.conf.%3$s.disable_ipv6=1;"
+		    " ip -n %1$s addr add " RL_NS_TX_ADDR4 "/24 dev %3$s;"
+		    " ip -n %2$s addr add " RL_NS_RX_ADDR4 "/24 dev %4$s;"
+		    " ip -n %2$s addr add " RL_NS_RX_ADDR6 "/64 dev %4$s nodad;"
+		    " ip -n %1$s link set lo up; ip -n %2$s link set lo up;"
+		    " ip -n %1$s link set %3$s up; ip -n %2$s link set %4$s up",
+		    ns->tx, ns->rx, ns->tx_if, ns->rx_if);
 	if (ret) {
 		fprintf(stderr, "    could not make the namespace pair %s/%s\n", ns->tx, ns->rx);
 		goto fail;
 	}
-	ret = sh(&out, "ip -n %s -o link show dev %s", ns->rx, ns->rx_if);
+	ret = rl_sh(&out, "ip -n %s -o link show dev %s", ns->rx, ns->rx_if);
 	p = out ? strstr(out, "link/ether ") : NULL;
 	if (ret || !p || sscanf(p, "link/ether %17s", ns->rx_mac) != 1) {
 		fprintf(stderr, "    no MAC address on %s\n", ns->rx_if);
@@ -268,12 +267,13 @@ void rl_ns_destroy(struct rl_ns *ns)
 	if (!rl_ns_pin_dir(ns->rx, ns->rx_if, path, sizeof(path)) && access(path, F_OK) == 0) {
 		rl_ns_cli(ns, NULL, NULL, "detach %s", ns->rx_if);
 		if (access(path, F_OK) == 0)
-			sh(NULL,
-			   "rm -rf '%s'; rmdir \"$(dirname '%s')\" " RL_PIN_ROOT " 2>/dev/null",
-			   path, path);
+			rl_sh(NULL,
+			      "rm -rf '%s'; rmdir \"$(dirname '%s')\" " RL_PIN_ROOT " 2>/dev/null",
+			      path, path);
 	}
 	/* Deleting a namespace deletes its veth end, the peer and the XDP program. */
-	sh(NULL, "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", ns->tx, ns->rx);
+	rl_sh(NULL, "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", ns->tx,
+	      ns->rx);
 	ns->up = false;
 	track(ns, false);
 }
@@ -463,7 +463,7 @@ static void reaped(struct rl_flow *f, int status)
 	if (f->status) {
 		char *log = NULL;
 
-		sh(&log, "tr '\\r' '\\n' < %s | grep -v '^ *$' | tail -n 5", f->log);
+		rl_sh(&log, "tr '\\r' '\\n' < %s | grep -v '^ *$' | tail -n 5", f->log);
 		fprintf(stderr, "    trafgen from %s exited %d:\n%s", f->src, f->status,
 			log ? log : "");
 		free(log);

@@ -83,6 +83,8 @@ int rl_ns_cli(struct rl_ns *ns, char **out, char **err, const char *fmt, ...)
 /* The same in network namespace @netns (/run/netns/NAME), or in the host's if NULL. */
 int rl_cli_vin(const char *netns, char **out, char **err, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
+/* Run a shell command (its stdout into *out if @out); its stderr is shown when it fails. */
+int rl_sh(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Run a shell command in the receiving namespace. */
 int rl_ns_rx_sh(struct rl_ns *ns, char **out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
