@@ -32,6 +32,7 @@
 #include "bench.h"
 #include "maps.h"
 #include "config.h"
+#include "prog.h"
 #include "xdp_ratelimit.skel.h"
 
 static void fill_eth(struct bench_frame *f, __u16 proto)
@@ -120,35 +121,27 @@ int bench_config(struct rl_config *cfg, const char *const *args)
 
 struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entries)
 {
+	/* Both tables: the micro benchmark's frames are IPv6, the traffic's IPv4. */
+	struct rl_prog_opts po = { .max_sources4 = max_entries, .max_sources6 = max_entries };
 	struct rl_ctl ctl = { .active = 0 };
 	struct xdp_ratelimit *skel;
+	char err[RL_ERRLEN];
 	__u32 zero = 0;
-	int err;
 
-	skel = xdp_ratelimit__open();
+	skel = rl_prog_open(cfg, &po, err, sizeof(err));
 	if (!skel) {
-		fprintf(stderr, "rl-bench: couldn't open xdp_ratelimit: %s\n", strerror(errno));
+		fprintf(stderr, "rl-bench: %s (%u sources)\n", err, max_entries);
 		return NULL;
 	}
-	err = bpf_map__set_max_entries(skel->maps.rl_state, max_entries);
-	if (!err)
-		err = xdp_ratelimit__load(skel);
-	if (err) {
-		fprintf(stderr, "rl-bench: couldn't load xdp_ratelimit (%u sources): %s\n",
-			max_entries, strerror(-err));
-		goto fail;
-	}
-	/* As user/xdp_attach.c write_first_config(): slot 0, then make it live. */
+	/* As user/xdp_attach.c write_first_config(): the copy in slot 0. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.rl_ctl), &zero, &ctl, BPF_ANY)) {
 		fprintf(stderr, "rl-bench: couldn't write the configuration: %s\n",
 			strerror(errno));
-		goto fail;
+		rl_prog_destroy(skel);
+		return NULL;
 	}
 	return skel;
-fail:
-	xdp_ratelimit__destroy(skel);
-	return NULL;
 }
 
 int bench_counters(struct xdp_ratelimit *skel, struct rl_counters *sum)

@@ -868,8 +868,8 @@ static int phase_memory(struct micro *m)
 			err = -EINVAL;
 			break;
 		}
-		fd = bpf_map__fd(lim->maps.rl_state);
-		fprintf(stderr, "rl-bench: filling rl_state with %u sources\n", n);
+		fd = bpf_map__fd(lim->maps.rl_state6);
+		fprintf(stderr, "rl-bench: filling rl_state6 with %u sources\n", n);
 		err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
 		have = count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64));
 		memlock = bench_fdinfo(fd, "memlock");

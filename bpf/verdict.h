@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The per-verdict counting every packet ends with (xdp_ratelimit, bench_steps). */
+/* The per-verdict counting every packet ends with (xdp_ratelimit; bench_steps, as it was). */
 #ifndef RL_VERDICT_H
 #define RL_VERDICT_H
 
@@ -19,6 +19,21 @@ static __always_inline int rl_count_verdict(struct rl_counters *cnt, int verdict
 		cnt->passed_bytes += len;
 	}
 	return verdict;
+}
+
+/* xdp_ratelimit's counting: two updates, its verdict's packets and bytes. */
+static __always_inline int rl_count_pass(struct rl_kcounters *cnt, __u64 len)
+{
+	cnt->passed++;
+	cnt->passed_bytes += len;
+	return XDP_PASS;
+}
+
+static __always_inline int rl_count_drop(struct rl_kcounters *cnt, __u64 len)
+{
+	cnt->dropped++;
+	cnt->dropped_bytes += len;
+	return XDP_DROP;
 }
 
 #endif /* RL_VERDICT_H */

@@ -3,26 +3,49 @@
  * xdp-ratelimit: the XDP program. Parses the frame, keys the source by its
  * masked address, runs the rate algorithm of include/rl_algo.h against the
  * source's state word (compare-and-swap, so that one source's packets on many
- * CPUs are counted exactly) and counts every verdict in one place.
+ * CPUs are counted exactly) and counts the verdict.
+ *
+ * The program is built for one configuration: rl_cfg is fixed before load,
+ * in a read-only section the verifier reads as constants, so it removes
+ * every branch the configuration does not take (other algorithms, byte or
+ * packet costs, the clock, dry-run...). set loads a new program and swaps it
+ * in (user/prog.c). Untagged IPv4 is straight-line code; everything else
+ * (VLAN tags, IPv6, frames to pass untouched, malformed ones) goes through
+ * slow_path(), out of line.
  */
 #include "parsing.h"
 #include "verdict.h"
 
 /*
+ * The configuration. Not const: the compiler must load it rather than fold
+ * the zeros it is declared with; libbpf makes every ".rodata.*" section a
+ * read-only map and freezes it at load, which is what lets the verifier
+ * treat the loads as constants.
+ */
+struct rl_config rl_cfg SEC(".rodata.cfg");
+
+/*
  * Load-time switch for tests: when set, the packet clock is read from the
  * rl_clock map instead of bpf_ktime_get_ns(), so a test chooses each packet's
- * time. It is .rodata: in the production program the branch is dead code
- * that the verifier removes.
+ * time. In the production program the branch is dead code.
  */
 const volatile __u8 rl_test_clock = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct rl_state_key);
+	__type(key, struct rl_state_key4);
 	__type(value, __u64);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
-} rl_state SEC(".maps");
+} rl_state4 SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_state_key);
+	__type(value, __u64);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES6);
+} rl_state6 SEC(".maps");
+
+/* A copy of rl_cfg for status and bpftool; the program never reads it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -40,7 +63,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct rl_counters);
+	__type(value, struct rl_kcounters);
 	__uint(max_entries, 1);
 } rl_counters SEC(".maps");
 
@@ -51,19 +74,7 @@ struct {
 	__uint(max_entries, 1);
 } rl_clock SEC(".maps");
 
-/* What decided a packet's fate; counted in one place, count_verdict(). */
-enum rl_reason {
-	RL_R_WITHIN, /* under its limit: pass */
-	RL_R_LIMITED, /* over its limit: drop */
-	RL_R_WOULD_DROP, /* over its limit in dry-run: pass */
-	RL_R_NOT_IP, /* pass untouched */
-	RL_R_MALFORMED, /* pass or drop as configured */
-	RL_R_FAILED, /* insert failed: pass or drop as configured */
-	RL_R_NO_CONFIG, /* not configured yet: pass */
-	RL_R_ND, /* IPv6 neighbour discovery: pass untouched */
-};
-
-static __always_inline __u64 rl_now(const struct rl_config *cfg)
+static __always_inline __u64 rl_now(void)
 {
 	if (rl_test_clock) {
 		__u32 zero = 0;
@@ -71,130 +82,127 @@ static __always_inline __u64 rl_now(const struct rl_config *cfg)
 
 		return t ? *t : 0;
 	}
-	if (cfg->clock == RL_CLOCK_COARSE)
+	if (rl_cfg.clock == RL_CLOCK_COARSE)
 		return bpf_ktime_get_coarse_ns();
 	return bpf_ktime_get_ns();
 }
 
-/* @v4 is an enum rl_key_kind: masked by --prefix4, --prefix6, or kept whole. */
-static __always_inline void mask_key(struct rl_key *k, const struct rl_key *src, int v4,
-				     __u32 mask4, const __u32 *mask6)
+static __always_inline __u64 packet_cost(__u64 len)
 {
-	if (v4 == RL_KEY_V4) {
-		k->addr[0] = src->addr[0];
-		k->addr[1] = src->addr[1];
-		k->addr[2] = src->addr[2];
-		k->addr[3] = src->addr[3] & mask4;
-	} else if (v4 == RL_KEY_LL) {
-		*k = *src;
-	} else {
-		k->addr[0] = src->addr[0] & mask6[0];
-		k->addr[1] = src->addr[1] & mask6[1];
-		k->addr[2] = src->addr[2] & mask6[2];
-		k->addr[3] = src->addr[3] & mask6[3];
-	}
+	/* The bound the parameters were checked against (frames are shorter anyway). */
+	if (rl_cfg.params.bytes)
+		return len < RL_MAX_FRAME ? len : RL_MAX_FRAME;
+	return 1;
 }
 
-/* The state a new source starts with: carried over from the previous generation, or fresh. */
-static __always_inline __u64 first_state(struct rl_counters *cnt, const struct rl_config *cfg,
-					 const struct rl_key *src, int v4, __u64 now)
+/*
+ * A new source's first packet: its state carried over from the previous
+ * generation (@prev, when it was there) or fresh, then stepped. Returns the
+ * verdict of rl_step() and the state to insert in *val.
+ */
+static __always_inline int first_step(struct rl_kcounters *cnt, const __u64 *prev, __u64 now,
+				      __u64 cost, __u64 *val)
 {
-	struct rl_state_key pk = {};
-	__u64 *ps;
+	__u64 v, next;
+	int pass;
 
-	if (cfg->has_prev) {
-		mask_key(&pk.src, src, v4, cfg->prev_mask4, cfg->prev_mask6);
-		pk.gen = cfg->gen - 1;
-		ps = bpf_map_lookup_elem(&rl_state, &pk);
-		if (ps) {
-			cnt->carried++;
-			return rl_carry_state(cfg, *ps, now);
-		}
+	if (prev) {
+		cnt->carried++;
+		v = rl_carry_state(&rl_cfg, *prev, now);
+	} else {
+		v = rl_initial_state(&rl_cfg.params, now);
 	}
-	return rl_initial_state(&cfg->params, now);
+	pass = rl_step(&rl_cfg.params, v, now, cost, &next);
+	*val = pass ? next : v;
+	return pass;
+}
+
+#define RL_RETRY_LOOKUP 2
+
+/* The outcome of inserting a new source: as first_step(), or a retry, or a failure. */
+static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
+{
+	if (!err) {
+		cnt->new_sources++;
+		return pass;
+	}
+	if (err == -17 /* EEXIST: another CPU inserted it first */)
+		return RL_RETRY_LOOKUP;
+	cnt->insert_failed++;
+	return -1;
 }
 
 /* What inserting a new source needs, behind one pointer (a subprogram takes five registers). */
 struct rl_miss {
-	struct rl_counters *cnt;
-	const struct rl_config *cfg;
-	const struct rl_key *src;
-	struct rl_state_key *key;
+	struct rl_kcounters *cnt;
+	void *key; /* struct rl_state_key4 or struct rl_state_key */
+	const struct rl_key *src; /* IPv6: the unmasked source */
 	__u64 now, cost;
-	int v4;
+	int kind; /* enum rl_key_kind of an IPv6 source */
 };
 
-#define RL_RETRY_LOOKUP 2
-
 /*
- * A source without state: insert it. It is a subprogram rather than inlined
- * so that the common path, a hit, is short straight-line code instead of a
- * jump over some 850 instructions (side by side: 1.19x against 1.24x
- * reference (c') in one run, about the size of this machine's run-to-run
- * noise). Returns as rate_limit(), or RL_RETRY_LOOKUP when another CPU
- * inserted the source first.
+ * A source without state: insert it. Subprograms rather than inlined, so
+ * that the common path, a hit, is short straight-line code. Return as
+ * rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the source first.
  */
-static __noinline int new_source(struct rl_miss *m)
+static __noinline int new_source4(struct rl_miss *m)
 {
-	const struct rl_config *cfg = m->cfg;
-	__u64 val, next;
-	int pass, err;
+	struct rl_state_key4 *k = m->key, pk;
+	__u64 *prev = NULL, val;
+	int pass;
 
-	if (!cfg) /* cannot happen; the verifier needs to know */
+	if (!k || !m->cnt) /* cannot happen; the verifier needs to know */
 		return -1;
-	val = first_state(m->cnt, cfg, m->src, m->v4, m->now);
-	pass = rl_step(&cfg->params, val, m->now, m->cost, &next);
-	if (pass)
-		val = next;
-	err = bpf_map_update_elem(&rl_state, m->key, &val, BPF_NOEXIST);
-	if (!err) {
-		m->cnt->new_sources++;
-		return pass;
+	if (rl_cfg.has_prev) {
+		pk.addr = k->addr & rl_cfg.prev_mask4;
+		pk.gen = rl_cfg.gen - 1;
+		prev = bpf_map_lookup_elem(&rl_state4, &pk);
 	}
-	if (err == -17 /* EEXIST */)
-		return RL_RETRY_LOOKUP;
-	m->cnt->insert_failed++;
-	return -1;
+	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
+	return inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
 }
 
-/* 1: within the limit; 0: over it; -1: the source could not be tracked. */
-static __always_inline int rate_limit(struct rl_counters *cnt, const struct rl_config *cfg,
-				      const struct rl_key *src, int v4, __u64 len)
+/* @kind is an enum rl_key_kind: masked by --prefix6, or kept whole (link-local). */
+static __always_inline void mask_key6(struct rl_key *k, const struct rl_key *src, int kind,
+				      const __u32 *mask6)
 {
-	const struct rl_params *p = &cfg->params;
-	struct rl_state_key k = {};
-	__u64 now = rl_now(cfg), cost = 1;
-	__u64 *st, old, next;
-	int i, ret;
-
-	/* The bound the parameters were checked against (frames are shorter anyway). */
-	if (p->bytes)
-		cost = len < RL_MAX_FRAME ? len : RL_MAX_FRAME;
-	mask_key(&k.src, src, v4, cfg->mask4, cfg->mask6);
-	k.gen = cfg->gen;
-	st = bpf_map_lookup_elem(&rl_state, &k);
-	if (!st) {
-		struct rl_miss m = { .cnt = cnt,
-				     .cfg = cfg,
-				     .src = src,
-				     .key = &k,
-				     .now = now,
-				     .cost = cost,
-				     .v4 = v4 };
-
-		ret = new_source(&m);
-		if (ret != RL_RETRY_LOOKUP)
-			return ret;
-		/* Another CPU inserted it first: take its entry. */
-		st = bpf_map_lookup_elem(&rl_state, &k);
-		if (!st) {
-			cnt->insert_failed++;
-			return -1;
-		}
+	if (kind == RL_KEY_LL) {
+		*k = *src;
+		return;
 	}
+	k->addr[0] = src->addr[0] & mask6[0];
+	k->addr[1] = src->addr[1] & mask6[1];
+	k->addr[2] = src->addr[2] & mask6[2];
+	k->addr[3] = src->addr[3] & mask6[3];
+}
+
+static __noinline int new_source6(struct rl_miss *m)
+{
+	struct rl_state_key pk = {};
+	__u64 *prev = NULL, val;
+	int pass;
+
+	if (!m->key || !m->src || !m->cnt)
+		return -1;
+	if (rl_cfg.has_prev) {
+		mask_key6(&pk.src, m->src, m->kind, rl_cfg.prev_mask6);
+		pk.gen = rl_cfg.gen - 1;
+		prev = bpf_map_lookup_elem(&rl_state6, &pk);
+	}
+	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
+	return inserted(m->cnt, bpf_map_update_elem(&rl_state6, m->key, &val, BPF_NOEXIST), pass);
+}
+
+/* One packet against the state word @st: 1 within the limit, 0 over it. */
+static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost)
+{
+	__u64 old, next;
+	int i;
+
 	for (i = 0; i < RL_CAS_TRIES; i++) {
 		old = *(volatile __u64 *)st;
-		if (!rl_step(p, old, now, cost, &next))
+		if (!rl_step(&rl_cfg.params, old, now, cost, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(st, old, next) == old)
 			return 1;
@@ -204,115 +212,140 @@ static __always_inline int rate_limit(struct rl_counters *cnt, const struct rl_c
 	return 0;
 }
 
-static __always_inline int count_verdict(struct rl_counters *cnt, const struct rl_config *cfg,
-					 enum rl_reason reason, __u64 len)
+/* 1: within the limit; 0: over it; -1: the source could not be tracked. */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
 {
-	int verdict = XDP_PASS;
+	struct rl_state_key4 k = { .addr = saddr & rl_cfg.mask4, .gen = rl_cfg.gen };
+	__u64 now = rl_now(), cost = packet_cost(len);
+	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k);
 
-	switch (reason) {
-	case RL_R_LIMITED:
-		cnt->limited++;
-		verdict = XDP_DROP;
-		break;
-	case RL_R_WOULD_DROP:
-		cnt->would_drop++;
-		cnt->would_drop_bytes += len;
-		break;
-	case RL_R_NOT_IP:
-		cnt->not_ip++;
-		break;
-	case RL_R_MALFORMED:
-		if (cfg && cfg->malformed_drop)
-			verdict = XDP_DROP;
-		break;
-	case RL_R_FAILED:
-		if (cfg && cfg->fail_policy == RL_FAIL_DROP)
-			verdict = XDP_DROP;
-		break;
-	case RL_R_NO_CONFIG:
-		cnt->no_config++;
-		break;
-	case RL_R_ND:
-		cnt->nd++;
-		break;
-	case RL_R_WITHIN:
-		break;
+	if (!st) {
+		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
+		int ret = new_source4(&m);
+
+		if (ret != RL_RETRY_LOOKUP)
+			return ret;
+		st = bpf_map_lookup_elem(&rl_state4, &k);
+		if (!st) {
+			cnt->insert_failed++;
+			return -1;
+		}
 	}
-	return rl_count_verdict(cnt, verdict, len);
+	return step_state(cnt, st, now, cost);
 }
 
-static __always_inline enum rl_reason classify(struct xdp_md *ctx, struct rl_counters *cnt,
-					       const struct rl_config *cfg, __u64 len)
+static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, int kind,
+				    __u64 len)
+{
+	struct rl_state_key k = { .gen = rl_cfg.gen };
+	__u64 now = rl_now(), cost = packet_cost(len);
+	__u64 *st;
+
+	mask_key6(&k.src, src, kind, rl_cfg.mask6);
+	st = bpf_map_lookup_elem(&rl_state6, &k);
+	if (!st) {
+		struct rl_miss m = {
+			.cnt = cnt, .key = &k, .src = src, .now = now, .cost = cost, .kind = kind
+		};
+		int ret = new_source6(&m);
+
+		if (ret != RL_RETRY_LOOKUP)
+			return ret;
+		st = bpf_map_lookup_elem(&rl_state6, &k);
+		if (!st) {
+			cnt->insert_failed++;
+			return -1;
+		}
+	}
+	return step_state(cnt, st, now, cost);
+}
+
+/* The verdict for rate_limit()'s answer @ret, counted. */
+static __always_inline int decide(struct rl_kcounters *cnt, int ret, __u64 len)
+{
+	if (ret > 0)
+		return rl_count_pass(cnt, len);
+	if (ret == 0) {
+		if (rl_cfg.action == RL_ACTION_DRY_RUN) {
+			cnt->would_drop++;
+			cnt->would_drop_bytes += len;
+			return rl_count_pass(cnt, len);
+		}
+		cnt->limited++;
+		return rl_count_drop(cnt, len);
+	}
+	if (rl_cfg.fail_policy == RL_FAIL_DROP)
+		return rl_count_drop(cnt, len);
+	return rl_count_pass(cnt, len);
+}
+
+/* Everything but untagged IPv4: VLAN tags, IPv6, what passes untouched, malformed frames. */
+static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
+	__u64 len = ctx->data_end - ctx->data;
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
-	int v4, ret, nd;
+	int kind, nd;
 
+	if (!cnt)
+		return XDP_PASS;
 	if (parse_eth(&c, &proto, &bad))
 		goto malformed;
 	if (proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(&c, &src, &bad))
 			goto malformed;
-		v4 = RL_KEY_V4;
-		cnt->ipv4++;
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		if (parse_ipv6(&c, &src, &bad, &nd))
-			goto malformed;
-		if (nd)
-			return RL_R_ND;
-		/*
-		 * An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host, a
-		 * link-local one is keyed whole: see rl_key.h.
-		 */
-		if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-			v4 = RL_KEY_V4;
-		else if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
-			v4 = RL_KEY_LL;
-		else
-			v4 = RL_KEY_V6;
-		cnt->ipv6++;
-	} else {
-		return RL_R_NOT_IP;
+		return decide(cnt, limit_v4(cnt, src.addr[3], len), len);
 	}
-	if (!cfg)
-		return RL_R_NO_CONFIG;
-	ret = rate_limit(cnt, cfg, &src, v4, len);
-	if (ret < 0)
-		return RL_R_FAILED;
-	if (ret)
-		return RL_R_WITHIN;
-	return cfg->action == RL_ACTION_DRY_RUN ? RL_R_WOULD_DROP : RL_R_LIMITED;
+	if (proto != bpf_htons(ETH_P_IPV6)) {
+		cnt->not_ip++;
+		return rl_count_pass(cnt, len);
+	}
+	if (parse_ipv6(&c, &src, &bad, &nd))
+		goto malformed;
+	if (nd) {
+		cnt->nd++;
+		return rl_count_pass(cnt, len);
+	}
+	cnt->ipv6++;
+	/*
+	 * An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host, a
+	 * link-local one is keyed whole: see rl_key.h.
+	 */
+	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
+		return decide(cnt, limit_v4(cnt, src.addr[3], len), len);
+	if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
+		kind = RL_KEY_LL;
+	else
+		kind = RL_KEY_V6;
+	return decide(cnt, limit_v6(cnt, &src, kind, len), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
-	return RL_R_MALFORMED;
+	if (rl_cfg.malformed_drop)
+		return rl_count_drop(cnt, len);
+	return rl_count_pass(cnt, len);
 }
 
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
-	__u64 len = ctx->data_end - ctx->data;
-	const struct rl_config *cfg = NULL;
-	struct rl_counters *cnt;
-	struct rl_ctl *ctl;
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct rl_kcounters *cnt;
 	__u32 zero = 0;
 
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
-	ctl = bpf_map_lookup_elem(&rl_ctl, &zero);
-	if (ctl && ctl->active < 2) {
-		__u32 slot = ctl->active;
-
-		cfg = bpf_map_lookup_elem(&rl_config, &slot);
-		/* A slot never written has gen 0: not configured yet. */
-		if (cfg && !cfg->gen)
-			cfg = NULL;
-	}
-	return count_verdict(cnt, cfg, classify(ctx, cnt, cfg, len), len);
+	/* Untagged IPv4 with a whole header (options included): the straight line. */
+	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
+	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
+		return slow_path(ctx, cnt);
+	return decide(cnt, limit_v4(cnt, ip->saddr, end - data), end - data);
 }
 
 char LICENSE[] SEC("license") = "GPL";

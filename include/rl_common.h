@@ -20,6 +20,12 @@
  */
 #define RL_DEFAULT_MAX_SOURCES 1048576
 #define RL_MAX_SOURCES_LIMIT   (64U << 20)
+/*
+ * IPv6 sources have their own table, a quarter of the IPv4 one unless set
+ * (--max-sources6): a /64 is one source by default, and an IPv6 entry costs
+ * 96 bytes of kernel memory against 80 for IPv4.
+ */
+#define RL_DEFAULT_MAX_SOURCES6 (RL_DEFAULT_MAX_SOURCES / 4)
 
 /*
  * Compare-and-swap attempts on one source before the packet is dropped and
@@ -71,9 +77,10 @@ enum rl_carry {
 };
 
 /*
- * One configuration. The program reads rl_config[rl_ctl.active]; the CLI
- * writes the other slot and then flips active, so a packet never sees half
- * of a change.
+ * One configuration. It is compiled into the XDP program (its .rodata.cfg
+ * section, fixed before load: the verifier drops every path it does not use)
+ * and a copy is kept in the rl_config map, for status and for bpftool. set
+ * loads a program built for the new configuration and swaps it in.
  */
 struct rl_config {
 	/* Read by every packet: kept together in the first cache lines. */
@@ -104,28 +111,39 @@ struct rl_config {
 };
 
 struct rl_ctl {
-	__u32 active; /* index of the live rl_config slot */
+	__u32 active; /* index of rl_config's slot that holds the live program's copy */
 	__u32 ifindex; /* the interface these maps belong to ... */
 	__u64 netns_ino; /* ... in this network namespace (pins are per host) */
 };
 
-/* Per-source map key: the masked source and the configuration generation. */
+/*
+ * Per-source map keys: the masked source and the configuration generation.
+ * IPv4 sources (also IPv4-mapped IPv6 ones) are in rl_state4 under 8 bytes,
+ * IPv6 sources in rl_state6 under 20.
+ */
+struct rl_state_key4 {
+	__be32 addr;
+	__u32 gen;
+};
+
 struct rl_state_key {
 	struct rl_key src;
 	__u32 gen;
 };
 
 /*
- * Per-CPU counters; one record, so bpftool prints them with their names. What
- * an IPv4 packet touches comes first, within one cache line.
+ * Per-CPU counters as the XDP program keeps them: one record, so bpftool
+ * prints them with their names. A packet of the common path updates two,
+ * its verdict's packets and bytes; the others are counted only on the paths
+ * they describe, and what can be derived is derived in userspace (struct
+ * rl_counters).
  */
-struct rl_counters {
-	__u64 rx_packets, rx_bytes; /* every frame seen */
+struct rl_kcounters {
 	__u64 passed, passed_bytes; /* XDP_PASS, any reason */
 	__u64 dropped, dropped_bytes; /* XDP_DROP, any reason */
 	__u64 limited; /* dropped for being over the limit */
-	__u64 ipv4, ipv6; /* rate-limited frames by family */
 	__u64 would_drop, would_drop_bytes; /* over the limit in dry-run: passed */
+	__u64 ipv6; /* IPv6 frames rate limited (IPv4: derived) */
 	__u64 not_ip; /* ARP, LLDP, ...: passed untouched */
 	__u64 malformed[RL_BAD__COUNT];
 	__u64 new_sources; /* sources inserted */
@@ -133,8 +151,25 @@ struct rl_counters {
 	__u64 insert_failed; /* inserts that failed other than with EEXIST */
 	__u64 cas_retries; /* compare-and-swap attempts that lost a race */
 	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
-	__u64 no_config; /* packets seen before a configuration was written */
 	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
+};
+
+/* The counters summed over CPUs, with what userspace derives (user/maps.c). */
+struct rl_counters {
+	__u64 rx_packets, rx_bytes; /* every frame seen: passed + dropped */
+	__u64 passed, passed_bytes;
+	__u64 dropped, dropped_bytes;
+	__u64 limited;
+	__u64 ipv4, ipv6; /* rate-limited frames by family */
+	__u64 would_drop, would_drop_bytes;
+	__u64 not_ip;
+	__u64 malformed[RL_BAD__COUNT];
+	__u64 new_sources;
+	__u64 carried;
+	__u64 insert_failed;
+	__u64 cas_retries;
+	__u64 cas_exhausted;
+	__u64 nd;
 };
 
 /*

@@ -185,7 +185,7 @@ static bool tat_time(struct rl_prog *prog, const struct rl_config *cfg, __u64 *n
 	__u64 tat;
 
 	rl_key_parse("198.18.0.7", &key.src);
-	if (!ASSERT_OK(bpf_map_lookup_elem(prog->state_fd, &key, &tat), "read the source's state"))
+	if (!ASSERT_OK(rl_state_lookup(&prog->maps, &key, &tat), "read the source's state"))
 		return false;
 	/* vt back to ns: vt = ns * vt_mult / 2^56. */
 	*ns = (__u64)(((unsigned __int128)(tat - cfg->params.tau) << RL_VT_SHIFT) /

@@ -162,7 +162,7 @@ static bool tracked_whole(struct rl_prog *p, const char *src)
 	if (rl_key_parse(src, &k.src))
 		return false;
 	k.gen = 1;
-	return bpf_map_lookup_elem(p->state_fd, &k, &state) == 0;
+	return rl_state_lookup(&p->maps, &k, &state) == 0;
 }
 
 TEST_FLAGS(nd_link_local_per_host, RL_TEST_ROOT)

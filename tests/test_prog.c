@@ -6,7 +6,6 @@
  *
  *	prog_frames		parsing: one row per frame shape, verdict and counters
  *	prog_runts		frames under 14 bytes, where the kernel can feed them
- *	prog_no_config		a program with no configuration passes everything
  *	prog_token_bucket	rate 10 burst 5 at exact refill boundaries
  *	prog_dry_run		over-limit frames pass and count as would-drop
  *	prog_sources		separate buckets per source and per family
@@ -124,7 +123,7 @@ static bool prog_tracks(struct rl_prog *p, const char *src, unsigned int p4, uns
 		return false;
 	rl_key_mask(&k.src, p4, p6);
 	k.gen = gen;
-	return bpf_map_lookup_elem(p->state_fd, &k, &state) == 0;
+	return rl_state_lookup(&p->maps, &k, &state) == 0;
 }
 
 #define CNT(f)                                      \
@@ -157,7 +156,6 @@ static const struct {
 	CNT(insert_failed),
 	CNT(cas_retries),
 	CNT(cas_exhausted),
-	CNT(no_config),
 	CNT(nd),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
@@ -630,39 +628,6 @@ TEST_FLAGS(prog_runts, RL_TEST_ROOT)
 		rl_test_skip(
 			"the kernel refuses XDP test input of under %d bytes (behind metadata too)",
 			ETH_HLEN);
-}
-
-/* Before any configuration: everything passes, counted in no_config. */
-TEST_FLAGS(prog_no_config, RL_TEST_ROOT)
-{
-	const struct fspec bad = { .proto = ETH_P_IP,
-				   .src = "198.18.0.1",
-				   .ip4 = { .version = 5 } };
-	struct rl_counters before, after, exp = { 0 };
-	struct frame f;
-	struct rl_prog p;
-
-	if (!rl_prog_load(&p, true, TEST_MAX_SOURCES))
-		return;
-	if (!rl_prog_counters(&p, &before))
-		goto out;
-	ip_frame(&f, "198.18.0.1", FRAME_MIN);
-	for (int i = 0; i < 3; i++)
-		ASSERT_EQ(prog_run(&p, SEC, &f), XDP_PASS, "ipv4 without a configuration");
-	build_frame(&f, &bad);
-	ASSERT_EQ(prog_run(&p, SEC, &f), XDP_PASS, "malformed without a configuration");
-	if (!rl_prog_counters(&p, &after))
-		goto out;
-	exp.rx_packets = exp.passed = 4;
-	exp.rx_bytes = exp.passed_bytes = 4 * FRAME_MIN;
-	exp.ipv4 = 3;
-	exp.no_config = 3;
-	exp.malformed[RL_BAD_IHL] = 1;
-	check_delta(&before, &after, &exp, "no configuration");
-	ASSERT_TRUE(!prog_tracks(&p, "198.18.0.1", 32, 64, 1), "no source tracked");
-	ASSERT_TRUE(!prog_tracks(&p, "198.18.0.1", 32, 64, 0), "no source tracked");
-out:
-	rl_prog_close(&p);
 }
 
 /* ------------------------------------------------------------------------ */

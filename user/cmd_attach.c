@@ -13,6 +13,7 @@
 #include "lock.h"
 #include "pins.h"
 #include "probe.h"
+#include "prog.h"
 #include "xdp_attach.h"
 
 static char *describe(const struct rl_config *c, char *buf, size_t len)
@@ -76,6 +77,7 @@ static void json_config(struct rl_json *w, const struct rl_config *c)
 
 int cmd_attach(const struct rl_args *a)
 {
+	__u32 max6 = a->max_sources6 ? (__u32)a->max_sources6 : (__u32)(a->max_sources / 4 ?: 1);
 	struct rl_config cfg;
 	struct rl_iface ifc;
 	struct rl_json w;
@@ -102,7 +104,7 @@ int cmd_attach(const struct rl_args *a)
 		pr_err("%s", err);
 		return 1;
 	}
-	ret = rl_attach(&ifc, a->mode, (__u32)a->max_sources, &cfg, err, sizeof(err));
+	ret = rl_attach(&ifc, a->mode, (__u32)a->max_sources, max6, &cfg, err, sizeof(err));
 	rl_unlock(lock);
 	if (ret) {
 		pr_err("%s", err);
@@ -114,6 +116,7 @@ int cmd_attach(const struct rl_args *a)
 		jw_string_field(&w, "iface", ifc.name);
 		jw_string_field(&w, "mode", rl_attach_mode(&ifc));
 		jw_uint_field(&w, "max_sources", a->max_sources);
+		jw_uint_field(&w, "max_sources6", max6);
 		jw_name(&w, "policy");
 		json_config(&w, &cfg);
 		jw_end_object(&w);
@@ -234,17 +237,14 @@ int cmd_set(const struct rl_args *a)
 	}
 	if (rl_policy_tcp_warning(&pol, err, sizeof(err)))
 		pr_warn("%s", err);
-	ret = rl_config_swap(&pins, &cfg, active);
-	if (ret) {
-		pr_err("couldn't write the configuration of '%s': %s", ifc.name, strerror(-ret));
+	ret = rl_set_live(&ifc, &pins, &cfg, active, &moved, err, sizeof(err));
+	if (ret < 0) {
+		pr_err("%s", err);
 		ret = 1;
 		goto out;
 	}
-	/* The change is live; moving states over now only saves work later. */
-	ret = rl_migrate(&pins, &cfg, !active, &moved);
-	if (ret)
-		pr_warn("the new policy is live, but moving source states failed: %s (they move on their next packet)",
-			strerror(-ret));
+	if (ret > 0)
+		pr_warn("%s", err);
 	else
 		pr_debug("moved %llu source states to generation %u", (unsigned long long)moved,
 			 cfg.gen);
@@ -334,8 +334,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	struct rl_config cfg;
-	struct bpf_map_info info = {};
-	__u32 active, len = sizeof(info);
+	struct bpf_map_info info = {}, info6 = {};
+	__u32 active, len = sizeof(info), len6 = sizeof(info6);
 	char err[RL_ERRLEN], desc[256];
 	int ret;
 
@@ -345,7 +345,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		return 1;
 	}
 	ret = rl_config_read(&pins, &cfg, &active);
-	if (!ret && bpf_obj_get_info_by_fd(pins.state, &info, &len))
+	if (!ret && (bpf_obj_get_info_by_fd(pins.state4, &info, &len) ||
+		     bpf_obj_get_info_by_fd(pins.state6, &info6, &len6)))
 		ret = -errno;
 	rl_pins_close(&pins);
 	if (ret) {
@@ -363,14 +364,16 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_int_field(w, "ifindex", ifc.ifindex);
 		jw_string_field(w, "mode", rl_attach_mode(&ifc));
 		jw_uint_field(w, "max_sources", info.max_entries);
+		jw_uint_field(w, "max_sources6", info6.max_entries);
+		jw_uint_field(w, "prog_id", rl_attached_prog_id(&ifc));
 		jw_string_field(w, "pins", ifc.pindir);
 		jw_name(w, "policy");
 		json_config(w, &cfg);
 		jw_end_object(w);
 	} else {
-		printf("%s: attached (%s), %u sources max, pins in %s\n  %s\n", ifc.name,
-		       rl_attach_mode(&ifc), info.max_entries, ifc.pindir,
-		       describe(&cfg, desc, sizeof(desc)));
+		printf("%s: attached (%s, program %u), %u IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
+		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), info.max_entries,
+		       info6.max_entries, ifc.pindir, describe(&cfg, desc, sizeof(desc)));
 	}
 	return 0;
 }

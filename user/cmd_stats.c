@@ -49,7 +49,6 @@ static const struct {
 	FIELD(insert_failed),
 	FIELD(cas_retries),
 	FIELD(cas_exhausted),
-	FIELD(no_config),
 	FIELD(nd),
 };
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
@@ -329,89 +328,92 @@ static char *fmt_wait(double s, char *buf, size_t len)
 	return buf;
 }
 
+struct top_walk {
+	const struct rl_config *cfg;
+	struct rl_srctab tab;
+	struct top_row *rows;
+	size_t nrows, cap;
+};
+
+static int top_one(const struct rl_state_key *k, __u64 state, void *ctx)
+{
+	struct top_walk *t = ctx;
+	const struct rl_config *cfg = t->cfg;
+	struct rl_key key = k->src;
+	struct rl_src *seen;
+	struct timespec ts;
+	__u64 now;
+	int created;
+
+	/* The clock of bpf_ktime_get_ns(), read after the dump: no state is newer. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	/*
+	 * Sources not seen since the last set are still under the previous
+	 * generation: show them as they will be carried over. The current
+	 * generation wins.
+	 */
+	if (k->gen != cfg->gen) {
+		if (!cfg->has_prev || k->gen != cfg->gen - 1)
+			return 0;
+		rl_key_mask(&key, cfg->prefix4, cfg->prefix6);
+		state = rl_carry_state(cfg, state, now);
+	}
+	seen = rl_srctab_get(&t->tab, &key, &created);
+	if (!seen)
+		return -ENOMEM;
+	if (!created) {
+		if (k->gen == cfg->gen)
+			source_state(cfg, state, now, &t->rows[seen->state]);
+		return 0;
+	}
+	seen->state = t->nrows;
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct top_row *nr = realloc(t->rows, cap * sizeof(*nr));
+
+		if (!nr)
+			return -ENOMEM;
+		t->rows = nr;
+		t->cap = cap;
+	}
+	t->rows[t->nrows].key = key;
+	source_state(cfg, state, now, &t->rows[t->nrows]);
+	t->nrows++;
+	return 0;
+}
+
 int cmd_top(const struct rl_args *a)
 {
-	struct rl_state_key keys[1024];
-	__u64 vals[1024], n = a->top_n, now;
-	struct top_row *rows = NULL;
-	size_t nrows = 0, cap = 0;
-	struct rl_srctab tab;
+	struct top_walk t = {};
+	struct top_row *rows;
+	__u64 n = a->top_n;
+	size_t nrows;
 	struct rl_config cfg;
 	struct rl_iface ifc;
 	struct rl_pins pins;
-	struct timespec ts;
 	const char *name = a->pos[0];
 	char src[RL_KEY_STRLEN], w[32];
-	void *in = NULL, *out;
 	bool json = a->json;
 	struct rl_json jw;
-	__u32 active, cnt;
+	__u32 active;
 	int ret = 1, r;
 
 	if (open_iface(name, &ifc, &pins))
 		return 1;
-	rl_srctab_init(&tab);
+	rl_srctab_init(&t.tab);
 	if (rl_config_read(&pins, &cfg, &active)) {
 		pr_err("couldn't read the configuration of '%s': %s", name, strerror(errno));
 		goto out;
 	}
-	/* The clock of bpf_ktime_get_ns(), read after the dump: no state is newer. */
-	for (;;) {
-		cnt = 1024;
-		r = bpf_map_lookup_batch(pins.state, in, &out, keys, vals, &cnt, NULL);
-		if (r && errno != ENOENT) {
-			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));
-			goto out;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-		for (__u32 i = 0; i < cnt; i++) {
-			struct rl_src *seen;
-			struct rl_key key = keys[i].src;
-			__u64 state = vals[i];
-			int created;
-
-			/*
-			 * Sources not seen since the last set are still under
-			 * the previous generation: show them as they will be
-			 * carried over. The current generation wins.
-			 */
-			if (keys[i].gen != cfg.gen) {
-				if (!cfg.has_prev || keys[i].gen != cfg.gen - 1)
-					continue;
-				rl_key_mask(&key, cfg.prefix4, cfg.prefix6);
-				state = rl_carry_state(&cfg, state, now);
-			}
-			seen = rl_srctab_get(&tab, &key, &created);
-			if (!seen) {
-				pr_err("out of memory");
-				goto out;
-			}
-			if (!created) {
-				if (keys[i].gen != cfg.gen)
-					continue;
-				source_state(&cfg, state, now, &rows[seen->state]);
-				continue;
-			}
-			seen->state = nrows;
-			if (nrows == cap) {
-				struct top_row *nr =
-					realloc(rows, (cap = cap ? cap * 2 : 1024) * sizeof(*rows));
-
-				if (!nr) {
-					pr_err("out of memory");
-					goto out;
-				}
-				rows = nr;
-			}
-			rows[nrows].key = key;
-			source_state(&cfg, state, now, &rows[nrows]);
-			nrows++;
-		}
-		if (r)
-			break;
-		in = &out;
+	t.cfg = &cfg;
+	r = rl_state_walk(&pins, top_one, &t);
+	if (r) {
+		pr_err("couldn't read the source tables of '%s': %s", name, strerror(-r));
+		goto out;
 	}
+	rows = t.rows;
+	nrows = t.nrows;
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	if (nrows > n)
 		nrows = n;
@@ -448,8 +450,8 @@ int cmd_top(const struct rl_args *a)
 		printf("(no sources seen under the current configuration)\n");
 	ret = 0;
 out:
-	rl_srctab_free(&tab);
-	free(rows);
+	rl_srctab_free(&t.tab);
+	free(t.rows);
 	rl_pins_close(&pins);
 	return ret;
 }

@@ -7,24 +7,46 @@
 #include "rl_common.h"
 
 /* File descriptors of the pinned maps of one attachment (see pins.h). */
+/* The maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
 struct rl_pins {
-	int state, config, ctl, counters;
+	int state4, state6, config, ctl, counters;
 };
+
+/* The fds of @p as an array of pointers, in rl_map_names[] order. */
+#define RL_PINS_FDS(p)                                                              \
+	{                                                                           \
+		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters \
+	}
 
 /* The live configuration and its slot. */
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active);
 /* Write @cfg into the slot not in use, then make it live with one 32-bit write. */
 int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active);
 /*
- * After a set that made slot @live live: move every source's state to the new
- * generation (see migrate.c) and then stop the lookups of the old one.
- * *moved counts the states moved.
+ * After a set whose program (generation cfg->gen) is live: move every
+ * source's state to the new generation and delete every other entry (see
+ * migrate.c); the caller then swaps in a program that no longer looks up the
+ * old generation. -EAGAIN when the prefixes grew: old entries cannot be
+ * split, the packet path carries them over one by one. *moved counts the
+ * states moved.
  */
-int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live, __u64 *moved);
+int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u64 *moved);
 /* The per-CPU counters in map @map_fd, summed over every possible CPU. */
 int rl_counters_sum(int map_fd, struct rl_counters *sum);
 /* Counters summed over CPUs. */
 int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
+/*
+ * Every tracked source of both tables (IPv4 keys as IPv4-mapped IPv6), in
+ * batches: @fn may change the tables between calls. A non-zero return from
+ * @fn stops the walk and is returned.
+ */
+typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, void *ctx);
+int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx);
+/* One source's state, in the table of its family: 0 or -errno. */
+int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val);
+int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
+		    __u64 flags);
+int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k);
 /* Sources tracked under generation @gen (a walk of the table: not for every second). */
 int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n);
 

@@ -18,7 +18,6 @@
 #include "maps.h"
 #include "source.h"
 
-#define BATCH 1024
 /* Far longer than any XDP program run that read the configuration before the flip. */
 #define GRACE_US 20000
 
@@ -39,48 +38,48 @@ static bool prefixes_grew(const struct rl_config *cfg)
 	return (cfg->mask4 & ~cfg->prev_mask4) != 0;
 }
 
-int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u32 live, __u64 *moved)
+struct migrate_ctx {
+	const struct rl_pins *pins;
+	const struct rl_config *cfg;
+	__u64 moved;
+};
+
+/*
+ * Every entry not of the new generation goes: gen - 1 is carried over first
+ * (unless there is nothing to carry), anything older is a straggler of an
+ * interrupted set, never looked up again.
+ */
+static int migrate_one(const struct rl_state_key *k, __u64 state, void *ctx)
 {
-	struct rl_state_key keys[BATCH], nk;
-	__u64 vals[BATCH], ns;
-	struct rl_config done;
-	void *in = NULL, *out;
-	__u32 cnt;
-	int r;
+	struct migrate_ctx *m = ctx;
+	const struct rl_config *cfg = m->cfg;
+	struct rl_state_key nk;
+	__u64 ns;
+
+	if (k->gen == cfg->gen)
+		return 0;
+	if (cfg->has_prev && k->gen == cfg->gen - 1) {
+		nk.src = k->src;
+		nk.gen = cfg->gen;
+		rl_key_mask(&nk.src, cfg->prefix4, cfg->prefix6);
+		ns = rl_carry_state(cfg, state, mono_ns());
+		if (!rl_state_update(m->pins, &nk, ns, BPF_NOEXIST))
+			m->moved++;
+	}
+	rl_state_delete(m->pins, k);
+	return 0;
+}
+
+int rl_migrate(const struct rl_pins *pins, const struct rl_config *cfg, __u64 *moved)
+{
+	struct migrate_ctx m = { .pins = pins, .cfg = cfg };
+	int ret;
 
 	*moved = 0;
-	if (cfg->gen < 2 || (cfg->has_prev && prefixes_grew(cfg)))
-		return 0;
+	if (cfg->has_prev && prefixes_grew(cfg))
+		return -EAGAIN;
 	usleep(GRACE_US);
-	for (;;) {
-		cnt = BATCH;
-		r = bpf_map_lookup_batch(pins->state, in, &out, keys, vals, &cnt, NULL);
-		if (r && errno != ENOENT)
-			return -errno;
-		for (__u32 i = 0; i < cnt; i++) {
-			if (keys[i].gen != cfg->gen - 1)
-				continue;
-			/* Nothing to carry (see rl_config_build()): just free the entry. */
-			if (!cfg->has_prev) {
-				bpf_map_delete_elem(pins->state, &keys[i]);
-				continue;
-			}
-			nk.src = keys[i].src;
-			nk.gen = cfg->gen;
-			rl_key_mask(&nk.src, cfg->prefix4, cfg->prefix6);
-			ns = rl_carry_state(cfg, vals[i], mono_ns());
-			if (!bpf_map_update_elem(pins->state, &nk, &ns, BPF_NOEXIST))
-				(*moved)++;
-			bpf_map_delete_elem(pins->state, &keys[i]);
-		}
-		if (r)
-			break;
-		in = &out;
-	}
-	/* Everything is under the new generation: stop looking up the old one. */
-	if (!cfg->has_prev)
-		return 0;
-	done = *cfg;
-	done.has_prev = 0;
-	return rl_config_swap(pins, &done, live);
+	ret = rl_state_walk(pins, migrate_one, &m);
+	*moved = m.moved;
+	return ret;
 }

@@ -96,8 +96,13 @@ const struct rl_opt rl_opt_table[] = {
 	  "support)." },
 	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL, NULL,
 	  RL_G_ATTACH,
-	  "Sources tracked at once (default 1048576, up to 67108864). An LRU table: when it is "
-	  "full, the least recently seen source is forgotten." },
+	  "IPv4 sources tracked at once (default 1048576, up to 67108864), 80 bytes of kernel "
+	  "memory each. An LRU table: when it is full, the least recently seen source is "
+	  "forgotten." },
+	{ "max-sources6", 0, RL_OPT_U64, "N", A(max_sources6), 0, 1, RL_MAX_SOURCES_LIMIT, NULL,
+	  NULL, RL_G_ATTACH,
+	  "IPv6 sources tracked at once, in a table of their own (default: a quarter of "
+	  "--max-sources; each is one --prefix6 network), 96 bytes each." },
 
 	{ "watch", 'w', RL_OPT_U64, "SECONDS", A(watch_s), 0, 1, 3600, NULL, NULL, RL_G_WATCH,
 	  "Print the per-second rates every SECONDS (1-3600) until interrupted." },
@@ -128,6 +133,7 @@ void rl_args_defaults(struct rl_args *a)
 	rl_opts_defaults(&a->o);
 	a->mode = RL_MODE_NATIVE;
 	a->max_sources = RL_DEFAULT_MAX_SOURCES;
+	a->max_sources6 = 0; /* a quarter of max_sources */
 	a->top_n = 10;
 }
 

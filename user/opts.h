@@ -62,6 +62,7 @@ struct rl_args {
 	int verbose;
 	int mode; /* attach: enum rl_mode */
 	__u64 max_sources; /* attach */
+	__u64 max_sources6; /* attach; 0: max_sources / 4 */
 	__u64 watch_s, count; /* stats --watch, --count */
 	__u64 top_n; /* top -n */
 	const char *trace; /* simulate --trace */

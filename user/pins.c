@@ -11,7 +11,8 @@
 #include "pins.h"
 #include "xdp_attach.h"
 
-const char *const rl_map_names[RL_N_MAPS] = { "rl_state", "rl_config", "rl_ctl", "rl_counters" };
+const char *const rl_map_names[RL_N_MAPS] = { "rl_state4", "rl_state6", "rl_config", "rl_ctl",
+					      "rl_counters" };
 
 static bool valid_ifname(const char *name)
 {
@@ -220,7 +221,7 @@ bool rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
 {
 	struct bpf_prog_info pinfo = {};
 	__u32 ids[16], len = sizeof(pinfo);
-	__u32 id = pinned_map_id(ifc->pindir, "rl_state");
+	__u32 id = pinned_map_id(ifc->pindir, "rl_counters");
 
 	if (!id)
 		return false;
@@ -358,7 +359,7 @@ int rl_unpin_gone(const char *name)
 
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
 {
-	int *fds[RL_N_MAPS] = { &pins->state, &pins->config, &pins->ctl, &pins->counters };
+	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
 	char path[PATH_MAX];
 
 	for (size_t i = 0; i < RL_N_MAPS; i++)
@@ -397,7 +398,7 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 
 void rl_pins_close(struct rl_pins *pins)
 {
-	int *fds[RL_N_MAPS] = { &pins->state, &pins->config, &pins->ctl, &pins->counters };
+	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
 
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
 		if (*fds[i] >= 0)

@@ -13,7 +13,8 @@
  *       eth0%2e100/                          '.' written %2e and '%' written %25 (and
  *                                            nothing else changed): eth0.100 here, and
  *                                            eth0_100 stays eth0_100, so no two collide
- *         rl_state rl_config rl_ctl rl_counters   the maps, 0600
+ *         rl_state4 rl_state6 rl_config       the maps, 0600
+ *         rl_ctl rl_counters
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
@@ -34,7 +35,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      4
+#define RL_N_MAPS      5
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 

@@ -3,10 +3,11 @@
  * Attach and detach through libxdp; the pins themselves are pins.c's.
  *
  * Attach order, so that a failure at any step leaves the interface as it was:
- * check everything, create the maps, write the configuration, pin them (into
- * a staging directory renamed into place), then attach (libxdp loads the
- * object, through its dispatcher where it can, else alone). On failure
- * everything made is undone.
+ * check everything, load the program and its maps, write the configuration,
+ * pin the maps (into a staging directory renamed into place), then attach.
+ * On failure everything made is undone. libxdp is used to find and detach
+ * what is on an interface, also when an older version attached through its
+ * dispatcher.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,8 +20,9 @@
 #include <xdp/libxdp.h>
 #include "log.h"
 #include "pins.h"
+#include "policy.h"
+#include "prog.h"
 #include "xdp_attach.h"
-#include "xdp_ratelimit.skel.h"
 
 #define PROG_NAME "xdp_ratelimit"
 
@@ -113,7 +115,7 @@ const char *rl_attach_mode(const struct rl_iface *ifc)
 	return mode;
 }
 
-static int write_first_config(struct xdp_ratelimit *skel, const struct rl_config *cfg,
+static int write_first_config(const struct rl_pins *maps, const struct rl_config *cfg,
 			      const struct rl_iface *ifc)
 {
 	struct rl_ctl ctl = { .active = 0,
@@ -121,9 +123,9 @@ static int write_first_config(struct xdp_ratelimit *skel, const struct rl_config
 			      .netns_ino = ifc->netns_ino };
 	__u32 zero = 0;
 
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY))
+	if (bpf_map_update_elem(maps->config, &zero, cfg, BPF_ANY))
 		return -errno;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_ctl), &zero, &ctl, BPF_ANY))
+	if (bpf_map_update_elem(maps->ctl, &zero, &ctl, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -136,7 +138,7 @@ static const char *attach_hint(int ret, enum rl_mode mode)
 						"";
 	case EEXIST:
 	case EBUSY:
-		return " (another XDP program is attached: libxdp could not share the interface)";
+		return " (another XDP program is attached to it: xdp-ratelimit attaches alone)";
 	case E2BIG:
 	case ERANGE:
 		return " (the MTU is too large for XDP on this interface)";
@@ -147,61 +149,22 @@ static const char *attach_hint(int ret, enum rl_mode mode)
 }
 
 /*
- * Create the maps (without loading the program), write the configuration and
- * pin them where the other commands look. Until a program uses them, these
- * pins are "stale" and every command treats the interface as free.
+ * Load the program with new maps, write the configuration, pin the maps
+ * (into a staging directory renamed into place), then attach: the attach is
+ * the commit point. Killed before it, the interface is as it was (and the
+ * pins are stale, removed by the next attach or detach); after it,
+ * everything is in place. The program is attached alone (not behind
+ * libxdp's dispatcher), so that set can replace it in one atomic step.
  */
-static struct xdp_ratelimit *create_maps(const struct rl_iface *ifc, __u32 max_sources,
-					 const struct rl_config *cfg, char *err, size_t errlen)
-{
-	struct xdp_ratelimit *maps = xdp_ratelimit__open();
-	int fds[RL_N_MAPS], ret;
-
-	if (!maps) {
-		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
-		return NULL;
-	}
-	bpf_program__set_autoload(maps->progs.xdp_ratelimit, false);
-	ret = bpf_map__set_max_entries(maps->maps.rl_state, max_sources);
-	if (!ret)
-		ret = xdp_ratelimit__load(maps);
-	if (ret) {
-		snprintf(err, errlen, "couldn't create the maps (%u sources): %s", max_sources,
-			 strerror(-ret));
-		goto fail;
-	}
-	ret = write_first_config(maps, cfg, ifc);
-	if (ret) {
-		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
-		goto fail;
-	}
-	fds[0] = bpf_map__fd(maps->maps.rl_state);
-	fds[1] = bpf_map__fd(maps->maps.rl_config);
-	fds[2] = bpf_map__fd(maps->maps.rl_ctl);
-	fds[3] = bpf_map__fd(maps->maps.rl_counters);
-	if (rl_pins_make(ifc, fds, err, errlen))
-		goto fail;
-	return maps;
-fail:
-	xdp_ratelimit__destroy(maps);
-	return NULL;
-}
-
-/*
- * The attach is the commit point: killed before it, the interface is as it
- * was (and the pins are stale, removed by the next attach or detach); after
- * it, everything is in place. libxdp loads the program itself, so that it can
- * load it into its dispatcher where that works; the program reuses the maps
- * made above.
- */
-int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
+int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, __u32 max_sources6,
 	      const struct rl_config *cfg, char *err, size_t errlen)
 {
-	enum xdp_attach_mode xmode = mode == RL_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .prog_name = PROG_NAME);
-	struct xdp_ratelimit *maps, *skel = NULL;
-	struct xdp_program *prog = NULL;
-	int ret;
+	struct rl_prog_opts po = { .max_sources4 = max_sources, .max_sources6 = max_sources6 };
+	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
+		      (mode == RL_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	struct xdp_ratelimit *skel;
+	struct rl_pins maps;
+	int fds[RL_N_MAPS], ret;
 
 	switch (rl_presence(ifc)) {
 	case RL_PRESENT:
@@ -224,51 +187,78 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
 	case RL_ABSENT:
 		break;
 	}
-	maps = create_maps(ifc, max_sources, cfg, err, errlen);
-	if (!maps)
-		return -EIO;
-	skel = xdp_ratelimit__open();
-	if (!skel) {
-		ret = -errno;
-		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
-		goto out;
-	}
-	ret = bpf_map__set_max_entries(skel->maps.rl_state, max_sources);
-	if (!ret)
-		ret = bpf_map__reuse_fd(skel->maps.rl_state, bpf_map__fd(maps->maps.rl_state));
-	if (!ret)
-		ret = bpf_map__reuse_fd(skel->maps.rl_config, bpf_map__fd(maps->maps.rl_config));
-	if (!ret)
-		ret = bpf_map__reuse_fd(skel->maps.rl_ctl, bpf_map__fd(maps->maps.rl_ctl));
-	if (!ret)
-		ret = bpf_map__reuse_fd(skel->maps.rl_counters,
-					bpf_map__fd(maps->maps.rl_counters));
+	skel = rl_prog_open(cfg, &po, err, errlen);
+	if (!skel)
+		return -errno;
+	rl_prog_maps(skel, &maps);
+	ret = write_first_config(&maps, cfg, ifc);
 	if (ret) {
-		snprintf(err, errlen, "couldn't reuse the maps: %s", strerror(-ret));
+		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
 		goto out;
 	}
-	opts.obj = skel->obj;
-	prog = xdp_program__create(&opts);
-	ret = (int)libxdp_get_error(prog);
-	if (ret) {
-		prog = NULL;
-		snprintf(err, errlen, "couldn't prepare the XDP program: %s", strerror(-ret));
-		goto out;
+	{
+		int *p[RL_N_MAPS] = RL_PINS_FDS(&maps);
+
+		for (int i = 0; i < RL_N_MAPS; i++)
+			fds[i] = *p[i];
 	}
-	ret = xdp_program__attach(prog, ifc->ifindex, xmode, 0);
+	ret = rl_pins_make(ifc, fds, err, errlen);
 	if (ret)
+		goto out;
+	ret = bpf_xdp_attach(ifc->ifindex, rl_prog_fd(skel), flags, NULL);
+	if (ret) {
 		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
 			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
 			 attach_hint(ret, mode));
-out:
-	if (ret) {
 		rl_pins_remove(ifc);
-		rmdir("/sys/fs/bpf/xdp");
 	}
-	xdp_program__close(prog);
-	xdp_ratelimit__destroy(skel);
-	xdp_ratelimit__destroy(maps);
+out:
+	rl_prog_destroy(skel);
 	return ret;
+}
+
+int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+	struct xdp_program *prog = find_ours(mp);
+	__u32 flags = XDP_FLAGS_REPLACE;
+	int ret;
+
+	if (!prog) {
+		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
+		ret = -ENOENT;
+		goto out;
+	}
+	if (!xdp_multiprog__is_legacy(mp)) {
+		snprintf(
+			err, errlen,
+			"'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): detach and attach it again to change its policy",
+			ifc->name);
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	flags |= xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE :
+								  XDP_FLAGS_DRV_MODE;
+	/* The kernel swaps only if the program attached is still the one we saw. */
+	opts.old_prog_fd = xdp_program__fd(prog);
+	ret = bpf_xdp_attach(ifc->ifindex, prog_fd, flags, &opts);
+	if (ret)
+		snprintf(err, errlen, "couldn't replace the program on '%s': %s", ifc->name,
+			 strerror(-ret));
+out:
+	xdp_multiprog__close(mp);
+	return ret;
+}
+
+__u32 rl_attached_prog_id(const struct rl_iface *ifc)
+{
+	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+	struct xdp_program *prog = find_ours(mp);
+	__u32 id = prog ? xdp_program__id(prog) : 0;
+
+	xdp_multiprog__close(mp);
+	return id;
 }
 
 int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
@@ -299,5 +289,74 @@ int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
 	if (!foreign)
 		rl_pins_remove(ifc);
 	rmdir("/sys/fs/bpf/xdp"); /* libxdp's, left empty after a fallback attach */
+	return 0;
+}
+
+/* Load the program for @cfg on the live maps and swap it in. */
+static int swap_in(const struct rl_iface *ifc, const struct rl_pins *pins,
+		   const struct rl_config *cfg, char *err, size_t errlen)
+{
+	struct rl_prog_opts po = { .reuse = pins };
+	struct xdp_ratelimit *skel;
+	char why[RL_ERRLEN];
+	int ret;
+
+	skel = rl_prog_open(cfg, &po, why, sizeof(why));
+	if (!skel) {
+		ret = -errno;
+		snprintf(err, errlen, "%s", why);
+		return ret;
+	}
+	ret = rl_replace(ifc, rl_prog_fd(skel), err, errlen);
+	/* Attached, the program lives on without our references. */
+	rl_prog_destroy(skel);
+	return ret;
+}
+
+int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
+		__u32 active, __u64 *moved, char *err, size_t errlen)
+{
+	struct rl_config done;
+	char why[RL_ERRLEN];
+	int ret;
+
+	*moved = 0;
+	ret = swap_in(ifc, pins, cfg, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s: nothing changed", why);
+		return ret;
+	}
+	ret = rl_config_swap(pins, cfg, active);
+	if (ret) {
+		snprintf(err, errlen,
+			 "the new policy is live, but its copy for status couldn't be written: %s",
+			 strerror(-ret));
+		return 1;
+	}
+	ret = rl_migrate(pins, cfg, moved);
+	if (ret == -EAGAIN)
+		return 0; /* longer prefixes: each source is carried over on its next packet */
+	if (ret) {
+		snprintf(
+			err, errlen,
+			"the new policy is live, but moving source states failed: %s (they move on their next packet)",
+			strerror(-ret));
+		return 1;
+	}
+	if (!cfg->has_prev)
+		return 0;
+	/* Every state is under the new generation: a program that stops looking for the old. */
+	done = *cfg;
+	done.has_prev = 0;
+	ret = swap_in(ifc, pins, &done, why, sizeof(why));
+	if (!ret)
+		ret = rl_config_swap(pins, &done, !active);
+	if (ret) {
+		snprintf(
+			err, errlen,
+			"the new policy is live, but its final program couldn't be swapped in (%s): new sources still look up the previous generation",
+			why);
+		return 1;
+	}
 	return 0;
 }

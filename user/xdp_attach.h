@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Attaching and detaching the limiter through libxdp, and what is on an interface. */
+/* Attaching, replacing and detaching the limiter, and what is on an interface. */
 #ifndef RL_XDP_ATTACH_H
 #define RL_XDP_ATTACH_H
 
@@ -28,8 +28,27 @@ enum rl_presence {
 enum rl_presence rl_presence(const struct rl_iface *ifc);
 
 /* Call these holding rl_lock(). */
-int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
+int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, __u32 max_sources6,
 	      const struct rl_config *cfg, char *err, size_t errlen);
+/*
+ * Swap the attached program for @prog_fd in one step: every packet is seen
+ * by the old program or by the new one. Fails, changing nothing, if the
+ * program on the interface is not the one found just before.
+ */
+int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen);
+/*
+ * set: make @cfg (built against the live copy read from slot @active) live
+ * on @ifc. Loads its program on the live maps and swaps it in, records the
+ * copy for status, moves the states to the new generation and deletes the
+ * rest (rl_migrate()), then swaps in a program that no longer looks up the
+ * old generation. < 0: nothing changed; 0: done; > 0: @cfg is live but a
+ * later step failed (@err says which, for a warning).
+ */
+struct rl_pins;
+int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
+		__u32 active, __u64 *moved, char *err, size_t errlen);
+/* The id of our attached program, 0 if none. */
+__u32 rl_attached_prog_id(const struct rl_iface *ifc);
 int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen);
 
 /* The mode the program is attached in ("native", "skb", ...), or "not attached". */

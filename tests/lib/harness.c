@@ -7,50 +7,62 @@
 #include "opts.h"
 #include "harness.h"
 #include "maps.h"
+#include "prog.h"
 #include "test.h"
 
 void rl_prog_close(struct rl_prog *p)
 {
-	xdp_ratelimit__destroy(p->skel);
-	p->skel = NULL;
+	rl_prog_destroy(p->skel);
+	rl_prog_destroy(p->mapskel);
+	p->skel = p->mapskel = NULL;
 }
 
 bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources)
 {
-	int err;
+	struct rl_prog_opts po = { .max_sources4 = max_sources,
+				   .max_sources6 = max_sources,
+				   .test_clock = test_clock };
+	struct rl_config none = {};
+	char err[RL_ERRLEN];
 
 	memset(p, 0, sizeof(*p));
-	p->skel = xdp_ratelimit__open();
-	if (!ASSERT_TRUE(p->skel != NULL, "open skeleton"))
-		return false;
-	p->skel->rodata->rl_test_clock = test_clock;
 	p->test_clock = test_clock;
-	err = bpf_map__set_max_entries(p->skel->maps.rl_state, max_sources);
-	if (!ASSERT_OK(err, "rl_state max_entries"))
-		goto fail;
-	err = xdp_ratelimit__load(p->skel);
-	if (!ASSERT_OK(err, "load skeleton"))
-		goto fail;
-	p->prog_fd = bpf_program__fd(p->skel->progs.xdp_ratelimit);
-	p->state_fd = bpf_map__fd(p->skel->maps.rl_state);
-	p->config_fd = bpf_map__fd(p->skel->maps.rl_config);
-	p->ctl_fd = bpf_map__fd(p->skel->maps.rl_ctl);
-	p->counters_fd = bpf_map__fd(p->skel->maps.rl_counters);
-	p->clock_fd = bpf_map__fd(p->skel->maps.rl_clock);
+	/* The maps, made by a program that never runs; each configuration loads its own. */
+	p->mapskel = rl_prog_open(&none, &po, err, sizeof(err));
+	if (!p->mapskel) {
+		rl_test_fail(__FILE__, __LINE__, "load the maps: %s", err);
+		return false;
+	}
+	rl_prog_maps(p->mapskel, &p->maps);
+	p->clock_fd = bpf_map__fd(p->mapskel->maps.rl_clock);
+	p->counters_fd = p->maps.counters;
+	p->prog_fd = -1;
 	return true;
-fail:
-	rl_prog_close(p);
-	return false;
 }
 
 bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cfg)
 {
+	struct rl_prog_opts po = { .reuse = &p->maps,
+				   .reuse_clock = p->clock_fd,
+				   .test_clock = p->test_clock };
 	struct rl_ctl ctl = { .active = slot };
+	struct xdp_ratelimit *skel;
+	char err[RL_ERRLEN];
 	__u32 zero = 0;
 
-	if (!ASSERT_OK(bpf_map_update_elem(p->config_fd, &slot, cfg, BPF_ANY), "write rl_config"))
+	if (!ASSERT_OK(bpf_map_update_elem(p->maps.config, &slot, cfg, BPF_ANY), "write rl_config"))
 		return false;
-	return ASSERT_OK(bpf_map_update_elem(p->ctl_fd, &zero, &ctl, BPF_ANY), "write rl_ctl");
+	if (!ASSERT_OK(bpf_map_update_elem(p->maps.ctl, &zero, &ctl, BPF_ANY), "write rl_ctl"))
+		return false;
+	skel = rl_prog_open(cfg, &po, err, sizeof(err));
+	if (!skel) {
+		rl_test_fail(__FILE__, __LINE__, "load the program: %s", err);
+		return false;
+	}
+	rl_prog_destroy(p->skel);
+	p->skel = skel;
+	p->prog_fd = rl_prog_fd(skel);
+	return true;
 }
 
 bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struct rl_config *prev)

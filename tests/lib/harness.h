@@ -11,18 +11,27 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "config.h"
+#include "maps.h"
 #include "xdp_ratelimit.skel.h"
 
 struct rl_prog {
-	struct xdp_ratelimit *skel;
-	int prog_fd, state_fd, config_fd, ctl_fd, counters_fd, clock_fd;
+	struct xdp_ratelimit *mapskel; /* owns the maps */
+	struct xdp_ratelimit *skel; /* the program of the last configuration */
+	struct rl_pins maps;
+	int prog_fd, counters_fd, clock_fd;
 	bool test_clock;
 };
 
-/* Load with the test clock on or off and a table of @max_sources. */
+/*
+ * Make the maps, with the test clock on or off and tables of @max_sources;
+ * the program is loaded by rl_prog_configure().
+ */
 bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources);
 void rl_prog_close(struct rl_prog *p);
-/* Write @cfg into @slot, then make it the live one, as the CLI does. */
+/*
+ * Load the program built for @cfg on the maps (as set does: the previous
+ * program is unloaded) and write its copy into @slot of rl_config.
+ */
 bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cfg);
 /* A policy and options as on the command line, e.g. { "--rate", "10", NULL }. */
 bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struct rl_config *prev);

@@ -54,6 +54,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
+#include "maps.h"
 #include "netns.h"
 #include "pins.h"
 #include "test.h"
@@ -518,13 +519,9 @@ void rl_flow_stop(struct rl_flow *f)
 int rl_ns_counters(struct rl_ns *ns, struct rl_counters *c)
 {
 	char path[PATH_MAX];
-	int ncpu = libbpf_num_possible_cpus(), fd, ret = 0;
-	struct rl_counters *per;
-	__u32 zero = 0;
+	int fd, ret;
 
 	memset(c, 0, sizeof(*c));
-	if (ncpu <= 0)
-		return -EINVAL;
 	ret = rl_ns_pin_dir(ns->rx, ns->rx_if, path, sizeof(path));
 	if (ret)
 		return ret;
@@ -532,21 +529,8 @@ int rl_ns_counters(struct rl_ns *ns, struct rl_counters *c)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
-	per = calloc(ncpu, sizeof(*per));
-	if (!per) {
-		close(fd);
-		return -ENOMEM;
-	}
-	if (bpf_map_lookup_elem(fd, &zero, per)) {
-		ret = -errno;
-		goto out;
-	}
-	/* The struct is all __u64: sum it field by field. */
-	for (int cpu = 0; cpu < ncpu; cpu++)
-		for (size_t i = 0; i < sizeof(*c) / sizeof(__u64); i++)
-			((__u64 *)c)[i] += ((__u64 *)&per[cpu])[i];
-out:
-	free(per);
+	/* Read through the library: the kernel's counters and what they imply. */
+	ret = rl_counters_sum(fd, c);
 	close(fd);
 	return ret;
 }

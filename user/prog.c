@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Loading the XDP program built for one configuration: see prog.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "prog.h"
+#include "xdp_ratelimit.skel.h"
+
+static bool fault(const char *what)
+{
+	const char *f = getenv("XDP_RATELIMIT_FAULT");
+
+	return f && !strcmp(f, what);
+}
+
+static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
+{
+	struct bpf_map *maps[] = { skel->maps.rl_state4, skel->maps.rl_state6, skel->maps.rl_config,
+				   skel->maps.rl_ctl, skel->maps.rl_counters };
+	int fds[] = { p->state4, p->state6, p->config, p->ctl, p->counters };
+	int ret;
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		ret = bpf_map__reuse_fd(maps[i], fds[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
+				   char *err, size_t errlen)
+{
+	struct xdp_ratelimit *skel = xdp_ratelimit__open();
+	int ret;
+
+	if (!skel) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
+		goto fail_errno;
+	}
+	skel->rodata_cfg->rl_cfg = *cfg;
+	skel->rodata->rl_test_clock = o->test_clock;
+	if (o->reuse) {
+		ret = reuse_maps(skel, o->reuse);
+		if (!ret && o->reuse_clock > 0)
+			ret = bpf_map__reuse_fd(skel->maps.rl_clock, o->reuse_clock);
+		if (ret) {
+			snprintf(err, errlen, "couldn't reuse the limiter's maps: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+	} else {
+		ret = bpf_map__set_max_entries(skel->maps.rl_state4,
+					       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
+						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
+		if (ret) {
+			snprintf(err, errlen, "couldn't size the source tables: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+	}
+	if (fault("prog-load")) {
+		ret = -EPERM;
+		snprintf(err, errlen, "couldn't load the XDP program: %s (XDP_RATELIMIT_FAULT)",
+			 strerror(EPERM));
+		goto fail;
+	}
+	ret = xdp_ratelimit__load(skel);
+	if (ret) {
+		snprintf(err, errlen, "couldn't load the XDP program%s: %s",
+			 o->reuse ? "" : " and its maps", strerror(-ret));
+		goto fail;
+	}
+	return skel;
+fail:
+	xdp_ratelimit__destroy(skel);
+	errno = -ret;
+	return NULL;
+fail_errno:
+	errno = -ret;
+	return NULL;
+}
+
+void rl_prog_destroy(struct xdp_ratelimit *skel)
+{
+	xdp_ratelimit__destroy(skel);
+}
+
+int rl_prog_fd(const struct xdp_ratelimit *skel)
+{
+	return bpf_program__fd(skel->progs.xdp_ratelimit);
+}
+
+void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
+{
+	fds->state4 = bpf_map__fd(skel->maps.rl_state4);
+	fds->state6 = bpf_map__fd(skel->maps.rl_state6);
+	fds->config = bpf_map__fd(skel->maps.rl_config);
+	fds->ctl = bpf_map__fd(skel->maps.rl_ctl);
+	fds->counters = bpf_map__fd(skel->maps.rl_counters);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The XDP program built for one configuration: the configuration is compiled
+ * into its read-only data before load (see bpf/xdp_ratelimit.bpf.c), so
+ * every change of policy loads a new program, which reuses the live maps.
+ */
+#ifndef RL_PROG_H
+#define RL_PROG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "maps.h"
+
+struct xdp_ratelimit;
+
+struct rl_prog_opts {
+	const struct rl_pins *reuse; /* the maps of a live limiter, or NULL: new maps */
+	__u32 max_sources4, max_sources6; /* table sizes of new maps (0: the defaults) */
+	bool test_clock; /* read the clock from rl_clock (tests) */
+	int reuse_clock; /* tests: the rl_clock map of an earlier load, or 0 */
+};
+
+/*
+ * Open the BPF object, compile @cfg into it and load it. Returns the loaded
+ * skeleton, or NULL with the reason in @err (and errno set). For tests, the
+ * environment variable XDP_RATELIMIT_FAULT=prog-load makes the load fail
+ * with EPERM before the kernel is asked, as a refusal by the verifier would.
+ */
+struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
+				   char *err, size_t errlen);
+void rl_prog_destroy(struct xdp_ratelimit *skel);
+/* The program's fd, and its maps' fds in struct rl_pins (owned by the skeleton). */
+int rl_prog_fd(const struct xdp_ratelimit *skel);
+void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds);
+
+#endif /* RL_PROG_H */
