@@ -370,10 +370,11 @@ int rl_flow_start(struct rl_ns *ns, struct rl_flow *f)
 	f->sent = -1;
 	f->status = -1;
 	f->ns = ns;
-	if (!f->count || check_src(f->src, f->rand_bytes, &v6)) {
+	if (!f->count || check_src(f->src, f->rand_bytes, &v6) ||
+	    (f->seq && f->rand_bytes != 1)) {
 		fprintf(stderr,
 			"    flow from '%s': refused (needs a count and a source in "
-			"198.18.0.0/15 or 2001:db8::/32)\n",
+			"198.18.0.0/15 or 2001:db8::/32; seq counts one byte)\n",
 			f->src ? f->src : "(null)");
 		return -EINVAL;
 	}
@@ -391,8 +392,8 @@ int rl_flow_start(struct rl_ns *ns, struct rl_flow *f)
 	for (unsigned int i = 0; i < f->rand_bytes; i++) {
 		size_t len = strlen(rnd);
 
-		snprintf(rnd + len, sizeof(rnd) - len, ", sa[%u]=drnd()",
-			 (v6 ? 16 : 4) - f->rand_bytes + i);
+		snprintf(rnd + len, sizeof(rnd) - len, ", sa[%u]=%s()",
+			 (v6 ? 16 : 4) - f->rand_bytes + i, f->seq ? "dinc" : "drnd");
 	}
 	cf = fopen(f->cfg, "w");
 	if (!cf)
@@ -551,6 +552,43 @@ bool rl_json_u64(const char *json, const char *key, unsigned long long *v)
 	errno = 0;
 	*v = strtoull(p, &end, 10);
 	return end != p && !errno;
+}
+
+int rl_ns_link_packets(const char *netns, const char *ifname, unsigned long long *rx,
+		       unsigned long long *tx)
+{
+	char *out = NULL, *prx, *ptx;
+	int ret;
+
+	/* "stats64":{"rx":{"bytes":B,"packets":P,...},"tx":{"bytes":B,"packets":P,...}} */
+	ret = rl_sh(&out, "ip -n %s -s -j link show dev %s", netns, ifname);
+	prx = out ? strstr(out, "\"stats64\":{\"rx\":") : NULL;
+	ptx = prx ? strstr(prx, "\"tx\":") : NULL;
+	if (ret || !ptx || !rl_json_u64(prx, "packets", rx) || !rl_json_u64(ptx, "packets", tx))
+		ret = -EIO;
+	free(out);
+	return ret;
+}
+
+int rl_ns_xdp_prog_id(struct rl_ns *ns, unsigned int *id)
+{
+	unsigned long long v = 0;
+	char *out = NULL, *p;
+	int ret;
+
+	/* "xdp":{"mode":1,"prog":{"id":N,...}: no "xdp" object when nothing is attached. */
+	ret = rl_sh(&out, "ip -n %s -j link show dev %s", ns->rx, ns->rx_if);
+	if (ret || !out || !strstr(out, "\"ifname\"")) {
+		free(out);
+		return -EIO;
+	}
+	p = strstr(out, "\"xdp\":");
+	p = p ? strstr(p, "\"prog\":") : NULL;
+	if (p && !rl_json_u64(p, "id", &v))
+		ret = -EIO;
+	*id = (unsigned int)v;
+	free(out);
+	return ret;
 }
 
 int rl_ns_udp_socket(struct rl_ns *ns, int family, unsigned int port)

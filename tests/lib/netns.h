@@ -49,6 +49,7 @@ struct rl_ns {
 struct rl_flow {
 	const char *src; /* IPv4 in 198.18.0.0/15 or IPv6 in 2001:db8::/32 */
 	unsigned int rand_bytes; /* randomize the last N bytes of src (IPv4 <= 2, IPv6 <= 8) */
+	bool seq; /* instead: count the last byte up (rand_bytes 1): up to 256 distinct sources */
 	unsigned int dport; /* UDP destination port; 0: 9 (discard, nobody listens) */
 	unsigned long count; /* packets: trafgen -n (required) */
 	const char *gap; /* trafgen -t, e.g. "5us"; NULL: TX_RING at full speed */
@@ -102,6 +103,15 @@ void rl_flow_stop(struct rl_flow *f);
 int rl_ns_counters(struct rl_ns *ns, struct rl_counters *c);
 /* A number from a flat JSON object, as printed by "stats --json". */
 bool rl_json_u64(const char *json, const char *key, unsigned long long *v);
+
+/*
+ * The packet counters of interface @ifname in namespace @netns, as the kernel
+ * keeps them (ip -s link). 0 or -errno.
+ */
+int rl_ns_link_packets(const char *netns, const char *ifname, unsigned long long *rx,
+		       unsigned long long *tx);
+/* The id of the XDP program attached to the receiving end (0: none). 0 or -errno. */
+int rl_ns_xdp_prog_id(struct rl_ns *ns, unsigned int *id);
 
 /* A UDP socket bound in the receiving namespace to RX_ADDR:port, to count one source's passes. */
 int rl_ns_udp_socket(struct rl_ns *ns, int family, unsigned int port);
