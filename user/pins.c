@@ -217,22 +217,24 @@ void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen)
 		ifc->pindir, ctl.ifindex);
 }
 
-bool rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
+int rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
 {
 	struct bpf_prog_info pinfo = {};
 	__u32 ids[16], len = sizeof(pinfo);
-	__u32 id = pinned_map_id(ifc->pindir, "rl_counters");
+	__u32 id;
 
+	errno = 0;
+	id = pinned_map_id(ifc->pindir, "rl_counters");
 	if (!id)
-		return false;
+		return errno && errno != ENOENT ? -errno : 0;
 	pinfo.nr_map_ids = 16;
 	pinfo.map_ids = (__u64)(unsigned long)ids;
 	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &len))
-		return false;
+		return -errno;
 	for (__u32 i = 0; i < pinfo.nr_map_ids && i < 16; i++)
 		if (ids[i] == id)
-			return true;
-	return false;
+			return 1;
+	return 0;
 }
 
 /* Remove the maps and the directory; -errno if the directory is still there. */
@@ -381,6 +383,12 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 	case RL_FOREIGN_PINS:
 		rl_pins_foreign_msg(ifc, err, errlen);
 		return -EBUSY;
+	case RL_UNKNOWN: {
+		int ret = -errno;
+
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
+		return ret;
+	}
 	}
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", ifc->pindir, rl_map_names[i]);

@@ -65,8 +65,8 @@ bool rl_is_attached(const struct rl_iface *ifc);
 bool rl_pins_owned(const struct rl_iface *ifc);
 /* The message for pins that are not ours (see rl_pins_owned()). */
 void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen);
-/* Does the program @prog_fd use the maps pinned for @ifc? */
-bool rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc);
+/* Does the program @prog_fd use the maps pinned for @ifc? 1, 0, or -errno: could not tell. */
+int rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc);
 
 /* Pin the maps @fds (struct rl_pins order) for @ifc: whole or not at all. */
 int rl_pins_make(const struct rl_iface *ifc, const int fds[RL_N_MAPS], char *err, size_t errlen);

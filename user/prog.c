@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "prog.h"
@@ -14,6 +16,32 @@ static bool fault(const char *what)
 	const char *f = getenv("XDP_RATELIMIT_FAULT");
 
 	return f && !strcmp(f, what);
+}
+
+/*
+ * File descriptors a load takes at once: the object's maps, BTF, the
+ * program, and libbpf's feature probes. With fewer, libbpf's probes fail
+ * and it reports the load itself as refused (EINVAL): check first.
+ */
+#define RL_LOAD_FDS 16
+
+static int free_fds(void)
+{
+	struct rlimit rl;
+	struct dirent *e;
+	int open = 0;
+	DIR *d;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return RL_LOAD_FDS;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return RL_LOAD_FDS;
+	while ((e = readdir(d)))
+		open += e->d_name[0] != '.';
+	closedir(d);
+	/* Less the one opendir() used. */
+	return (int)rl.rlim_cur - (open - 1);
 }
 
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
@@ -34,9 +62,18 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
 				   char *err, size_t errlen)
 {
-	struct xdp_ratelimit *skel = xdp_ratelimit__open();
-	int ret;
+	struct xdp_ratelimit *skel;
+	int ret, avail = free_fds();
 
+	if (avail < RL_LOAD_FDS) {
+		ret = -EMFILE;
+		snprintf(
+			err, errlen,
+			"couldn't load the XDP program: %s (%d file descriptors free, it needs %d: raise ulimit -n)",
+			strerror(EMFILE), avail > 0 ? avail : 0, RL_LOAD_FDS);
+		goto fail_errno;
+	}
+	skel = xdp_ratelimit__open();
 	if (!skel) {
 		ret = -errno;
 		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));

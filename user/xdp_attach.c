@@ -62,11 +62,54 @@ static struct xdp_program *find_ours(struct xdp_multiprog *mp)
 	return NULL;
 }
 
+/* What is attached to @ifindex; NULL with errno set: ENOENT when nothing is. */
 static struct xdp_multiprog *get_multiprog(int ifindex)
 {
 	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+	long err = libxdp_get_error(mp);
 
-	return libxdp_get_error(mp) ? NULL : mp;
+	if (err) {
+		errno = (int)-err;
+		return NULL;
+	}
+	return mp;
+}
+
+/*
+ * The program attached alone to @ifindex, the way this version attaches:
+ * 1 with its fd in *fd (to close) and XDP_FLAGS_*_MODE in *mode, 0 if there
+ * is none of ours attached alone, -errno if we could not tell (libxdp's
+ * queries turn some errors, such as running out of file descriptors, into
+ * "nothing attached"). A dispatcher is left to libxdp: 0.
+ */
+static int ours_alone(int ifindex, int *fd, __u32 *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), id;
+	int pfd;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return -errno;
+	id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+	if (!id)
+		return 0;
+	pfd = bpf_prog_get_fd_by_id(id);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : -errno; /* ENOENT: detached meanwhile */
+	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
+		int ret = -errno;
+
+		close(pfd);
+		return ret;
+	}
+	if (strcmp(info.name, PROG_NAME)) {
+		close(pfd);
+		return 0;
+	}
+	*fd = pfd;
+	*mode = q.drv_prog_id == id ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+	return 1;
 }
 
 enum rl_presence rl_presence(const struct rl_iface *ifc)
@@ -75,18 +118,43 @@ enum rl_presence rl_presence(const struct rl_iface *ifc)
 	struct xdp_program *prog;
 	bool pinned = rl_is_attached(ifc);
 	enum rl_presence p;
+	int uses = 0, err, fd;
+	__u32 mode;
 
 	if (pinned && !rl_pins_owned(ifc))
 		return RL_FOREIGN_PINS;
+	uses = ours_alone(ifc->ifindex, &fd, &mode);
+	if (uses < 0) {
+		errno = -uses;
+		return RL_UNKNOWN;
+	}
+	if (uses > 0) {
+		if (!pinned) {
+			p = RL_ORPHAN_PROG;
+		} else {
+			uses = rl_prog_uses_pins(fd, ifc);
+			p = uses > 0 ? RL_PRESENT : uses == 0 ? RL_ORPHAN_PROG : RL_UNKNOWN;
+		}
+		close(fd);
+		errno = uses < 0 ? -uses : 0;
+		return p;
+	}
 	mp = get_multiprog(ifc->ifindex);
+	/* Out of file descriptors or memory is not "nothing attached". */
+	if (!mp && errno != ENOENT)
+		return RL_UNKNOWN;
 	prog = find_ours(mp);
-	if (!prog)
+	if (!prog) {
 		p = pinned ? RL_STALE_PINS : RL_ABSENT;
-	else if (!pinned)
+	} else if (!pinned) {
 		p = RL_ORPHAN_PROG;
-	else
-		p = rl_prog_uses_pins(xdp_program__fd(prog), ifc) ? RL_PRESENT : RL_ORPHAN_PROG;
+	} else {
+		uses = rl_prog_uses_pins(xdp_program__fd(prog), ifc);
+		p = uses > 0 ? RL_PRESENT : uses == 0 ? RL_ORPHAN_PROG : RL_UNKNOWN;
+	}
+	err = errno;
 	xdp_multiprog__close(mp);
+	errno = p == RL_UNKNOWN ? (uses < 0 ? -uses : err) : 0;
 	return p;
 }
 
@@ -184,6 +252,10 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 		if (ret)
 			return ret;
 		break;
+	case RL_UNKNOWN:
+		ret = -errno;
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
+		return ret;
 	case RL_ABSENT:
 		break;
 	}
@@ -220,34 +292,36 @@ out:
 int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
-	struct xdp_program *prog = find_ours(mp);
-	__u32 flags = XDP_FLAGS_REPLACE;
-	int ret;
+	int ret, old;
+	__u32 mode;
 
-	if (!prog) {
+	ret = ours_alone(ifc->ifindex, &old, &mode);
+	if (ret < 0) {
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(-ret));
+		return ret;
+	}
+	if (!ret) {
+		struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+		bool behind = find_ours(mp) != NULL;
+
+		xdp_multiprog__close(mp);
+		if (behind) {
+			snprintf(
+				err, errlen,
+				"'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): detach and attach it again to change its policy",
+				ifc->name);
+			return -EOPNOTSUPP;
+		}
 		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
-		ret = -ENOENT;
-		goto out;
+		return -ENOENT;
 	}
-	if (!xdp_multiprog__is_legacy(mp)) {
-		snprintf(
-			err, errlen,
-			"'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): detach and attach it again to change its policy",
-			ifc->name);
-		ret = -EOPNOTSUPP;
-		goto out;
-	}
-	flags |= xdp_multiprog__attach_mode(mp) == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE :
-								  XDP_FLAGS_DRV_MODE;
 	/* The kernel swaps only if the program attached is still the one we saw. */
-	opts.old_prog_fd = xdp_program__fd(prog);
-	ret = bpf_xdp_attach(ifc->ifindex, prog_fd, flags, &opts);
+	opts.old_prog_fd = old;
+	ret = bpf_xdp_attach(ifc->ifindex, prog_fd, XDP_FLAGS_REPLACE | mode, &opts);
 	if (ret)
 		snprintf(err, errlen, "couldn't replace the program on '%s': %s", ifc->name,
 			 strerror(-ret));
-out:
-	xdp_multiprog__close(mp);
+	close(old);
 	return ret;
 }
 

@@ -24,6 +24,7 @@ enum rl_presence {
 	RL_ORPHAN_PROG, /* our program without (its) pins: an attach was killed */
 	RL_STALE_PINS, /* pins without the program: a detach was killed */
 	RL_FOREIGN_PINS, /* pins in use by another interface (renamed since) */
+	RL_UNKNOWN, /* couldn't tell (out of file descriptors, ...): errno says why */
 };
 enum rl_presence rl_presence(const struct rl_iface *ifc);
 

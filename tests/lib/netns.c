@@ -370,8 +370,7 @@ int rl_flow_start(struct rl_ns *ns, struct rl_flow *f)
 	f->sent = -1;
 	f->status = -1;
 	f->ns = ns;
-	if (!f->count || check_src(f->src, f->rand_bytes, &v6) ||
-	    (f->seq && f->rand_bytes != 1)) {
+	if (!f->count || check_src(f->src, f->rand_bytes, &v6) || (f->seq && f->rand_bytes != 1)) {
 		fprintf(stderr,
 			"    flow from '%s': refused (needs a count and a source in "
 			"198.18.0.0/15 or 2001:db8::/32; seq counts one byte)\n",
