@@ -269,16 +269,20 @@ int rl_rule_add_src_file(struct rl_rule *r, const char *path, char *err, size_t 
 		}
 		s[strcspn(s, "#")] = '\0';
 		s += strspn(s, " \t\r\n");
-		e = s + strcspn(s, " \t\r\n");
 		if (!*s)
 			continue;
-		if (e[strspn(e, " \t\r\n")]) {
+		/* Trailing blanks and the newline off, so that a message shows the line. */
+		for (e = s + strlen(s); strchr(" \t\r\n", e[-1]); e--)
+			;
+		*e = '\0';
+		e = s + strcspn(s, " \t");
+		/* Two words, or a comma list as --src takes: one CIDR a line. */
+		if (*e || memchr(s, ',', (size_t)(e - s))) {
 			snprintf(err, errlen, "%s:%zu: one CIDR per line ('%.64s')", path, lineno,
 				 s);
 			ret = -EINVAL;
 			goto out;
 		}
-		*e = '\0';
 		ret = rl_rule_add_src(r, s, msg, sizeof(msg));
 		if (ret) {
 			snprintf(err, errlen, "%s:%zu: %s", path, lineno,
@@ -415,12 +419,6 @@ int rl_rule_prepare(struct rl_rule *r, char *err, size_t errlen)
 			 "--action dry-run has no meaning with --allow (it drops nothing)");
 		return -EINVAL;
 	}
-	if (r->n4 + r->n6 > RL_MAX_PREFIXES) {
-		snprintf(err, errlen,
-			 "rule '%s' has %zu prefixes, more than the %d of an interface", r->name,
-			 r->n4 + r->n6, RL_MAX_PREFIXES);
-		return -ENOSPC;
-	}
 	memset(&r->params, 0, sizeof(r->params));
 	if (r->action == RL_RULE_LIMIT) {
 		ret = rl_params_init(&r->params, &r->pol, err, errlen);
@@ -440,6 +438,12 @@ int rl_rule_prepare(struct rl_rule *r, char *err, size_t errlen)
 		if (!n || cmp6(&r->src6[n - 1], &r->src6[i]))
 			r->src6[n++] = r->src6[i];
 	r->n6 = n;
+	if (r->n4 + r->n6 > RL_MAX_PREFIXES) {
+		snprintf(err, errlen,
+			 "rule '%s' has %zu prefixes, more than the %d of an interface", r->name,
+			 r->n4 + r->n6, RL_MAX_PREFIXES);
+		return -ENOSPC;
+	}
 	return build_ranges(r);
 }
 
