@@ -705,11 +705,23 @@ TEST(rules_match_src)
 		{ "2001:db8::1", NULL, -1, NULL, false },
 	};
 
+	char err[RL_ERRLEN];
+	struct rl_pkt_info p;
+	struct rl_rule r;
+
 	check_matches("s --src 198.18.0.0/15,192.0.2.77,2001:db8:1::/48 --deny", c, ARRAY_SIZE(c));
 	check_matches("s --src ::/0 --deny", v6all, ARRAY_SIZE(v6all));
 	check_matches("s --src 0.0.0.0/0 --deny", v4all, ARRAY_SIZE(v4all));
 	/* Written as IPv4-mapped IPv6, the prefix is IPv4: */
 	check_matches("s --src ::ffff:192.0.2.77 --deny", c + 4, 2);
+
+	/* A trace packet without SOURCE (all ones, ff..ff) matches no --src, not even ::/0. */
+	if (ASSERT_OK(parse_str(&r, NULL, "n --src ::/0 --deny", err, sizeof(err)), err)) {
+		memset(&p, 0, sizeof(p));
+		rl_key_anon(&p.src);
+		ASSERT_TRUE(!rl_rule_match(&r, &p), "no source, no --src match");
+		rl_rule_free(&r);
+	}
 }
 
 TEST(rules_match_l4)
@@ -741,6 +753,12 @@ TEST(rules_match_l4)
 		{ "198.18.0.1", "udp", 65535, NULL, true },
 		{ "198.18.0.1", "udp", 1, NULL, false },
 	};
+	/* Every port: still not a packet that shows none. */
+	static const struct match_case anyport[] = {
+		{ "198.18.0.1", "udp", 0, NULL, true },
+		{ "198.18.0.1", "udp", -1, NULL, false },
+		{ "2001:db8::1", "udp", -1, NULL, false },
+	};
 	static const struct match_case syn[] = {
 		{ "198.18.0.1", "tcp", 443, "S", true },
 		{ "198.18.0.1", "tcp", 443, "SA", false },
@@ -758,6 +776,8 @@ TEST(rules_match_l4)
 		{ "198.18.0.1", "tcp", 1, ".", false },
 	};
 	static const struct match_case noack[] = {
+		/* no L4: flags unknown, not "none set" */
+		{ "198.18.0.1", "tcp", -1, NULL, false },
 		{ "198.18.0.1", "tcp", 1, ".", true },
 		{ "198.18.0.1", "tcp", 1, "SFRPU", true },
 		{ "198.18.0.1", "tcp", 1, "A", false },
@@ -792,6 +812,7 @@ TEST(rules_match_l4)
 	check_matches("u --proto udp --dport 53 --deny", udp53, ARRAY_SIZE(udp53));
 	check_matches("r --proto tcp --dport 1024-2048 --deny", range, ARRAY_SIZE(range));
 	check_matches("e --proto udp --dport 0-65535 --deny", ends, 2);
+	check_matches("a --proto udp --dport 0-65535 --deny", anyport, ARRAY_SIZE(anyport));
 	check_matches("e --proto udp --dport 0 --deny", ends, 1);
 	check_matches("e --proto udp --dport 65535 --deny", ends + 1, 1);
 	check_matches("s --proto tcp --dport 443 --tcp-flags syn --deny", syn, ARRAY_SIZE(syn));
