@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opts.h"
+#include "rules.h"
 #include "test.h"
 
 static int parse(struct rl_args *a, unsigned int groups, int max_pos, const char *const *words,
@@ -87,6 +88,36 @@ TEST(opts_verbose_repeats)
 
 	if (ASSERT_OK(parse(&a, ATTACH, 1, w, err, sizeof(err)), err))
 		ASSERT_EQ(a.verbose, 4, "-v counts");
+}
+
+/* A list option (--src) may repeat and adds up; its neighbours may not. */
+TEST(opts_list_repeats)
+{
+	static const char *const w[] = { "r",	  "--src",   "10.0.0.0/8,10.1.0.0/16",
+					 "--src", "::1/128", "--allow",
+					 NULL };
+	static const char *const twice[] = { "r", "--allow", "--allow", NULL };
+	char err[RL_ERRLEN], *argv[8] = { "cmd" };
+	struct rl_rule r;
+	struct rl_args a;
+
+	/* Without a rule to write into, --src is refused, not dropped. */
+	ASSERT_TRUE(parse(&a, RL_G_RULE, 1, w, err, sizeof(err)) < 0, "no rule");
+	ASSERT_CONTAINS(err, "--src: is an option of a rule", "says why");
+
+	for (int i = 0; w[i]; i++)
+		argv[i + 1] = (char *)w[i];
+	rl_rule_init(&r);
+	rl_args_defaults(&a);
+	a.rule = &r;
+	if (ASSERT_OK(rl_args_parse(&a, RL_G_RULE, 1, 7, argv, err, sizeof(err)), err)) {
+		ASSERT_EQ(r.n4, 2, "a comma list");
+		ASSERT_EQ(r.n6, 1, "and a second --src");
+		ASSERT_TRUE(a.allow, "--allow");
+	}
+	rl_rule_free(&r);
+	ASSERT_TRUE(parse(&a, RL_G_RULE, 1, twice, err, sizeof(err)) < 0, "a flag twice");
+	ASSERT_CONTAINS(err, "--allow is given twice", "still refused");
 }
 
 TEST(opts_stop_at_command)

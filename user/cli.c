@@ -61,17 +61,27 @@ const struct rl_cmd rl_cmds[] = {
 	  "deleted, or a command was killed. The pins of a live limiter, in whichever "
 	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n" },
 	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
-	  "--rate RATE [POLICY OPTIONS] [--trace FILE] [--summary] [--quiet]",
+	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
 	  "replay a packet trace through the rate algorithms",
 	  "Replays a packet trace through the same rate algorithms that the XDP program runs, "
 	  "and prints each packet's verdict: \"TIMESTAMP SOURCE allow|drop\".\n"
-	  "The trace has one packet per line: TIMESTAMP [SOURCE [LENGTH]]. TIMESTAMP: seconds "
+	  "The trace has one packet per line: TIMESTAMP [SOURCE [LENGTH [PROTO[/DPORT] "
+	  "[FLAGS]]]], e.g. \"1.5 198.18.0.1 60 tcp/443 S\". TIMESTAMP: seconds "
 	  "with up to 9 decimals, in time order (read exactly). SOURCE: an IPv4 or IPv6 "
 	  "address; without it all packets share one source, printed as '-'. LENGTH: the frame "
 	  "length in bytes (1-65535, default 64); it is the packet's cost when the rate is a "
-	  "byte rate. Blank lines and everything after '#' are ignored. A line may be at most "
-	  "4096 bytes long and hold no NUL byte.\n"
-	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options.\n" },
+	  "byte rate. PROTO: tcp, udp, icmp, icmpv6 or 0-255; DPORT (tcp, udp): the destination "
+	  "port, without which the packet shows no L4 header (a fragment after the first); "
+	  "FLAGS (tcp with a port): tcpdump's letters, SA for SYN+ACK, '.' for none. Blank lines "
+	  "and everything after '#' are ignored. A line may be at most 4096 bytes long and hold "
+	  "no NUL byte.\n"
+	  "With --rules FILE, packets go through its rules first, one per line as after \"rule "
+	  "add IFACE\" (NAME [MATCH OPTIONS] --allow|--deny|--rate RATE ...; see the rule "
+	  "options below), the policy options making the last rule, 'default'. Each line then "
+	  "ends with the deciding rule's name; --summary prints per-rule counts; --json adds "
+	  "\"rule\" and \"reason\" per packet and per-rule totals. A packet without PROTO "
+	  "matches only rules without --proto.\n"
+	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options or rules.\n" },
 };
 
 const size_t rl_ncmds = sizeof(rl_cmds) / sizeof(rl_cmds[0]);
@@ -114,7 +124,7 @@ static void paragraphs(FILE *f, const char *text)
 
 void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd)
 {
-	unsigned int own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL);
+	unsigned int own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE);
 
 	fprintf(f, "Usage: " RL_PROG " %s %s [-v] [-h]\n\n", cmd->name, cmd->synopsis);
 	paragraphs(f, cmd->description);
@@ -126,6 +136,13 @@ void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd)
 	if (cmd->groups & RL_G_POLICY) {
 		fprintf(f, "Policy options:\n");
 		rl_opts_usage(f, RL_G_POLICY);
+		fputc('\n', f);
+	}
+	/* simulate reads rules from its --rules file: their options are its to document. */
+	if (cmd->groups & (RL_G_RULE | RL_G_SIMULATE)) {
+		fprintf(f, "Rule options%s:\n",
+			cmd->groups & RL_G_RULE ? "" : " (the lines of a --rules FILE)");
+		rl_opts_usage(f, RL_G_RULE);
 		fputc('\n', f);
 	}
 	fprintf(f, "Global options:\n");

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* xdp-ratelimit simulate: replay a packet trace through the shared rate core. */
+/*
+ * xdp-ratelimit simulate: replay a packet trace through the shared rate core,
+ * and with --rules through a rule set first (what the XDP program decides,
+ * packet for packet).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,11 +79,145 @@ static void print_policy_json(const struct rl_sim *s, struct rl_json *w)
 	jw_start_array(w);
 }
 
+/* The rules of @path, one per line, after the default rule made from the policy. */
+static int load_rules(const char *path, const struct rl_policy *pol, struct rl_ruleset *set)
+{
+	char err[RL_ERRLEN], *line = NULL, **words = NULL;
+	size_t cap = 0, lineno = 0, nwords = 0;
+	struct rl_rule r;
+	FILE *f;
+	int ret;
+
+	ret = rl_ruleset_init(set, pol, NULL, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		return ret;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		pr_err("cannot open rules '%s': %s", path, strerror(errno));
+		ret = -errno;
+		goto out_set;
+	}
+	while (getline(&line, &cap, f) >= 0) {
+		char *save = NULL, *tok;
+		size_t n = 0;
+
+		lineno++;
+		line[strcspn(line, "#")] = '\0';
+		for (tok = strtok_r(line, " \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			if (n + 1 >= nwords) {
+				char **v = realloc(words, (nwords * 2 + 16) * sizeof(*v));
+
+				if (!v) {
+					ret = -ENOMEM;
+					pr_err("out of memory");
+					goto out;
+				}
+				words = v;
+				nwords = nwords * 2 + 16;
+			}
+			words[n++] = tok;
+		}
+		if (!n)
+			continue;
+		words[n] = NULL;
+		ret = rl_rule_parse(&r, NULL, (const char *const *)words, err, sizeof(err));
+		if (!ret) {
+			ret = rl_ruleset_add(set, &r, NULL, err, sizeof(err));
+			rl_rule_free(&r);
+		}
+		if (ret) {
+			pr_err("%s:%zu: %s", path, lineno, err);
+			goto out;
+		}
+	}
+	if (ferror(f)) {
+		pr_err("reading rules '%s': %s", path, strerror(errno));
+		ret = -EIO;
+	}
+out:
+	free(words);
+	free(line);
+	fclose(f);
+out_set:
+	if (ret)
+		rl_ruleset_free(set);
+	return ret;
+}
+
+/* Per-rule totals: a table, or the "rules" array of the JSON document. */
+static void print_rule_totals(const struct rl_rsim *rs, struct rl_json *w)
+{
+	const struct rl_ruleset *set = rs->set;
+
+	if (w) {
+		jw_name(w, "rules");
+		jw_start_array(w);
+	} else {
+		printf("\n%-31s %10s %10s %10s %10s %10s %10s %10s %10s\n", "RULE", "PASSED",
+		       "DROPPED", "ALLOWED", "DENIED", "LIMITED", "BLOCKED", "WOULD_DROP",
+		       "SOURCES");
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		const struct rl_rule_counters *c = &rs->cnt[i];
+
+		if (w) {
+			jw_start_object(w);
+			jw_string_field(w, "name", set->rules[i].name);
+			jw_uint_field(w, "passed", c->passed);
+			jw_uint_field(w, "dropped", c->dropped);
+			jw_uint_field(w, "allowed", c->allowed);
+			jw_uint_field(w, "denied", c->denied);
+			jw_uint_field(w, "limited", c->limited);
+			jw_uint_field(w, "blocked", c->blocked);
+			jw_uint_field(w, "would_drop", c->would_drop);
+			jw_uint_field(w, "sources", rs->tabs[i].count);
+			jw_end_object(w);
+		} else {
+			printf("%-31s %10llu %10llu %10llu %10llu %10llu %10llu %10llu %10zu\n",
+			       set->rules[i].name, (unsigned long long)c->passed,
+			       (unsigned long long)c->dropped, (unsigned long long)c->allowed,
+			       (unsigned long long)c->denied, (unsigned long long)c->limited,
+			       (unsigned long long)c->blocked, (unsigned long long)c->would_drop,
+			       rs->tabs[i].count);
+		}
+	}
+	if (w)
+		jw_end_array(w);
+}
+
+static void print_rule_summary(const struct rl_rsim *rs, struct rl_json *w)
+{
+	__u64 passed = 0, dropped = 0;
+
+	for (size_t i = 0; i < rs->set->n; i++) {
+		passed += rs->cnt[i].passed;
+		dropped += rs->cnt[i].dropped;
+	}
+	if (w) {
+		jw_name(w, "summary");
+		jw_start_object(w);
+		jw_uint_field(w, "passed", passed);
+		jw_uint_field(w, "dropped", dropped);
+		jw_end_object(w);
+		return;
+	}
+	print_rule_totals(rs, NULL);
+	printf("%-31s %10llu %10llu\n", "total", (unsigned long long)passed,
+	       (unsigned long long)dropped);
+}
+
 int cmd_simulate(const struct rl_args *a)
 {
 	const struct rl_policy *pol = &a->pol;
 	struct rl_trace_pkt pkt;
 	struct rl_sim sim;
+	struct rl_ruleset set;
+	struct rl_rsim rsim;
+	struct rl_rsim_result res;
+	struct rl_pkt_info info;
 	struct rl_json w, *jw = a->json ? &w : NULL;
 	char err[RL_ERRLEN], line[RL_TRACE_LINE_MAX + 1], buf[RL_KEY_STRLEN];
 	__u64 lineno = 0, last_ns = 0, npkts = 0;
@@ -91,12 +229,24 @@ int cmd_simulate(const struct rl_args *a)
 		rl_sim_free(&sim);
 		return 2;
 	}
+	if (a->rules) {
+		if (load_rules(a->rules, pol, &set)) {
+			rl_sim_free(&sim);
+			return 2;
+		}
+		if (rl_rsim_init(&rsim, &set)) {
+			pr_err("out of memory");
+			rl_ruleset_free(&set);
+			rl_sim_free(&sim);
+			return 1;
+		}
+	}
 	if (a->trace && strcmp(a->trace, "-")) {
 		in = fopen(a->trace, "r");
 		if (!in) {
 			pr_err("cannot open trace '%s': %s", a->trace, strerror(errno));
-			rl_sim_free(&sim);
-			return 1;
+			ret = 1;
+			goto out;
 		}
 	}
 	if (jw) {
@@ -126,13 +276,39 @@ int cmd_simulate(const struct rl_args *a)
 			break;
 		}
 		last_ns = pkt.ns;
-		r = rl_sim_packet(&sim, &pkt.key, pkt.ns, pkt.len, NULL);
+		if (a->rules) {
+			rl_trace_pkt_info(&pkt, &info);
+			r = rl_rsim_packet(&rsim, &info, pkt.ns, pkt.len, &res);
+		} else {
+			r = rl_sim_packet(&sim, &pkt.key, pkt.ns, pkt.len, NULL);
+		}
 		if (r < 0) {
 			pr_err("out of memory at trace line %llu", (unsigned long long)lineno);
 			ret = 1;
 			break;
 		}
-		if (!a->quiet) {
+		if (!a->quiet && a->rules) {
+			const struct rl_rule *rule = &set.rules[res.rule];
+			bool limit = rule->action == RL_RULE_LIMIT;
+			const char *src =
+				rl_key_str(&res.key, limit ? rule->pol.prefix4 : 32,
+					   limit ? rule->pol.prefix6 : 128, buf, sizeof(buf));
+
+			if (jw) {
+				jw_start_object(jw);
+				jw_string_field(jw, "time", pkt.time);
+				jw_string_field(jw, "source", src);
+				jw_string_field(jw, "verdict", r ? "allow" : "drop");
+				jw_string_field(jw, "rule", rule->name);
+				jw_string_field(jw, "reason", rl_reason_name(res.reason));
+				if (res.dry_run)
+					jw_bool_field(jw, "dry_run", true);
+				jw_end_object(jw);
+			} else {
+				printf("%s %s %s %s\n", pkt.time, src, r ? "allow" : "drop",
+				       rule->name);
+			}
+		} else if (!a->quiet) {
 			const char *src =
 				rl_key_str(&pkt.key, pol->prefix4, pol->prefix6, buf, sizeof(buf));
 
@@ -154,15 +330,26 @@ int cmd_simulate(const struct rl_args *a)
 	}
 	if (jw) {
 		jw_end_array(jw);
-		if (a->summary && !ret)
+		if (a->rules && !ret)
+			print_rule_totals(&rsim, jw);
+		if (a->summary && !ret && a->rules)
+			print_rule_summary(&rsim, jw);
+		else if (a->summary && !ret)
 			print_summary(&sim, jw);
 		jw_end_object(jw);
 		jw_end(jw);
+	} else if (a->summary && !ret && a->rules) {
+		print_rule_summary(&rsim, NULL);
 	} else if (a->summary && !ret) {
 		print_summary(&sim, NULL);
 	}
 	if (in != stdin)
 		fclose(in);
+out:
+	if (a->rules) {
+		rl_rsim_free(&rsim);
+		rl_ruleset_free(&set);
+	}
 	rl_sim_free(&sim);
 	return ret;
 }

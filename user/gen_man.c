@@ -2,7 +2,7 @@
 /*
  * gen-man: xdp-ratelimit(8) from its one source, docs/xdp-ratelimit.8.in.
  * The prose is written by hand; each line "@OPTIONS NAME@" becomes the
- * options of NAME (global, policy or a command) from the option table, so
+ * options of NAME (global, policy, rules or a command) from the option table, so
  * the man page lists exactly the options the program takes. Fails if a
  * placeholder names nothing, or if an option or a command is left out.
  */
@@ -25,10 +25,14 @@ static int groups_of(const char *name, unsigned int *groups)
 		*groups = RL_G_POLICY;
 		return 0;
 	}
+	if (!strcmp(name, "rules")) {
+		*groups = RL_G_RULE;
+		return 0;
+	}
 	cmd = rl_cmd_find(name);
 	if (!cmd)
 		return -ENOENT;
-	*groups = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL);
+	*groups = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE);
 	return 0;
 }
 

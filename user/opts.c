@@ -10,6 +10,7 @@
 #include <string.h>
 #include "xdp_attach.h"
 #include "opts.h"
+#include "rules.h"
 
 #define A(field) offsetof(struct rl_args, field)
 
@@ -32,6 +33,136 @@ static int parse_algo(const char *val, struct rl_args *a, char *err, size_t errl
 static int parse_rate(const char *val, struct rl_args *a, char *err, size_t errlen)
 {
 	return rl_parse_rate(val, &a->pol.rate_num, &a->pol.rate_den, &a->pol.bytes, err, errlen);
+}
+
+/* The match options write into the rule being parsed (rl_rule_parse()). */
+static int no_rule(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "is an option of a rule (rule add, simulate --rules FILE)");
+	return -EINVAL;
+}
+
+static int parse_src(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	char one[128];
+
+	if (!a->rule)
+		return no_rule(err, errlen);
+	/* A comma list: each CIDR in turn, an empty one (",,", a trailing ',') refused. */
+	for (const char *p = val;; p++) {
+		size_t n = strcspn(p, ",");
+		int ret;
+
+		if (!n || n >= sizeof(one)) {
+			snprintf(err, errlen, n ? "'%.40s...' is not a CIDR" : "empty CIDR in '%s'",
+				 n ? p : val);
+			return -EINVAL;
+		}
+		memcpy(one, p, n);
+		one[n] = '\0';
+		ret = rl_rule_add_src(a->rule, one, err, errlen);
+		if (ret)
+			return ret;
+		p += n;
+		if (!*p)
+			return 0;
+	}
+}
+
+static int parse_src_file(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	if (!a->rule)
+		return no_rule(err, errlen);
+	return rl_rule_add_src_file(a->rule, val, err, errlen);
+}
+
+static int parse_proto(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	if (!a->rule)
+		return no_rule(err, errlen);
+	if (rl_parse_proto(val, &a->rule->l4.proto)) {
+		snprintf(err, errlen, "'%s' is not tcp, udp, icmp, icmpv6 or a number 0-255", val);
+		return -EINVAL;
+	}
+	a->rule->l4.fields |= RL_MATCH_PROTO;
+	return 0;
+}
+
+static int parse_dport(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	char lo[16];
+	const char *dash = strchr(val, '-');
+	__u64 l, h;
+	size_t n = dash ? (size_t)(dash - val) : strlen(val);
+
+	if (!a->rule)
+		return no_rule(err, errlen);
+	if (n >= sizeof(lo) || !n || (dash && !dash[1])) {
+		snprintf(err, errlen, "'%s' is not a port or a range (443, 1024-65535)", val);
+		return -EINVAL;
+	}
+	memcpy(lo, val, n);
+	lo[n] = '\0';
+	if (rl_parse_u64(lo, 0, 65535, &l, err, errlen) ||
+	    rl_parse_u64(dash ? dash + 1 : lo, 0, 65535, &h, err, errlen)) {
+		snprintf(err, errlen, "'%s': a port is a whole number from 0 to 65535", val);
+		return -EINVAL;
+	}
+	if (l > h) {
+		snprintf(err, errlen, "'%s' is a reversed range (give LOW-HIGH: %llu-%llu)", val,
+			 (unsigned long long)h, (unsigned long long)l);
+		return -EINVAL;
+	}
+	a->rule->l4.fields |= RL_MATCH_DPORT;
+	a->rule->l4.dport_lo = (__u16)l;
+	a->rule->l4.dport_hi = (__u16)h;
+	return 0;
+}
+
+static int parse_tcp_flags(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	const char *slash = strchr(val, '/');
+	char v[16];
+	__u8 value, mask;
+	size_t n = slash ? (size_t)(slash - val) : strlen(val);
+
+	if (!a->rule)
+		return no_rule(err, errlen);
+	if (!strcmp(val, "syn")) {
+		value = RL_TCP_SYN;
+		mask = RL_TCP_SYN | RL_TCP_ACK;
+		goto done;
+	}
+	if (n >= sizeof(v))
+		goto bad;
+	memcpy(v, val, n);
+	v[n] = '\0';
+	/* VALUE/MASK; VALUE and VALUE/ mean VALUE/VALUE: these set, the others any. */
+	if (rl_parse_tcp_flag_letters(v, &value) ||
+	    (slash && slash[1] && rl_parse_tcp_flag_letters(slash + 1, &mask)))
+		goto bad;
+	if (!slash || !slash[1])
+		mask = value;
+	if (!mask) {
+		snprintf(err, errlen, "'%s' has an empty mask: it would match every packet", val);
+		return -EINVAL;
+	}
+	if (value & ~mask) {
+		snprintf(err, errlen,
+			 "'%s': flags set in VALUE must be in MASK, or it never matches", val);
+		return -EINVAL;
+	}
+done:
+	a->rule->l4.fields |= RL_MATCH_FLAGS;
+	a->rule->l4.tcp_value = value;
+	a->rule->l4.tcp_mask = mask;
+	return 0;
+bad:
+	snprintf(
+		err, errlen,
+		"'%s' is not syn or VALUE/MASK in tcpdump's letters F S R P A U E W (S/SA, R/R, F/)",
+		val);
+	return -EINVAL;
 }
 
 const struct rl_opt rl_opt_table[] = {
@@ -118,6 +249,40 @@ const struct rl_opt rl_opt_table[] = {
 	  "Add per-source and total counts at the end." },
 	{ "quiet", 'q', RL_OPT_FLAG, NULL, A(quiet), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
 	  "No per-packet lines (use with --summary)." },
+	{ "rules", 0, RL_OPT_STRING, "FILE", A(rules), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "Replay through the rules in FILE, one per line as after \"rule add IFACE\" (NAME "
+	  "[MATCH OPTIONS] ACTION, no --before), in order, before the default rule, which the "
+	  "policy options make. Each output line ends with the deciding rule's name." },
+
+	{ "src", 0, RL_OPT_LIST, "CIDR[,CIDR...]", 0, 0, 0, 0, NULL, parse_src, RL_G_RULE,
+	  "Match packets from these source prefixes, IPv4 or IPv6 (198.18.0.0/15, 2001:db8::/32; "
+	  "an address alone is /32 or /128). May repeat. Host bits must be zero. An IPv4 prefix "
+	  "matches IPv4 sources and IPv4-mapped IPv6 ones (::ffff:a.b.c.d), an IPv6 prefix the "
+	  "other IPv6 sources; the source is matched unmasked." },
+	{ "src-file", 0, RL_OPT_LIST, "FILE", 0, 0, 0, 0, NULL, parse_src_file, RL_G_RULE,
+	  "Match the source prefixes listed in FILE, one per line; blank lines and everything "
+	  "after '#' are ignored; at most 1000000 lines. May repeat, and add to --src." },
+	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, NULL, parse_proto, RL_G_RULE,
+	  "Match this L4 protocol: tcp, udp, icmp, icmpv6 or a number 0-255 (IPv4's protocol, "
+	  "IPv6's first next header: an extension header's number if there is one)." },
+	{ "dport", 0, RL_OPT_CUSTOM, "N|N-M", 0, 0, 0, 0, NULL, parse_dport, RL_G_RULE,
+	  "Match this destination port or inclusive range (0-65535); needs --proto tcp or udp. "
+	  "Fragments after the first and truncated headers show no port and never match." },
+	{ "tcp-flags", 0, RL_OPT_CUSTOM, "FLAGS", 0, 0, 0, 0, NULL, parse_tcp_flags, RL_G_RULE,
+	  "Match TCP flags; needs --proto tcp. syn: SYN set and ACK clear (new connections, S/SA). "
+	  "VALUE/MASK in tcpdump's letters (F S R P A U E W): the flags in MASK must be exactly "
+	  "those in VALUE, e.g. SA/SA, R/R, /A (ACK clear); VALUE alone or VALUE/ is VALUE/VALUE." },
+	{ "allow", 0, RL_OPT_FLAG, NULL, A(allow), 0, 0, 0, NULL, NULL, RL_G_RULE,
+	  "Action: pass matching packets, never limited (counted as allowed)." },
+	{ "deny", 0, RL_OPT_FLAG, NULL, A(deny), 0, 0, 0, NULL, NULL, RL_G_RULE,
+	  "Action: drop matching packets (counted as denied; passed with --action dry-run). "
+	  "Without --allow or --deny a rule limits with its own policy options, --rate first." },
+	{ "block", 0, RL_OPT_DURATION, "DUR", A(block_ns), A(block_set), 1, RL_BLOCK_MAX_NS, NULL,
+	  NULL, RL_G_RULE,
+	  "With a limit policy: a source over the rule's limit is dropped whole (every packet "
+	  "reaching this rule) for DUR (1ns to 8784h), then starts afresh as a new source." },
+	{ "before", 0, RL_OPT_STRING, "NAME", A(before), 0, 0, 0, NULL, NULL, RL_G_RULE,
+	  "rule add: insert before rule NAME (default: last before the default rule)." },
 };
 
 const size_t rl_opt_count = sizeof(rl_opt_table) / sizeof(rl_opt_table[0]);
@@ -211,6 +376,7 @@ static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
 		*(const char **)(base + opt->off) = val;
 		break;
 	case RL_OPT_CUSTOM:
+	case RL_OPT_LIST:
 		ret = opt->parse(val, a, msg, sizeof(msg));
 		break;
 	}
@@ -310,8 +476,8 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 		if (!opt)
 			continue;
 		idx = (int)(opt - rl_opt_table);
-		/* -v may repeat (-vv); any other option given twice is a mistake. */
-		if (a->given[idx] && opt->off != A(verbose)) {
+		/* -v and lists may repeat (-vv); any other option given twice is a mistake. */
+		if (a->given[idx] && opt->off != A(verbose) && opt->type != RL_OPT_LIST) {
 			snprintf(err, errlen, "%s is given twice", opt_spelling(opt, c));
 			return -EINVAL;
 		}

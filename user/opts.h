@@ -24,6 +24,7 @@ enum rl_opt_type {
 	RL_OPT_CHOICE, /* one of choices[]: int, its index */
 	RL_OPT_STRING, /* any text: const char * */
 	RL_OPT_CUSTOM, /* parsed by ->parse() */
+	RL_OPT_LIST, /* parsed by ->parse(), may repeat: each adds to a list (--src) */
 };
 
 /* Where an option may appear; a command takes the union of some of these. */
@@ -36,9 +37,11 @@ enum rl_opt_group {
 	RL_G_WATCH = 1 << 5, /* stats --watch */
 	RL_G_TOP = 1 << 6, /* top */
 	RL_G_SIMULATE = 1 << 7, /* simulate */
+	RL_G_RULE = 1 << 8, /* a rule's match and action: rule add, lines of simulate --rules */
 };
 
 struct rl_args;
+struct rl_rule;
 
 struct rl_opt {
 	const char *name; /* --name; also the configuration file's key */
@@ -67,6 +70,15 @@ struct rl_args {
 	__u64 top_n; /* top -n */
 	const char *trace; /* simulate --trace */
 	bool summary, quiet; /* simulate */
+	const char *rules; /* simulate --rules */
+	/*
+	 * A rule (RL_G_RULE): --src, --src-file, --proto, --dport and
+	 * --tcp-flags go straight into *rule (refused when it is NULL).
+	 */
+	struct rl_rule *rule;
+	bool allow, deny, block_set;
+	__u64 block_ns;
+	const char *before;
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;

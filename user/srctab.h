@@ -13,6 +13,7 @@ struct rl_src {
 	__u64 passed;
 	__u64 dropped;
 	__u64 order; /* first-seen order, for stable reports */
+	__u64 until; /* rules with --block: blocked while now < until; 0: not blocked */
 	int used;
 };
 

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include "rl_block.h"
 #include "source.h"
 #include "trace.h"
 
@@ -63,16 +65,51 @@ int rl_trace_getline(FILE *in, char *buf, size_t size, char *err, size_t errlen)
 	return c != EOF || n ? 1 : 0;
 }
 
+/* "tcp/443", "udp/53", "icmp", "tcp", "44": PROTO[/DPORT]. */
+static int parse_l4(const char *f, struct rl_trace_pkt *pkt, char *err, size_t errlen)
+{
+	const char *slash = strchr(f, '/');
+	char proto[16], msg[RL_ERRLEN];
+	size_t n = slash ? (size_t)(slash - f) : strlen(f);
+	__u64 port;
+
+	if (n < sizeof(proto)) {
+		memcpy(proto, f, n);
+		proto[n] = '\0';
+	}
+	if (n >= sizeof(proto) || rl_parse_proto(proto, &pkt->proto)) {
+		snprintf(err, errlen, "protocol '%.*s' is not tcp, udp, icmp, icmpv6 or 0-255",
+			 (int)n, f);
+		return -EINVAL;
+	}
+	pkt->info = RL_PKT_PROTO;
+	if (!slash)
+		return 0;
+	if (pkt->proto != RL_PROTO_TCP && pkt->proto != RL_PROTO_UDP) {
+		snprintf(err, errlen, "'%s': only tcp and udp have a port", f);
+		return -EINVAL;
+	}
+	if (rl_parse_u64(slash + 1, 0, 65535, &port, msg, sizeof(msg))) {
+		snprintf(err, errlen, "port: %s", msg);
+		return -EINVAL;
+	}
+	pkt->dport = (__u16)port;
+	pkt->info |= RL_PKT_L4;
+	return 0;
+}
+
 int rl_trace_line(char *line, struct rl_trace_pkt *pkt, char *err, size_t errlen)
 {
-	char *fields[4], *save = NULL, *tok;
+	char *fields[5], *save = NULL, *tok;
 	int n = 0, ret;
 	__u64 len = 64;
 
 	line[strcspn(line, "#\r\n")] = '\0';
 	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
-		if (n == 3) {
-			snprintf(err, errlen, "too many fields (TIMESTAMP [SOURCE [LENGTH]])");
+		if (n == 5) {
+			snprintf(
+				err, errlen,
+				"too many fields (TIMESTAMP [SOURCE [LENGTH [PROTO[/DPORT] [FLAGS]]]])");
 			return -EINVAL;
 		}
 		fields[n++] = tok;
@@ -103,7 +140,37 @@ int rl_trace_line(char *line, struct rl_trace_pkt *pkt, char *err, size_t errlen
 		return -EINVAL;
 	}
 	pkt->len = (__u32)len;
+	pkt->info = 0;
+	pkt->proto = 0;
+	pkt->dport = 0;
+	pkt->tcp_flags = 0;
+	if (n > 3 && parse_l4(fields[3], pkt, err, errlen))
+		return -EINVAL;
+	if (n > 4) {
+		if (pkt->proto != RL_PROTO_TCP || !(pkt->info & RL_PKT_L4)) {
+			snprintf(err, errlen,
+				 "flags '%s' need a tcp packet with a port (tcp/DPORT)", fields[4]);
+			return -EINVAL;
+		}
+		if (rl_parse_tcp_flag_letters(fields[4], &pkt->tcp_flags)) {
+			snprintf(
+				err, errlen,
+				"flags '%s' are not tcpdump's letters F S R P A U E W ('.' for none)",
+				fields[4]);
+			return -EINVAL;
+		}
+	}
 	return 1;
+}
+
+void rl_trace_pkt_info(const struct rl_trace_pkt *pkt, struct rl_pkt_info *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->src = pkt->key;
+	p->info = pkt->info;
+	p->proto = pkt->proto;
+	p->dport = pkt->dport;
+	p->tcp_flags = pkt->tcp_flags;
 }
 
 int rl_sim_init(struct rl_sim *s, const struct rl_policy *pol, char *err, size_t errlen)
@@ -143,5 +210,114 @@ int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, st
 	}
 	if (srcp)
 		*srcp = src;
+	return pass;
+}
+
+static const char *const reason_names[] = {
+	[RL_REASON_ALLOWED] = "allowed", [RL_REASON_DENIED] = "denied",
+	[RL_REASON_PASSED] = "passed",	 [RL_REASON_LIMITED] = "limited",
+	[RL_REASON_BLOCKED] = "blocked",
+};
+
+const char *rl_reason_name(enum rl_rule_reason r)
+{
+	return (unsigned int)r <= RL_REASON_BLOCKED ? reason_names[r] : "unknown";
+}
+
+int rl_rsim_init(struct rl_rsim *s, const struct rl_ruleset *set)
+{
+	memset(s, 0, sizeof(*s));
+	s->set = set;
+	s->tabs = calloc(set->n, sizeof(*s->tabs));
+	s->cnt = calloc(set->n, sizeof(*s->cnt));
+	if (!s->tabs || !s->cnt) {
+		rl_rsim_free(s);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < set->n; i++)
+		rl_srctab_init(&s->tabs[i]);
+	return 0;
+}
+
+void rl_rsim_free(struct rl_rsim *s)
+{
+	for (size_t i = 0; s->tabs && i < s->set->n; i++)
+		rl_srctab_free(&s->tabs[i]);
+	free(s->tabs);
+	free(s->cnt);
+	memset(s, 0, sizeof(*s));
+}
+
+int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __u32 len,
+		   struct rl_rsim_result *res)
+{
+	size_t i = rl_ruleset_match(s->set, p);
+	const struct rl_rule *r = &s->set->rules[i];
+	struct rl_rule_counters *c = &s->cnt[i];
+	struct rl_block_state bs;
+	struct rl_src *src;
+	int created, pass;
+
+	memset(res, 0, sizeof(*res));
+	res->rule = i;
+	res->key = p->src;
+	switch (r->action) {
+	case RL_RULE_ALLOW:
+		res->reason = RL_REASON_ALLOWED;
+		c->allowed++;
+		pass = 1;
+		break;
+	case RL_RULE_DENY:
+		res->reason = RL_REASON_DENIED;
+		c->denied++;
+		pass = 0;
+		break;
+	default:
+		if (!rl_key_is_anon(&res->key))
+			rl_key_mask(&res->key, r->pol.prefix4, r->pol.prefix6);
+		src = rl_srctab_get(&s->tabs[i], &res->key, &created);
+		if (!src)
+			return -ENOMEM;
+		if (created)
+			src->state = rl_initial_state(&r->params, now);
+		bs = (struct rl_block_state){ src->state, src->until };
+		switch (rl_block_step(&r->params, r->block_ns, &bs, now,
+				      r->params.bytes ? len : 1)) {
+		case RL_BLOCK_PASS:
+			res->reason = RL_REASON_PASSED;
+			break;
+		case RL_BLOCK_LIMITED:
+			res->reason = RL_REASON_LIMITED;
+			c->limited++;
+			break;
+		default:
+			res->reason = RL_REASON_BLOCKED;
+			c->blocked++;
+			break;
+		}
+		src->state = bs.state;
+		src->until = bs.until;
+		pass = res->reason == RL_REASON_PASSED;
+		res->src = src;
+		break;
+	}
+	if (!pass && r->o.action == RL_ACTION_DRY_RUN) {
+		res->dry_run = true;
+		c->would_drop++;
+		pass = 1;
+	}
+	if (pass) {
+		c->passed++;
+		c->passed_bytes += len;
+	} else {
+		c->dropped++;
+		c->dropped_bytes += len;
+	}
+	if (res->src) {
+		if (pass)
+			res->src->passed++;
+		else
+			res->src->dropped++;
+	}
 	return pass;
 }

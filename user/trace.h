@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Packet traces ("TIMESTAMP [SOURCE [LENGTH]]") and a userspace model of the limiter. */
+/*
+ * Packet traces ("TIMESTAMP [SOURCE [LENGTH [PROTO[/DPORT] [FLAGS]]]]") and
+ * userspace models of the limiter: one policy (rl_sim), or rules (rl_rsim).
+ */
 #ifndef RL_TRACE_H
 #define RL_TRACE_H
 
 #include <stdbool.h>
 #include <stdio.h>
 #include "policy.h"
+#include "rules.h"
 #include "srctab.h"
 
 struct rl_trace_pkt {
@@ -14,6 +18,15 @@ struct rl_trace_pkt {
 	struct rl_key key; /* masked source */
 	bool has_source;
 	__u32 len;
+	/*
+	 * L4, for rules: RL_PKT_PROTO with a PROTO field, RL_PKT_L4 when it
+	 * has a port ("tcp/443": the L4 header is there; "tcp": it is not, as
+	 * in a fragment after the first). FLAGS only with tcp and a port.
+	 */
+	__u8 info;
+	__u8 proto;
+	__u8 tcp_flags;
+	__u16 dport;
 };
 
 /* "12.000000001" -> ns, exactly; 0 or -EINVAL. */
@@ -48,5 +61,44 @@ int rl_sim_init(struct rl_sim *s, const struct rl_policy *pol, char *err, size_t
 void rl_sim_free(struct rl_sim *s);
 /* Mask @key by the policy's prefixes first. 1 pass, 0 drop, -ENOMEM. */
 int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, struct rl_src **src);
+
+/*
+ * Rules replayed in userspace: the first matching rule of the set decides
+ * (rl_ruleset_match()); a limit rule steps its own per-source state through
+ * rl_block_step(), the source masked with that rule's prefixes.
+ */
+struct rl_rsim {
+	const struct rl_ruleset *set;
+	struct rl_srctab *tabs; /* per rule: sources of limit rules */
+	struct rl_rule_counters *cnt; /* per rule */
+};
+
+/* Why a rule passed or dropped a packet. */
+enum rl_rule_reason {
+	RL_REASON_ALLOWED = 0, /* allow rule */
+	RL_REASON_DENIED = 1, /* deny rule */
+	RL_REASON_PASSED = 2, /* limit rule, under the limit */
+	RL_REASON_LIMITED = 3, /* limit rule, over the limit */
+	RL_REASON_BLOCKED = 4, /* limit rule, source blocked */
+};
+
+const char *rl_reason_name(enum rl_rule_reason r);
+
+struct rl_rsim_result {
+	size_t rule; /* index in the set */
+	enum rl_rule_reason reason;
+	bool dry_run; /* dropped but for dry-run: passed, counted would_drop */
+	struct rl_key key; /* the source as the rule keys it (masked for a limit rule) */
+	struct rl_src *src; /* its state (limit rules), else NULL */
+};
+
+/* @set must outlive the simulator and not change. -ENOMEM. */
+int rl_rsim_init(struct rl_rsim *s, const struct rl_ruleset *set);
+void rl_rsim_free(struct rl_rsim *s);
+/* One packet at @now of @len bytes: 1 pass, 0 drop, -ENOMEM; what decided in *res. */
+int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __u32 len,
+		   struct rl_rsim_result *res);
+/* The packet fields of a trace packet (its source unmasked). */
+void rl_trace_pkt_info(const struct rl_trace_pkt *pkt, struct rl_pkt_info *p);
 
 #endif /* RL_TRACE_H */

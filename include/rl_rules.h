@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Rules (see "Rules" in docs/design.md): what the XDP program and userspace
+ * share. The limits of a rule set, a packet's fields as rules see them, the
+ * L4 part of a rule's match and the per-rule counters. Fixed-width types and
+ * explicit padding only; rl_l4_match() is a pure function for both sides.
+ */
+#ifndef RL_RULES_H
+#define RL_RULES_H
+
+#include <linux/types.h>
+#include "rl_algo.h"
+#include "rl_key.h"
+
+/*
+ * Rules per interface, "default" included. Rules are tried in order on every
+ * packet that reaches them, so the count bounds the per-packet work (and the
+ * verifier's loop); 64 covers exemptions, per-customer and per-port rules.
+ */
+#define RL_MAX_RULES 64
+/*
+ * Source prefixes per interface, over all rules and both families: the
+ * prefix maps are sized for it at attach. A million covers the largest
+ * public block lists (a full BGP table is about 1.2 million routes, mostly
+ * IPv4 /24s that such lists aggregate).
+ */
+#define RL_MAX_PREFIXES 1000000
+/* A rule's name: at most 31 characters of [A-Za-z0-9_.-], and its NUL. */
+#define RL_RULE_NAME_LEN 32
+/* The name of the last rule, which the attach policy makes and nothing deletes. */
+#define RL_RULE_DEFAULT "default"
+/* Lines of a --src-file, comments and blank lines included. */
+#define RL_SRC_FILE_MAX_LINES 1000000
+/* Longest --block: a year (366 days), in ns. */
+#define RL_BLOCK_MAX_NS (366ULL * 86400 * 1000000000)
+
+/* A rule's action. */
+enum rl_rule_action {
+	RL_RULE_ALLOW = 0, /* pass, never limited */
+	RL_RULE_DENY = 1, /* drop */
+	RL_RULE_LIMIT = 2, /* the rule's own policy, its own per-source state */
+};
+
+/* TCP flags as in the 14th byte of the TCP header (tcpdump's letters). */
+#define RL_TCP_FIN 0x01 /* F */
+#define RL_TCP_SYN 0x02 /* S */
+#define RL_TCP_RST 0x04 /* R */
+#define RL_TCP_PSH 0x08 /* P */
+#define RL_TCP_ACK 0x10 /* A */
+#define RL_TCP_URG 0x20 /* U */
+#define RL_TCP_ECE 0x40 /* E */
+#define RL_TCP_CWR 0x80 /* W */
+
+/* Which fields of a rule's match are given (struct rl_rule_l4.fields). */
+#define RL_MATCH_PROTO 0x01
+#define RL_MATCH_DPORT 0x02
+#define RL_MATCH_FLAGS 0x04
+
+/* IP protocol numbers with a name in rules and traces. */
+#define RL_PROTO_ICMP	1
+#define RL_PROTO_TCP	6
+#define RL_PROTO_UDP	17
+#define RL_PROTO_ICMPV6 58
+
+/* The L4 part of a rule's match: all given fields must hold. */
+struct rl_rule_l4 {
+	__u8 fields; /* RL_MATCH_* */
+	__u8 proto; /* IPv4 protocol, or IPv6 fixed header's next header */
+	__u8 tcp_mask; /* flags & tcp_mask == tcp_value */
+	__u8 tcp_value;
+	__u16 dport_lo; /* host order, inclusive */
+	__u16 dport_hi;
+};
+
+/* What a packet shows (struct rl_pkt_info.info). */
+#define RL_PKT_PROTO 0x01 /* proto is known (always, for a real packet) */
+#define RL_PKT_L4    0x02 /* the L4 header is there: dport (tcp, udp) and tcp_flags (tcp) */
+
+/*
+ * A packet as rules see it. The source is the real, unmasked one, IPv4 as
+ * ::ffff:a.b.c.d (an IPv6 packet from ::ffff:a.b.c.d is that IPv4 source).
+ * No L4 (RL_PKT_L4 clear): an IPv4 fragment with a non-zero offset, or an
+ * L4 header cut short; no rule with a port or flags matches it. The proto of
+ * an IPv6 packet is its fixed header's next header: with extension headers,
+ * the first one's number (no extension header is walked), and no L4.
+ */
+struct rl_pkt_info {
+	struct rl_key src;
+	__u16 dport; /* host order; tcp and udp with RL_PKT_L4 */
+	__u8 proto;
+	__u8 tcp_flags; /* tcp with RL_PKT_L4 */
+	__u8 info; /* RL_PKT_* */
+	__u8 pad[3];
+};
+
+/* 1 if the L4 fields of @p satisfy @m. Source prefixes are matched apart. */
+RL_INLINE int rl_l4_match(const struct rl_rule_l4 *m, const struct rl_pkt_info *p)
+{
+	if ((m->fields & RL_MATCH_PROTO) && (!(p->info & RL_PKT_PROTO) || p->proto != m->proto))
+		return 0;
+	/* Ports and flags are only ever asked of tcp and udp rules (userspace checks). */
+	if ((m->fields & (RL_MATCH_DPORT | RL_MATCH_FLAGS)) && !(p->info & RL_PKT_L4))
+		return 0;
+	if ((m->fields & RL_MATCH_DPORT) && (p->dport < m->dport_lo || p->dport > m->dport_hi))
+		return 0;
+	if ((m->fields & RL_MATCH_FLAGS) && (p->tcp_flags & m->tcp_mask) != m->tcp_value)
+		return 0;
+	return 1;
+}
+
+/*
+ * Per-rule counters. Every packet that a rule decides is counted once in
+ * passed or dropped (the verdict) and once in allowed, denied, limited or
+ * blocked (the reason); would_drop counts the packets of a dry-run rule that
+ * it would have dropped, which are passed. So
+ *	passed + dropped = allowed + denied + (limited + blocked) + under the limit,
+ *	dropped = denied + limited + blocked - would_drop.
+ */
+struct rl_rule_counters {
+	__u64 passed, passed_bytes;
+	__u64 dropped, dropped_bytes;
+	__u64 allowed; /* allow rule */
+	__u64 denied; /* deny rule */
+	__u64 limited; /* limit rule, over the limit (the packet that starts a block too) */
+	__u64 blocked; /* limit rule, source blocked */
+	__u64 would_drop; /* dry-run: would have been dropped, passed */
+};
+
+#endif /* RL_RULES_H */
