@@ -44,7 +44,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "Counters: rx_packets/rx_bytes (every frame), passed, dropped (XDP verdicts), limited "
 	  "(dropped for being over the limit), would_drop (over the limit in dry-run, passed), "
 	  "ipv4, ipv6, not_ip (passed untouched), malformed_* by reason, new_sources, carried "
-	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, no_config, "
+	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, "
 	  "nd (IPv6 neighbour discovery, passed untouched); "
 	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
 	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n" },
