@@ -817,7 +817,7 @@ static int flood_case(struct sa_study *m, struct bench_ref *drv, bool set, __u32
 
 static int phase_flood(struct sa_study *m)
 {
-	__u32 rates[] = { 0, 8, 64, 512 };
+	__u32 rates[] = { 0, 64, 512, 4096 };
 	struct bench_ref *drv = load_ref(16);
 	int err = 0;
 
