@@ -182,7 +182,8 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 
 			err = bench_set_target(drv, x->prog_fd, x->sources);
 			if (!err)
-				err = bench_run_driver(drv, &m->frame, reps, &x->wall[r], &x->kern[r]);
+				err = bench_run_driver(drv, &m->frame, reps, &x->wall[r],
+						       &x->kern[r]);
 			if (err) {
 				fprintf(stderr, "rl-bench: %s: %s: %s\n", phase, x->name,
 					strerror(-err));

@@ -61,8 +61,12 @@
 enum { T_DRV, T_CL, T_L, T_S17, T_S19, T_SMEM, T__COUNT };
 
 static const char *const tnames[T__COUNT] = {
-	"driver", "(c') ref_gcra_lean", "L: LRU hash", "S: 2^17 sets (1M slots, 8 MiB)",
-	"S: 2^19 sets (4M slots, 32 MiB)", "S: L's memory",
+	"driver",
+	"(c') ref_gcra_lean",
+	"L: LRU hash",
+	"S: 2^17 sets (1M slots, 8 MiB)",
+	"S: 2^19 sets (4M slots, 32 MiB)",
+	"S: L's memory",
 };
 
 struct sa_study {
@@ -144,8 +148,9 @@ static struct bench_sa *load_sa(const struct rl_config *cfg, __u32 bits, __u32 l
 	if (!err)
 		err = bench_sa__load(s);
 	if (err) {
-		fprintf(stderr, "rl-bench: couldn't load bench_sa (2^%u sets, %u LRU entries): %s\n",
-			bits, lru, strerror(-err));
+		fprintf(stderr,
+			"rl-bench: couldn't load bench_sa (2^%u sets, %u LRU entries): %s\n", bits,
+			lru, strerror(-err));
 		bench_sa__destroy(s);
 		return NULL;
 	}
@@ -296,16 +301,18 @@ static int phase_speed(struct sa_study *m)
 					    .fd = bpf_program__fd(drv->progs.bench_nop),
 					    .sources = counts[s] };
 		for (int k = 0; k < SA_INST; k++) {
-			int fds[T__COUNT] = { 0, bpf_program__fd(refs[k]->progs.ref_gcra_lean),
+			int fds[T__COUNT] = { 0,
+					      bpf_program__fd(refs[k]->progs.ref_gcra_lean),
 					      bpf_program__fd(a[k]->progs.sa_lru_prog),
 					      bpf_program__fd(a[k]->progs.sa_set_prog),
 					      bpf_program__fd(b[k]->progs.sa_set_prog),
 					      bpf_program__fd(c[k]->progs.sa_set_prog) };
 
 			for (int kind = T_CL; kind < T__COUNT; kind++)
-				t[nt++] = (struct starget){
-					.kind = kind, .inst = k, .fd = fds[kind], .sources = counts[s]
-				};
+				t[nt++] = (struct starget){ .kind = kind,
+							    .inst = k,
+							    .fd = fds[kind],
+							    .sources = counts[s] };
 		}
 	}
 	fprintf(stderr, "rl-bench: setassoc: filling %d tables with %u sources\n",
@@ -381,8 +388,9 @@ static int phase_speed(struct sa_study *m)
 		       "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int s = 0; s < NCOUNTS; s++) {
 		double ns[T__COUNT], rr[7][3], v[MAX_ROUNDS];
-		int pairs[7][2] = { { T_S17, T_L },  { T_S19, T_L },  { T_SMEM, T_L }, { T_S17, T_CL },
-				    { T_S19, T_CL }, { T_SMEM, T_CL }, { T_L, T_CL } };
+		int pairs[7][2] = { { T_S17, T_L },  { T_S19, T_L },  { T_SMEM, T_L },
+				    { T_S17, T_CL }, { T_S19, T_CL }, { T_SMEM, T_CL },
+				    { T_L, T_CL } };
 
 		for (int kind = T_CL; kind < T__COUNT; kind++) {
 			for (int r = 0; r < m->rounds; r++)
@@ -399,12 +407,14 @@ static int phase_speed(struct sa_study *m)
 		}
 		fprintf(m->md, "\n");
 	}
-	fprintf(m->md, "\nMemory (map memlock from fdinfo): (c') %.1f MiB, L %.1f MiB, S17 %.1f MiB, "
-		       "S19 %.1f MiB, Smem (2^%u sets) %.1f MiB.\n",
+	fprintf(m->md,
+		"\nMemory (map memlock from fdinfo): (c') %.1f MiB, L %.1f MiB, S17 %.1f MiB, "
+		"S19 %.1f MiB, Smem (2^%u sets) %.1f MiB.\n",
 		smem[T_CL] / 1048576.0, smem[T_L] / 1048576.0, smem[T_S17] / 1048576.0,
 		smem[T_S19] / 1048576.0, memb, smem[T_SMEM] / 1048576.0);
-	fprintf(m->md, "Misses (inserts) of S while measuring, all instances: S17 %llu, S19 %llu, "
-		       "Smem %llu (0: every lookup hit); gave up: %llu.\n\n",
+	fprintf(m->md,
+		"Misses (inserts) of S while measuring, all instances: S17 %llu, S19 %llu, "
+		"Smem %llu (0: every lookup hit); gave up: %llu.\n\n",
 		(unsigned long long)(after[T_S17].inserts - before[T_S17].inserts),
 		(unsigned long long)(after[T_S19].inserts - before[T_S19].inserts),
 		(unsigned long long)(after[T_SMEM].inserts - before[T_SMEM].inserts),
@@ -806,8 +816,7 @@ static int flood_case(struct sa_study *m, struct bench_ref *drv, bool set, __u32
 	if (!err)
 		err = sa_counters(s, &cnt);
 	if (!err)
-		fprintf(m->md,
-			"| %s | %u | %u | %u/%u | %u/%u | %u | %u (exact %llu) | %llu |\n",
+		fprintf(m->md, "| %s | %u | %u | %u/%u | %u/%u | %u | %u (exact %llu) | %llu |\n",
 			set ? "S" : "L", per_tick, per_tick ? (SA_WAYS << bits) / per_tick : 0,
 			a_gone, a_sent - 1, a_pass, a_sent, h_gone, h_pass,
 			(unsigned long long)exact, (unsigned long long)cnt.inserts);

@@ -22,9 +22,9 @@
 
 #include <linux/types.h>
 
-#define SA_WAYS 8
-#define SA_USED (1ULL << 63)
-#define SA_PEND (1ULL << 62)
+#define SA_WAYS	     8
+#define SA_USED	     (1ULL << 63)
+#define SA_PEND	     (1ULL << 62)
 #define SA_GEN_SHIFT 60
 /* Bits of the tag and generation above the state: m = SA_STATE_BASE + set_bits. */
 #define SA_STATE_BASE 28
