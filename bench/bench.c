@@ -9,6 +9,9 @@
  *		one source at 10x its limit from 2 CPUs: passed vs r*t + b
  *	rl-bench gen --to IFACE [--pps N] [--seconds S] [--random]
  *		XDP frames into a veth, for the end-to-end benchmark
+ *	rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick] [--only PHASE]
+ *		the set-associative IPv4 table study (issue #11): speed against an
+ *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
  *
  * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
  */
@@ -275,7 +278,9 @@ static void usage(FILE *f)
 		"                  [--only matrix|steps|scale|memory]\n"
 		"       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
 		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
-		"                [--random] [--cpu N]\n");
+		"                [--random] [--cpu N]\n"
+		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
+		"                [--only speed|exact|flood]\n");
 }
 
 int main(int argc, char **argv)
@@ -300,6 +305,8 @@ int main(int argc, char **argv)
 		return bench_accuracy(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "gen"))
 		return bench_gen(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "setassoc"))
+		return bench_setassoc(argc - 1, argv + 1);
 	usage(stderr);
 	return 2;
 }

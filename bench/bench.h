@@ -66,8 +66,20 @@ struct bpf_link;
 /* NULL with no --ifname, or on failure (with a message; *err set). */
 struct bpf_link *bench_attach(struct bpf_program *prog, int *err);
 
+/*
+ * bench_ref's driver (bench/bpf/bench_ref.bpf.c), from micro.c: point it at
+ * @prog_fd with @sources sources (a power of two), and run it @reps times on
+ * @f: ns per repetition from its clock samples in *@wall, test_run's duration
+ * in *@kern (either may be NULL). 0 or -errno.
+ */
+struct bench_ref;
+int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources);
+int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
+		     double *kern);
+
 int bench_micro(int argc, char **argv);
 int bench_accuracy(int argc, char **argv);
 int bench_gen(int argc, char **argv);
+int bench_setassoc(int argc, char **argv);
 
 #endif /* RL_BENCH_H */

@@ -114,7 +114,7 @@ static void __attribute__((format(printf, 2, 3))) note(const struct micro *m, co
 	fclose(f);
 }
 
-static int set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
+int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
 {
 	__u32 zero = 0;
 
@@ -124,10 +124,10 @@ static int set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
 	return 0;
 }
 
-static int run_driver(struct micro *m, struct bench_ref *drv, __u32 reps, double *wall,
-		      double *kern)
+int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
+		     double *kern)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = m->frame.data, .data_size_in = m->frame.len,
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
 		    .repeat = reps);
 	__u64 fail = drv->bss->bench_tail_fail;
 	int err;
@@ -156,12 +156,12 @@ static int run_driver(struct micro *m, struct bench_ref *drv, __u32 reps, double
 /* Run @prog_fd over @total repetitions cycling @sources sources: fills its map. */
 static int warm(struct micro *m, struct bench_ref *drv, int prog_fd, __u32 sources, __u64 total)
 {
-	int err = set_target(drv, prog_fd, sources);
+	int err = bench_set_target(drv, prog_fd, sources);
 
 	while (!err && total) {
 		__u32 n = total > FILL_CHUNK ? FILL_CHUNK : (__u32)total;
 
-		err = run_driver(m, drv, n, NULL, NULL);
+		err = bench_run_driver(drv, &m->frame, n, NULL, NULL);
 		total -= n;
 	}
 	return err;
@@ -180,9 +180,10 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 			struct target *x = &t[(j + r * 7) % nt];
 			__u32 reps = m->reps;
 
-			err = set_target(drv, x->prog_fd, x->sources);
+			err = bench_set_target(drv, x->prog_fd, x->sources);
 			if (!err)
-				err = run_driver(m, drv, reps, &x->wall[r], &x->kern[r]);
+				err = bench_run_driver(drv, &m->frame, reps, &x->wall[r],
+						       &x->kern[r]);
 			if (err) {
 				fprintf(stderr, "rl-bench: %s: %s: %s\n", phase, x->name,
 					strerror(-err));

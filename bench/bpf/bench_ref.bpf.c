@@ -42,6 +42,12 @@ __u64 bench_tail_fail; /* tail calls that did not happen */
 __u32 bench_mask; /* sources = bench_mask + 1 (a power of two) */
 __u32 bench_base; /* first source word, host order */
 __u32 bench_off; /* offset of the 32-bit source word in the frame */
+/*
+ * Repetition n uses source (n * bench_mult) mod (bench_mask + 1): 1 cycles the
+ * sources in order; an odd multiplier visits the same ones in a scattered
+ * order (bench/setassoc.c: not the order a map was filled in).
+ */
+__u32 bench_mult = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -105,7 +111,7 @@ int bench_driver(struct xdp_md *ctx)
 	word = data + off;
 	if ((void *)(word + 1) > end)
 		return XDP_ABORTED;
-	*word = bpf_htonl(bench_base + ((__u32)n & bench_mask));
+	*word = bpf_htonl(bench_base + ((__u32)n * bench_mult & bench_mask));
 	bpf_tail_call(ctx, &bench_jmp, 0);
 	bench_tail_fail++;
 	return XDP_ABORTED;

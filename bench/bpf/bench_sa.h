@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The set-associative IPv4 table study (issue #11): what bench_sa.bpf.c and
+ * bench/setassoc.c share. Plain C, no BPF helpers: both sides compute a
+ * source's set and identity with the same functions.
+ *
+ * Table: a BPF_MAP_TYPE_ARRAY of 2^set_bits sets, each one 64-byte cache line
+ * of SA_WAYS 8-byte slot words. A slot word is
+ *
+ *	bit 63		used (an all-zero word is an empty slot)
+ *	bit 62		pending: claimed by an insertion not yet published
+ *	bits 61-60	generation, mod 4
+ *	bits 59..m	tag: the high 32 - set_bits bits of the source's hash
+ *	bits m-1..0	state: the rate state (a TAT) mod 2^m, m = 28 + set_bits
+ *
+ * The hash is a bijection of the 32-bit address (salted by the generation), so
+ * the set index and the tag together are the whole address: a tag match is
+ * never a different source (within one generation mod 4; see bench_sa.bpf.c).
+ */
+#ifndef RL_BENCH_SA_H
+#define RL_BENCH_SA_H
+
+#include <linux/types.h>
+
+#define SA_WAYS	     8
+#define SA_USED	     (1ULL << 63)
+#define SA_PEND	     (1ULL << 62)
+#define SA_GEN_SHIFT 60
+/* Bits of the tag and generation above the state: m = SA_STATE_BASE + set_bits. */
+#define SA_STATE_BASE 28
+/* At least 2^10 sets: fewer would leave under 38 bits of state. */
+#define SA_SET_BITS_MIN 10
+#define SA_SET_BITS_MAX 24
+
+struct sa_set {
+	__u64 w[SA_WAYS];
+};
+
+/* The LRU program's key: the masked IPv4 source and the generation. */
+struct sa_lkey {
+	__be32 addr;
+	__u32 gen;
+};
+
+/* Verdicts, as counter slots. */
+enum { SA_V_PASS = 0, SA_V_DROP = 1, SA_V_GAVEUP = 2, SA_V__COUNT = 3 };
+
+/* Per-CPU counters of both programs: packets and bytes by verdict, and the misses. */
+struct sa_counters {
+	__u64 packets[SA_V__COUNT];
+	__u64 bytes[SA_V__COUNT];
+	__u64 inserts; /* misses that inserted the source */
+	__u64 retries; /* scans or compare-and-swaps repeated after a lost race */
+};
+
+/*
+ * Test-only accounting (bench_sa.bpf.c with sa_test), indexed by the low bits
+ * of a source's tag: its passes, and the state (vt) its evicted copies held
+ * beyond their initial one.
+ */
+#define SA_TEST_SOURCES 64
+
+struct sa_test_acct {
+	__u64 passed[SA_TEST_SOURCES];
+	__u64 evicted_vt[SA_TEST_SOURCES];
+	__u64 evictions[SA_TEST_SOURCES];
+	__u64 twins; /* hits that found their source published in two slots */
+};
+
+/* murmur3's 32-bit finalizer: every step is invertible, so it is a bijection. */
+static inline __u32 sa_mix32(__u32 x)
+{
+	x ^= x >> 16;
+	x *= 0x85ebca6bU;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35U;
+	x ^= x >> 16;
+	return x;
+}
+
+/* The hash of a source (address in host order) in generation @gen. */
+static inline __u32 sa_hash(__u32 addr, __u32 gen)
+{
+	return sa_mix32(addr ^ (gen * 0x9e3779b9U));
+}
+
+/* Used bit, generation and tag of a source with hash @h: compared under sa_id_mask(). */
+static inline __u64 sa_id(__u32 h, __u32 gen, __u32 set_bits)
+{
+	return SA_USED | ((__u64)(gen & 3) << SA_GEN_SHIFT) |
+	       ((__u64)(h >> set_bits) << (SA_STATE_BASE + set_bits));
+}
+
+static inline __u64 sa_state_mask(__u32 set_bits)
+{
+	return (1ULL << (SA_STATE_BASE + set_bits)) - 1;
+}
+
+static inline __u64 sa_id_mask(__u32 set_bits)
+{
+	return ~(SA_PEND | sa_state_mask(set_bits));
+}
+
+/*
+ * The full state from its low m bits, given vt(now): the value congruent to
+ * @w mod 2^m within [vt - 2^(m-1), vt + 2^(m-1)).
+ */
+static inline __u64 sa_state_get(__u64 w, __u64 vt, __u32 set_bits)
+{
+	__u32 sh = 64 - SA_STATE_BASE - set_bits;
+
+	return vt + (__u64)((__s64)((w - vt) << sh) >> sh);
+}
+
+#endif /* RL_BENCH_SA_H */
