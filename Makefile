@@ -43,7 +43,9 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 # The CLI: main, the command table and one file per command family, on the library.
 CLI_SRCS  := user/cli.c $(wildcard user/cmd_*.c)
-LIB_SRCS  := $(filter-out user/main.c user/gen_man.c user/gen_completion.c $(CLI_SRCS),$(wildcard user/*.c))
+# Build-time generators of the man page and the bash completion, on the tables.
+GEN_SRCS  := user/gen_man.c user/gen_completion.c
+LIB_SRCS  := $(filter-out user/main.c $(GEN_SRCS) $(CLI_SRCS),$(wildcard user/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 CLI_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
 LIB       := $(BUILD)/libxdp-ratelimit.a

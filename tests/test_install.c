@@ -28,10 +28,12 @@ static void rm_tree(const char *dir)
 /* make TARGET VARS in the source tree, on the tested build. */
 static bool make(const char *target, const char *vars)
 {
-	if (!ASSERT_OK(access("Makefile", R_OK) || access("dist", R_OK), "run from the source tree"))
+	if (!ASSERT_OK(access("Makefile", R_OK) || access("dist", R_OK),
+		       "run from the source tree"))
 		return false;
-	return ASSERT_OK(rl_sh(NULL, "make -s BUILD=%s %s %s >/dev/null", rl_build_dir, target, vars),
-			 target);
+	return ASSERT_OK(
+		rl_sh(NULL, "env -u MAKEFLAGS -u MFLAGS make -s BUILD=%s %s %s >/dev/null", rl_build_dir, target, vars),
+		target);
 }
 
 /* Every entry under @root with its mode, one per line, sorted. */
@@ -39,7 +41,8 @@ static char *listing(const char *root)
 {
 	char *out = NULL;
 
-	if (rl_sh(&out, "cd '%s' && find . -mindepth 1 -printf '%%M %%P\\n' | LC_ALL=C sort", root)) {
+	if (rl_sh(&out, "cd '%s' && find . -mindepth 1 -printf '%%M %%P\\n' | LC_ALL=C sort",
+		  root)) {
 		free(out);
 		return NULL;
 	}
@@ -134,8 +137,9 @@ TEST(install_uninstall)
 	got = listing(path);
 	want = expected(false);
 	ASSERT_STREQ(got, want, "the installed tree");
-	ASSERT_OK(rl_sh(NULL, "cmp %s/xdp-ratelimit %s/root/usr/sbin/xdp-ratelimit &&"
-			      " cmp %s/xdp-ratelimit.8 %s/root/usr/share/man/man8/xdp-ratelimit.8",
+	ASSERT_OK(rl_sh(NULL,
+			"cmp %s/xdp-ratelimit %s/root/usr/sbin/xdp-ratelimit &&"
+			" cmp %s/xdp-ratelimit.8 %s/root/usr/share/man/man8/xdp-ratelimit.8",
 			rl_build_dir, tmp, rl_build_dir, tmp),
 		  "the installed binary and man page are the built ones");
 
@@ -157,12 +161,14 @@ TEST(install_uninstall)
 	ASSERT_STREQ(got, want, "after uninstall: the other file and the shared directories");
 
 	/* SYSTEMDUNITDIR moves the units, and uninstall finds them there. */
-	snprintf(vars, sizeof(vars), "DESTDIR=%s/alt PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system",
-		 tmp);
+	snprintf(vars, sizeof(vars),
+		 "DESTDIR=%s/alt PREFIX=/usr SYSTEMDUNITDIR=/lib/systemd/system", tmp);
 	if (!make("install", vars))
 		goto out;
-	ASSERT_OK(rl_sh(NULL, "test -f '%s/alt/lib/systemd/system/xdp-ratelimit@.service' &&"
-			      " ! test -e '%s/alt/usr/lib/systemd'", tmp, tmp),
+	ASSERT_OK(rl_sh(NULL,
+			"test -f '%s/alt/lib/systemd/system/xdp-ratelimit@.service' &&"
+			" ! test -e '%s/alt/usr/lib/systemd'",
+			tmp, tmp),
 		  "units in SYSTEMDUNITDIR");
 	if (!make("uninstall", vars))
 		goto out;
@@ -194,8 +200,7 @@ static int verify(const char *prefix, const char *unit, char **err)
  */
 TEST(install_units_verify)
 {
-	static const char *const units[] = { "xdp-ratelimit@.service",
-					     "xdp-ratelimit@eth0.service",
+	static const char *const units[] = { "xdp-ratelimit@.service", "xdp-ratelimit@eth0.service",
 					     "xdp-ratelimit-exporter.service" };
 	char tmp[64] = "", vars[256], prefix[128];
 	char *err = NULL;
@@ -211,8 +216,11 @@ TEST(install_units_verify)
 	if (!make("install", vars))
 		goto out;
 	/* An instance of the template as systemctl enable would name it. */
-	if (!ASSERT_OK(rl_sh(NULL, "ln -s xdp-ratelimit@.service %s/lib/systemd/system/"
-				   "xdp-ratelimit@eth0.service", prefix), "instance link"))
+	if (!ASSERT_OK(rl_sh(NULL,
+			     "ln -s xdp-ratelimit@.service %s/lib/systemd/system/"
+			     "xdp-ratelimit@eth0.service",
+			     prefix),
+		       "instance link"))
 		goto out;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		ASSERT_EQ(verify(prefix, units[i], &err), 0, units[i]);
@@ -355,5 +363,132 @@ out:
 	free(start);
 	free(reload);
 	free(stop);
+	rm_tree(tmp);
+}
+
+/*
+ * The installed completion: bash sources it, COMP_WORDS/COMP_CWORD are set as
+ * bash sets them at a TAB (it splits "--opt=value" at '='), and COMPREPLY is
+ * what it offers. In a network namespace of its own with its own sysfs, so
+ * the interfaces are exactly "lo".
+ */
+struct comp_case {
+	const char *words; /* a bash array's contents */
+	int cword;
+	const char *reply; /* COMPREPLY, joined by spaces; NULL: see contains */
+	const char *contains, *lacks;
+};
+
+static const struct comp_case comp_cases[] = {
+	{ .words = "xdp-ratelimit ''", .cword = 1, .contains = "attach set " },
+	{ .words = "xdp-ratelimit -v ''", .cword = 2, .contains = "attach set " },
+	{ .words = "xdp-ratelimit --ver", .cword = 1, .reply = "--verbose --version" },
+	{ .words = "xdp-ratelimit help se", .cword = 2, .reply = "set" },
+	{ .words = "xdp-ratelimit attach ''", .cword = 2, .reply = "lo" },
+	{ .words = "xdp-ratelimit status ''", .cword = 2, .reply = "lo" },
+	{ .words = "xdp-ratelimit attach lo --al", .cword = 3, .reply = "--algo" },
+	{ .words = "xdp-ratelimit attach lo --algo ''",
+	  .cword = 4,
+	  .reply = "token-bucket gcra fixed-window sliding-window" },
+	{ .words = "xdp-ratelimit attach lo --algo =",
+	  .cword = 4,
+	  .reply = "token-bucket gcra fixed-window sliding-window" },
+	{ .words = "xdp-ratelimit attach lo --algo = g", .cword = 5, .reply = "gcra" },
+	{ .words = "xdp-ratelimit attach --mode ''", .cword = 3, .reply = "native skb" },
+	{ .words = "xdp-ratelimit set lo --action d", .cword = 4, .reply = "drop dry-run" },
+	{ .words = "xdp-ratelimit set lo --clock ''", .cword = 4, .reply = "precise coarse" },
+	{ .words = "xdp-ratelimit set lo --on-insert-fail ''", .cword = 4, .reply = "pass drop" },
+	{ .words = "xdp-ratelimit set lo --malformed ''", .cword = 4, .reply = "pass drop" },
+	/* A value with nothing to offer: nothing, not the options. */
+	{ .words = "xdp-ratelimit attach lo --rate ''", .cword = 4, .reply = "" },
+	/* The value of a short option is not the interface. */
+	{ .words = "xdp-ratelimit stats -w 1 ''", .cword = 4, .reply = "lo" },
+	{ .words = "xdp-ratelimit stats lo -w ''", .cword = 4, .reply = "" },
+	{ .words = "xdp-ratelimit stats lo -w 1 --c", .cword = 5, .reply = "--count" },
+	/* The interface given: the command's options, and only its own. */
+	{ .words = "xdp-ratelimit attach lo ''",
+	  .cword = 3,
+	  .contains = "--rate --burst",
+	  .lacks = "--watch" },
+	{ .words = "xdp-ratelimit attach lo --m",
+	  .cword = 3,
+	  .reply = "--malformed --mode --max-sources --max-sources6" },
+	{ .words = "xdp-ratelimit set lo --m", .cword = 3, .reply = "--malformed" },
+	{ .words = "xdp-ratelimit detach lo --",
+	  .cword = 3,
+	  .reply = "--verbose --help --version --json" },
+	{ .words = "xdp-ratelimit cleanup ''", .cword = 2, .contains = "--json", .lacks = "lo" },
+	{ .words = "xdp-ratelimit simulate --trace comp-", .cword = 3, .reply = "comp-trace.txt" },
+	{ .words = "xdp-ratelimit simulate --rules = comp-",
+	  .cword = 4,
+	  .reply = "comp-trace.txt" },
+	{ .words = "xdp-ratelimit nosuch ''", .cword = 2, .reply = "" },
+};
+
+TEST_FLAGS(install_completion, RL_TEST_ROOT)
+{
+	char tmp[64] = "", vars[1024], file[256], cmd[2048], what[256];
+	char *out = NULL, *help = NULL;
+
+	if (!mk_tmp(tmp, sizeof(tmp)))
+		return;
+	snprintf(vars, sizeof(vars), "DESTDIR=%s/root PREFIX=/usr", tmp);
+	if (!make("install", vars))
+		goto out;
+	snprintf(file, sizeof(file), "%s/root/usr/share/bash-completion/completions/xdp-ratelimit",
+		 tmp);
+	if (!ASSERT_OK(rl_sh(NULL, "touch %s/comp-trace.txt", tmp), "a file to complete"))
+		goto out;
+	for (size_t i = 0; i < sizeof(comp_cases) / sizeof(comp_cases[0]); i++) {
+		const struct comp_case *c = &comp_cases[i];
+
+		snprintf(cmd, sizeof(cmd),
+			 "cd %s && unshare --net --mount sh -c 'mount -t sysfs sysfs /sys &&"
+			 " bash -c \"source %s; COMP_WORDS=(%s); COMP_CWORD=%d; _xdp_ratelimit;"
+			 " printf %%s \\\"\\${COMPREPLY[*]}\\\"\"'",
+			 tmp, file, c->words, c->cword);
+		snprintf(what, sizeof(what), "complete [%s] word %d", c->words, c->cword);
+		if (!ASSERT_EQ(rl_run(cmd, &out, NULL), 0, what))
+			goto out;
+		if (c->reply)
+			ASSERT_STREQ(out, c->reply, what);
+		if (c->contains)
+			ASSERT_CONTAINS(out, c->contains, what);
+		if (c->lacks)
+			ASSERT_TRUE(out && !strstr(out, c->lacks), what);
+		free(out);
+		out = NULL;
+	}
+
+	/* Exactly the commands of --help, and help (the list is generated, not copied). */
+	snprintf(cmd, sizeof(cmd),
+		 "%s/xdp-ratelimit --help | sed -n '/^Commands:/,/^$/p' |"
+		 " awk 'NF > 1 { printf \"%%s \", $1 } END { printf \"help\" }'",
+		 rl_build_dir);
+	snprintf(
+		vars, sizeof(vars),
+		"bash -c 'source %s; COMP_WORDS=(xdp-ratelimit \"\"); COMP_CWORD=1; _xdp_ratelimit;"
+		" printf %%s \"${COMPREPLY[*]}\"'",
+		file);
+	if (ASSERT_EQ(rl_run(cmd, &help, NULL), 0, "--help") &&
+	    ASSERT_EQ(rl_run(vars, &out, NULL), 0, "complete the command"))
+		ASSERT_STREQ(out, help, "the commands offered are those of --help");
+	free(out);
+	out = NULL;
+
+	/* bash-completion finds it where it is installed, and loads it on demand. */
+	if (access("/usr/share/bash-completion/bash_completion", R_OK)) {
+		rl_test_skip("no bash-completion (make deps installs it)");
+		goto out;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "XDG_DATA_DIRS=%s/root/usr/share bash -c '. /usr/share/bash-completion/"
+		 "bash_completion; _completion_loader xdp-ratelimit; complete -p xdp-ratelimit'",
+		 tmp);
+	ASSERT_EQ(rl_run(cmd, &out, NULL), 0, "bash-completion loads it");
+	ASSERT_STREQ(out, "complete -F _xdp_ratelimit xdp-ratelimit\n", "its registration");
+out:
+	free(out);
+	free(help);
 	rm_tree(tmp);
 }

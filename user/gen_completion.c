@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 	}
 	fclose(in);
 	if (seen != 1) {
-		fprintf(stderr, "gen-completion: %s: expected one @DATA@ line, found %d\n",
-			argv[1], seen);
+		fprintf(stderr, "gen-completion: %s: expected one @DATA@ line, found %d\n", argv[1],
+			seen);
 		return 1;
 	}
 	return 0;
