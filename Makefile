@@ -5,6 +5,9 @@
 # make demo     install what is missing, build, show the limiter working on a veth pair
 # make bench    benchmarks (not part of make test)
 # make fuzz     the long differential fuzzing run
+# make install  install the program, its man page, systemd units and bash completion
+#               (PREFIX=/usr/local, DESTDIR, SBINDIR, MANDIR, SYSTEMDUNITDIR, ...; see below)
+# make uninstall  remove exactly what make install put there (same variables)
 # make deps     install the Debian packages the build and tests need (as root)
 # make format   clang-format every C source and header (bpf/ include/ user/ tests/ bench/)
 # make check-format  fail if one of them differs from .clang-format (what CI runs)
@@ -18,7 +21,7 @@ ARCH     := $(shell uname -m)
 BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
 DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
-	    iproute2 netsniff-ng xdp-tools iperf3
+	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Iuser -I$(BUILD)
@@ -40,11 +43,14 @@ BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
 # The CLI: main, the command table and one file per command family, on the library.
 CLI_SRCS  := user/cli.c $(wildcard user/cmd_*.c)
-LIB_SRCS  := $(filter-out user/main.c user/gen_man.c $(CLI_SRCS),$(wildcard user/*.c))
+# Build-time generators of the man page and the bash completion, on the tables.
+GEN_SRCS  := user/gen_man.c user/gen_completion.c
+LIB_SRCS  := $(filter-out user/main.c $(GEN_SRCS) $(CLI_SRCS),$(wildcard user/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
 CLI_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
 LIB       := $(BUILD)/libxdp-ratelimit.a
 MAN       := $(BUILD)/xdp-ratelimit.8
+COMPLETION := $(BUILD)/xdp-ratelimit.bash
 # tests/lib/: the framework (runner, ASSERT_*) and the helpers the tests share.
 TEST_SRCS := $(wildcard tests/*.c tests/lib/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRCS))
@@ -52,9 +58,9 @@ HDRS      := $(wildcard include/*.h user/*.h tests/lib/*.h bpf/*.h)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean test demo bench fuzz deps format check-format check-root
+.PHONY: all clean test demo bench fuzz deps format check-format check-root install uninstall
 
-all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN)
+all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN) $(COMPLETION)
 
 $(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/lib:
 	$(Q)mkdir -p $@
@@ -95,10 +101,66 @@ $(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
 	$(call msg,MAN,$@)
 	$(Q)$(BUILD)/gen-man $< > $@
 
+# The bash completion: hand-written logic, commands and options from the tables.
+$(BUILD)/gen-completion: $(BUILD)/user/gen_completion.o $(CLI_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(COMPLETION): dist/xdp-ratelimit.bash.in $(BUILD)/gen-completion
+	$(call msg,GEN,$@)
+	$(Q)$(BUILD)/gen-completion $< > $@
+
 # Tests link the library, not the command files.
 $(BUILD)/test-runner: $(TEST_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+
+# ---- install ----
+# DESTDIR stages the tree (packaging, tests); PREFIX is where it will run, so
+# the units name $(SBINDIR)/xdp-ratelimit without DESTDIR. The units are made
+# from dist/*.service.in at install time, so a PREFIX given to make install
+# alone is the one they carry. SYSCONFDIR is /etc even for /usr/local: the
+# units read /etc/xdp-ratelimit/IFACE.env, where systemd users look.
+PREFIX         ?= /usr/local
+SBINDIR        ?= $(PREFIX)/sbin
+MANDIR         ?= $(PREFIX)/share/man
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR         ?= $(PREFIX)/share/doc/xdp-ratelimit
+SYSCONFDIR     ?= /etc
+UNITS          := $(patsubst dist/%.in,%,$(wildcard dist/*.service.in))
+# The example configuration file does not exist yet (issue #13, apply): every
+# examples/*.yaml there is when make install runs is installed, none before.
+EXAMPLES       := $(notdir $(wildcard examples/*.yaml))
+
+install: $(BUILD)/xdp-ratelimit $(MAN) $(COMPLETION)
+	$(Q)mkdir -p $(BUILD)/dist
+	$(Q)for u in $(UNITS); do \
+		sed -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+			dist/$$u.in > $(BUILD)/dist/$$u || exit 1; \
+	done
+	install -D -m 0755 $(BUILD)/xdp-ratelimit $(DESTDIR)$(SBINDIR)/xdp-ratelimit
+	install -D -m 0644 $(MAN) $(DESTDIR)$(MANDIR)/man8/xdp-ratelimit.8
+	$(Q)for u in $(UNITS); do \
+		echo "install -D -m 0644 $(BUILD)/dist/$$u $(DESTDIR)$(SYSTEMDUNITDIR)/$$u"; \
+		install -D -m 0644 $(BUILD)/dist/$$u $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; \
+	done
+	install -D -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit
+	$(Q)for f in $(EXAMPLES); do \
+		echo "install -D -m 0644 examples/$$f $(DESTDIR)$(DOCDIR)/examples/$$f"; \
+		install -D -m 0644 examples/$$f $(DESTDIR)$(DOCDIR)/examples/$$f || exit 1; \
+	done
+
+# Removes the files above and the package's own doc directory if empty; never
+# a shared directory (sbin, man8, the unit and completion directories), even
+# empty: on a real system they belong to others.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/xdp-ratelimit $(DESTDIR)$(MANDIR)/man8/xdp-ratelimit.8 \
+	      $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit \
+	      $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS)) \
+	      $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES))
+	-$(Q)rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+# ---- end of install ----
 
 # Installs only what is missing, so it costs nothing on a prepared machine.
 deps:
