@@ -23,9 +23,9 @@
 #include "metrics.h"
 
 /* Connections at once: scrapers are few; more only queue in the kernel's backlog. */
-#define MAX_CONNS    32
+#define MAX_CONNS 32
 /* Per connection, request and headers included: a scrape request is a few hundred bytes. */
-#define CONN_MEMORY  (16 * 1024)
+#define CONN_MEMORY (16 * 1024)
 /* Seconds a connection may stay idle before it is closed. */
 #define CONN_TIMEOUT 10
 
@@ -111,8 +111,8 @@ int cmd_exporter(const struct rl_args *a)
 	const char *listen = a->listen ? a->listen : RL_EXPORTER_LISTEN_STR;
 	char err[RL_ERRLEN], addr[INET6_ADDRSTRLEN];
 	struct sockaddr_storage ss;
-	unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_ERROR_LOG;
+	unsigned int flags =
+		MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
 	const union MHD_DaemonInfo *info;
 	struct MHD_Daemon *d;
 	sigset_t set;

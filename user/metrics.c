@@ -53,8 +53,8 @@ static const struct {
 	{ "ip_packets_total", "family=\"ipv4\"", "Frames rate limited, by address family.",
 	  C(ipv4) },
 	{ "ip_packets_total", "family=\"ipv6\"", NULL, C(ipv6) },
-	{ "not_ip_packets_total", NULL, "Frames neither IPv4 nor IPv6 (ARP, ...), passed untouched.",
-	  C(not_ip) },
+	{ "not_ip_packets_total", NULL,
+	  "Frames neither IPv4 nor IPv6 (ARP, ...), passed untouched.", C(not_ip) },
 	{ "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched.", C(nd) },
 	{ "malformed_packets_total", "reason=\"eth\"",
 	  "Frames not limited as IP because truncated or malformed, by reason.",
@@ -66,8 +66,8 @@ static const struct {
 	{ "new_sources_total", NULL, "Sources inserted into the source tables.", C(new_sources) },
 	{ "carried_sources_total", NULL,
 	  "Sources carried over from the previous configuration by set.", C(carried) },
-	{ "insert_failures_total", NULL, "Source inserts that failed (a map error, not a full table).",
-	  C(insert_failed) },
+	{ "insert_failures_total", NULL,
+	  "Source inserts that failed (a map error, not a full table).", C(insert_failed) },
 	{ "cas_retries_total", NULL, "Compare-and-swap attempts on a source that lost a race.",
 	  C(cas_retries) },
 	{ "cas_exhausted_packets_total", NULL,
@@ -238,13 +238,27 @@ int rl_metrics_render(char **out, size_t *len)
 
 	*out = NULL;
 	*len = 0;
-	pinned = calloc(MAX_PINNED, sizeof(*pinned));
-	d = calloc(MAX_PINNED, sizeof(*d));
-	if (!pinned || !d) {
+	/*
+	 * Sized for what is there, grown until it all fits: a fixed array for
+	 * the most a host could have would be megabytes per scrape, and glibc
+	 * keeps such blocks in each thread's arena (one per connection thread).
+	 */
+	for (int cap = 16;; cap *= 2) {
+		free(pinned);
+		pinned = calloc((size_t)cap, sizeof(*pinned));
+		if (!pinned) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		npinned = rl_list_pinned(pinned, cap);
+		if (npinned < cap || cap >= MAX_PINNED)
+			break;
+	}
+	d = calloc((size_t)npinned + 1, sizeof(*d));
+	if (!d) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	npinned = rl_list_pinned(pinned, MAX_PINNED);
 	for (int i = 0; i < npinned; i++) {
 		/* An orphan's counters stopped when its program went: not a limiter. */
 		if (pinned[i].orphan) {
@@ -305,8 +319,7 @@ int rl_listen_parse(const char *s, struct sockaddr_storage *ss, char *err, size_
 	__u64 port;
 
 	memset(ss, 0, sizeof(*ss));
-	if (!colon || hl >= sizeof(host) ||
-	    rl_parse_u64(colon + 1, 0, 65535, &port, err, errlen)) {
+	if (!colon || hl >= sizeof(host) || rl_parse_u64(colon + 1, 0, 65535, &port, err, errlen)) {
 		snprintf(err, errlen, "'%s' is not ADDR:PORT (127.0.0.1:%d, [::1]:%d, :%d)", s,
 			 RL_EXPORTER_PORT, RL_EXPORTER_PORT, RL_EXPORTER_PORT);
 		return -EINVAL;

@@ -14,8 +14,8 @@
  * before the operator decides to. 9977 is in the Prometheus exporters' range
  * (9100-9999); see the man page for how it was picked.
  */
-#define RL_EXPORTER_PORT	9977
-#define RL_EXPORTER_LISTEN_STR	"127.0.0.1:9977"
+#define RL_EXPORTER_PORT       9977
+#define RL_EXPORTER_LISTEN_STR "127.0.0.1:9977"
 
 /*
  * Render every limiter on the host (every pin directory under RL_PIN_ROOT)
