@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "metrics.h"
 #include "netns.h"
 #include "test.h"
 
@@ -368,6 +369,30 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 		series(s, sizeof(s), "packets_total", ns.rx_if, ino, "verdict=\"passed\"");
 		ASSERT_TRUE(metric(body, s) > 0, "the first is still there");
 	}
+
+	/*
+	 * An interface deleted under its limiter leaves pins no program uses: an
+	 * orphan, counted as such and not shown as a limiter.
+	 */
+	if (!ns_cli_ok(&ns, "attach again", "attach " LATE_IF " --rate 50"))
+		goto out;
+	late = true;
+	if (!ASSERT_OK(rl_ns_rx_sh(&ns, NULL, "ip link del " LATE_IF), "delete it"))
+		goto out;
+	/* The program is freed after the link, asynchronously: a few scrapes at most. */
+	for (int i = 0; i < 50; i++) {
+		free(body);
+		body = NULL;
+		if (http(e.port, "GET", "/metrics", NULL, &body) == 200 && body &&
+		    !strstr(body, "iface=\"" LATE_IF "\""))
+			break;
+		usleep(100000);
+	}
+	ASSERT_TRUE(body && !strstr(body, "iface=\"" LATE_IF "\""), "a deleted one is gone");
+	ASSERT_TRUE(metric(body, "xdp_ratelimit_orphaned_pins") >= 1, "its pins count as orphaned");
+	/* detach of a name that is gone removes its pins. */
+	if (ns_cli_ok(&ns, "remove the orphan", "detach " LATE_IF))
+		late = false;
 	ASSERT_EQ(server_stop(&e), 0, "SIGTERM stops the exporter with status 0");
 out:
 	if (late)
@@ -708,4 +733,49 @@ out:
 		rl_sh(NULL, "rm -rf '%s'", dir);
 	free(out);
 	rl_ns_destroy(&ns);
+}
+
+TEST(exporter_listen_parse)
+{
+	static const struct {
+		const char *in;
+		int family, port; /* family 0: refused */
+	} cases[] = {
+		{ "127.0.0.1:9977", AF_INET, 9977 },
+		{ ":9977", AF_INET, 9977 },
+		{ "0.0.0.0:0", AF_INET, 0 },
+		{ "[::1]:9977", AF_INET6, 9977 },
+		{ "[::]:1", AF_INET6, 1 },
+		{ "127.0.0.1", 0, 0 },
+		{ "127.0.0.1:", 0, 0 },
+		{ "127.0.0.1:65536", 0, 0 },
+		{ "127.0.0.1:-1", 0, 0 },
+		{ "::1:9977", 0, 0 },
+		{ "localhost:9977", 0, 0 },
+		{ "[127.0.0.1]:9977", 0, 0 },
+		{ "", 0, 0 },
+	};
+	struct sockaddr_storage ss;
+	char err[256], *out = NULL, *errout = NULL, cmd[PATH_MAX + 64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = rl_listen_parse(cases[i].in, &ss, err, sizeof(err));
+
+		if (!cases[i].family) {
+			ASSERT_EQ(ret, -EINVAL, cases[i].in);
+			continue;
+		}
+		if (!ASSERT_OK(ret, cases[i].in) ||
+		    !ASSERT_EQ(ss.ss_family, cases[i].family, "family"))
+			continue;
+		ASSERT_EQ(ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+							  ((struct sockaddr_in6 *)&ss)->sin6_port),
+			  cases[i].port, cases[i].in);
+	}
+	/* The command refuses it before anything else, with the usage status. */
+	snprintf(cmd, sizeof(cmd), "%s/xdp-ratelimit exporter --listen 1.2.3:80", rl_build_dir);
+	ASSERT_EQ(rl_run(cmd, &out, &errout), 2, "a bad --listen: exit status 2");
+	ASSERT_CONTAINS(errout, "--listen", "the message names the option");
+	free(out);
+	free(errout);
 }
