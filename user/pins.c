@@ -516,7 +516,8 @@ int rl_list_pinned(struct rl_pinned *p, int max)
 		while (d && (f = readdir(d)) && n < max) {
 			struct rl_pinned *x = &p[n];
 
-			if (f->d_name[0] == '.' || rl_pin_decode(f->d_name, x->name, sizeof(x->name)))
+			if (f->d_name[0] == '.' ||
+			    rl_pin_decode(f->d_name, x->name, sizeof(x->name)))
 				continue;
 			x->netns_ino = ino;
 			snprintf(x->pindir, sizeof(x->pindir), "%s/%s", nsdir, f->d_name);
