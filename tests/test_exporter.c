@@ -42,14 +42,14 @@ static double wall_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Stop @s: SIGTERM, at most 10 s, then SIGKILL. Its exit status, or -1 if killed. */
-static int server_stop(struct server *s)
+/* Stop @s: @sig, at most 10 s, then SIGKILL. Its exit status, or -1 if killed. */
+static int server_stop_sig(struct server *s, int sig)
 {
 	int status = 0;
 
 	if (s->pid <= 0)
 		return -1;
-	kill(s->pid, SIGTERM);
+	kill(s->pid, sig);
 	for (int i = 0; i < 1000; i++) {
 		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
 			s->pid = 0;
@@ -61,6 +61,11 @@ static int server_stop(struct server *s)
 	waitpid(s->pid, &status, 0);
 	s->pid = 0;
 	return -1;
+}
+
+static int server_stop(struct server *s)
+{
+	return server_stop_sig(s, SIGTERM);
 }
 
 /* Run argv with stderr (and stdout) into s->log. */
@@ -283,8 +288,8 @@ static void series(char *buf, size_t len, const char *name, const char *iface,
 		 extra ? "," : "", extra ? extra : "");
 }
 
-/* The interface made in the receiving namespace while the exporter runs. */
-#define LATE_IF "rlxlate0"
+/* The interface made while the exporter runs: its pin name encodes the dot (%2e). */
+#define LATE_IF "rlx.late0"
 
 TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 {
@@ -501,7 +506,7 @@ TEST_FLAGS(exporter_bad_requests, RL_TEST_ROOT)
 	ASSERT_LE((unsigned long long)rss1, (unsigned long long)rss0 + 16384,
 		  "RSS grew by at most 16 MiB");
 	ASSERT_TRUE(waitpid(e.pid, &status, WNOHANG) == 0, "the exporter is still running");
-	ASSERT_EQ(server_stop(&e), 0, "SIGTERM stops it with status 0");
+	ASSERT_EQ(server_stop_sig(&e, SIGINT), 0, "SIGINT stops it with status 0");
 out:
 	for (int i = 0; i < NCLIENTS; i++)
 		if (fds[i] >= 0)
