@@ -60,6 +60,17 @@ const struct rl_cmd rl_cmds[] = {
 	  "program uses any more, because their network namespace or their interface was "
 	  "deleted, or a command was killed. The pins of a live limiter, in whichever "
 	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n" },
+	{ "exporter", cmd_exporter, RL_G_EXPORTER, 0, 0, "[--listen ADDR:PORT]",
+	  "serve every limiter's counters to Prometheus",
+	  "Serves GET /metrics in the Prometheus text format: the counters of every limiter on "
+	  "the host, in every network namespace (labels iface and netns, the namespace's inode), "
+	  "read from their pins at each scrape, so that interfaces attached or detached while it "
+	  "runs appear and vanish by themselves; also the sources tracked, the table sizes and "
+	  "the live policy. Runs in the foreground until SIGINT or SIGTERM (exit status 0); "
+	  "prints where it listens on standard error. Needs the privileges of the other commands "
+	  "to read the pins; its clients need none.\n"
+	  "Each scrape walks the source tables to count the sources: about a thousand batched "
+	  "lookups for a million sources. Scrapes run one at a time.\n" },
 	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
 	  "replay a packet trace through the rate algorithms",

@@ -254,6 +254,11 @@ const struct rl_opt rl_opt_table[] = {
 	  "[MATCH OPTIONS] ACTION, no --before), in order, before the default rule, which the "
 	  "policy options make. Each output line ends with the deciding rule's name." },
 
+	{ "listen", 'l', RL_OPT_STRING, "ADDR:PORT", A(listen), 0, 0, 0, NULL, NULL, RL_G_EXPORTER,
+	  "Where to serve /metrics: an IPv4 address, an IPv6 one in brackets ([::1]:9977), or "
+	  "none for every IPv4 address (:9977); port 0 picks a free one. Default 127.0.0.1:9977 "
+	  "(loopback: give :9977 for a Prometheus on another host)." },
+
 	{ "src", 0, RL_OPT_LIST, "CIDR[,CIDR...]", 0, 0, 0, 0, NULL, parse_src, RL_G_RULE,
 	  "Match packets from these source prefixes, IPv4 or IPv6 (198.18.0.0/15, 2001:db8::/32; "
 	  "an address alone is /32 or /128). May repeat. Host bits must be zero. An IPv4 prefix "

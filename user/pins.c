@@ -495,3 +495,39 @@ int rl_orphan_remove(const struct rl_orphan *o)
 	prune_parents(o->path);
 	return ret;
 }
+
+int rl_list_pinned(struct rl_pinned *p, int max)
+{
+	DIR *root = opendir(RL_PIN_ROOT);
+	char nsdir[PATH_MAX];
+	struct dirent *e, *f;
+	int n = 0;
+
+	while (root && (e = readdir(root)) && n < max) {
+		unsigned long long ino;
+		int end = 0;
+		DIR *d;
+
+		/* As rl_list_orphans(): only our namespace directories. */
+		if (sscanf(e->d_name, "netns-%llu%n", &ino, &end) != 1 || e->d_name[end])
+			continue;
+		snprintf(nsdir, sizeof(nsdir), RL_PIN_ROOT "/%s", e->d_name);
+		d = opendir(nsdir);
+		while (d && (f = readdir(d)) && n < max) {
+			struct rl_pinned *x = &p[n];
+
+			if (f->d_name[0] == '.' ||
+			    rl_pin_decode(f->d_name, x->name, sizeof(x->name)))
+				continue;
+			x->netns_ino = ino;
+			snprintf(x->pindir, sizeof(x->pindir), "%s/%s", nsdir, f->d_name);
+			x->orphan = !dir_in_use(x->pindir);
+			n++;
+		}
+		if (d)
+			closedir(d);
+	}
+	if (root)
+		closedir(root);
+	return n;
+}

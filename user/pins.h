@@ -85,6 +85,20 @@ void rl_pins_close(struct rl_pins *pins);
 /* The interfaces of our namespace with a pin directory; returns how many (at most @max). */
 int rl_list_attached(char names[][IF_NAMESIZE], int max);
 
+/* A limiter's pin directory in any namespace (rl_list_pinned()). */
+struct rl_pinned {
+	char name[IF_NAMESIZE]; /* the interface, decoded */
+	__u64 netns_ino; /* its namespace */
+	char pindir[PATH_MAX];
+	bool orphan; /* no loaded program uses its maps */
+};
+/*
+ * Every pin directory under RL_PIN_ROOT/netns-INODE/, in every namespace, with
+ * orphans marked; returns how many (at most @max). Telling an orphan costs a
+ * walk of the loaded programs per map: it is meant for a scrape, not a packet.
+ */
+int rl_list_pinned(struct rl_pinned *p, int max);
+
 /* A pin directory whose maps no loaded program uses. */
 struct rl_orphan {
 	char path[PATH_MAX];

@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * exporter: what it serves (promtool accepts it, the values are stats'),
+ * interfaces appearing and vanishing while it runs, a real Prometheus
+ * scraping it during a flood, and bad clients.
+ *
+ * Both servers listen on 127.0.0.1 only, on ports the kernel picks. Each is
+ * stopped (SIGTERM, then SIGKILL) and reaped on every path; temporary files
+ * are removed; the namespaces go through rl_ns_destroy().
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "metrics.h"
+#include "netns.h"
+#include "test.h"
+
+/* A server we started: its pid, port and the file its stderr goes to. */
+struct server {
+	pid_t pid;
+	int port;
+	char log[64];
+};
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Stop @s: @sig, at most 10 s, then SIGKILL. Its exit status, or -1 if killed. */
+static int server_stop_sig(struct server *s, int sig)
+{
+	int status = 0;
+
+	if (s->pid <= 0)
+		return -1;
+	kill(s->pid, sig);
+	for (int i = 0; i < 1000; i++) {
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			s->pid = 0;
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		usleep(10000);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &status, 0);
+	s->pid = 0;
+	return -1;
+}
+
+static int server_stop(struct server *s)
+{
+	return server_stop_sig(s, SIGTERM);
+}
+
+/* Run argv with stderr (and stdout) into s->log. */
+static int server_spawn(struct server *s, char *const argv[])
+{
+	int fd;
+
+	snprintf(s->log, sizeof(s->log), "/tmp/rlt-%d-exp-XXXXXX", (int)getpid());
+	fd = mkstemp(s->log);
+	if (fd < 0)
+		return -errno;
+	s->pid = fork();
+	if (s->pid < 0) {
+		close(fd);
+		return -errno;
+	}
+	if (!s->pid) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(fd);
+	return 0;
+}
+
+/* The exporter on 127.0.0.1, a port of the kernel's choosing: read back from its message. */
+static bool exporter_start(struct server *s)
+{
+	char exe[PATH_MAX];
+	char *argv[] = { exe, "exporter", "--listen", "127.0.0.1:0", NULL };
+
+	memset(s, 0, sizeof(*s));
+	snprintf(exe, sizeof(exe), "%s/xdp-ratelimit", rl_build_dir);
+	if (!ASSERT_OK(server_spawn(s, argv), "start the exporter"))
+		return false;
+	for (int i = 0; i < 500 && !s->port; i++) {
+		char buf[512] = "";
+		FILE *f = fopen(s->log, "r");
+		const char *p;
+
+		if (f) {
+			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+
+			buf[n] = '\0';
+			fclose(f);
+		}
+		p = strstr(buf, "listening on http://127.0.0.1:");
+		if (p)
+			s->port = atoi(p + strlen("listening on http://127.0.0.1:"));
+		else
+			usleep(10000);
+	}
+	return ASSERT_TRUE(s->port > 0, "the exporter says where it listens");
+}
+
+static void server_cleanup(struct server *s)
+{
+	server_stop(s);
+	if (s->log[0])
+		unlink(s->log);
+	s->log[0] = '\0';
+}
+
+static int connect_lo(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read until EOF (at most 8 MiB, each read at most 5 s): a malloc'd string. */
+static char *read_all(int fd)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	while (buf && len < (8u << 20)) {
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	if (buf)
+		buf[len] = '\0';
+	return buf;
+}
+
+/* One HTTP/1.0 request (the server closes after it): the status, the body into *body. */
+static int http(int port, const char *method, const char *path, const char *extra, char **body)
+{
+	char *req = NULL, *resp, *b;
+	int fd, status = -1;
+	ssize_t n;
+
+	if (body)
+		*body = NULL;
+	if (asprintf(&req, "%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\n%s\r\n", method, path,
+		     extra ? extra : "") < 0)
+		return -1;
+	fd = connect_lo(port);
+	if (fd < 0) {
+		free(req);
+		return -1;
+	}
+	/* A server refusing a huge request may close before reading it all: that is an answer. */
+	n = write(fd, req, strlen(req));
+	free(req);
+	if (n <= 0) {
+		close(fd);
+		return -1;
+	}
+	resp = read_all(fd);
+	close(fd);
+	if (resp && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+		status = -1;
+	b = resp ? strstr(resp, "\r\n\r\n") : NULL;
+	if (body && b)
+		*body = strdup(b + 4);
+	free(resp);
+	return status;
+}
+
+/* The value of the series @series (name and labels, exactly as printed), or -1. */
+static double metric(const char *body, const char *series)
+{
+	size_t n = strlen(series);
+
+	for (const char *p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, series, n) && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	return -1;
+}
+
+static unsigned long long netns_ino(const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	return stat(path, &st) ? 0 : (unsigned long long)st.st_ino;
+}
+
+/* `promtool check metrics` on @body: 0 when it accepts it. */
+static int promtool(const char *body)
+{
+	char path[64], cmd[256], *out = NULL, *err = NULL;
+	int fd, rc;
+
+	snprintf(path, sizeof(path), "/tmp/rlt-%d-prom-XXXXXX", (int)getpid());
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	rc = write(fd, body, strlen(body)) == (ssize_t)strlen(body) ? 0 : -1;
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < %s", path);
+	if (!rc)
+		rc = rl_run(cmd, &out, &err);
+	if (rc)
+		fprintf(stderr, "    promtool: %s%s", out ? out : "", err ? err : "");
+	unlink(path);
+	free(out);
+	free(err);
+	return rc;
+}
+
+static bool ns_cli_ok(struct rl_ns *ns, const char *what, const char *args)
+{
+	char *out = NULL, *err = NULL;
+	int rc = rl_ns_cli(ns, &out, &err, "%s", args);
+	bool ok = ASSERT_EQ(rc, 0, what);
+
+	if (!ok)
+		fprintf(stderr, "    xdp-ratelimit %s:\n%s%s", args, out ? out : "",
+			err ? err : "");
+	free(out);
+	free(err);
+	return ok;
+}
+
+/* "stats IFACE --json" of the receiving end. */
+static char *stats_json(struct rl_ns *ns)
+{
+	char *out = NULL, *err = NULL;
+
+	if (!ASSERT_EQ(rl_ns_cli(ns, &out, &err, "stats %s --json", ns->rx_if), 0,
+		       "stats --json")) {
+		free(out);
+		out = NULL;
+	}
+	free(err);
+	return out;
+}
+
+/* The series NAME{iface=IF,netns=INO[,EXTRA]}. */
+static void series(char *buf, size_t len, const char *name, const char *iface,
+		   unsigned long long ino, const char *extra)
+{
+	snprintf(buf, len, "xdp_ratelimit_%s{iface=\"%s\",netns=\"%llu\"%s%s}", name, iface, ino,
+		 extra ? "," : "", extra ? extra : "");
+}
+
+/* The interface made while the exporter runs: its pin name encodes the dot (%2e). */
+#define LATE_IF "rlx.late0"
+
+TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
+{
+	/* 20000 packets from one source, far over its limit: passes and drops. */
+	struct rl_flow f = { .src = "198.18.0.10", .count = 20000, .gap = "5us" };
+	static const struct {
+		const char *name, *extra, *json;
+	} cmp[] = {
+		{ "packets_total", "verdict=\"passed\"", "passed" },
+		{ "packets_total", "verdict=\"dropped\"", "dropped" },
+		{ "bytes_total", "verdict=\"passed\"", "passed_bytes" },
+		{ "bytes_total", "verdict=\"dropped\"", "dropped_bytes" },
+		{ "limited_packets_total", NULL, "limited" },
+		{ "ip_packets_total", "family=\"ipv4\"", "ipv4" },
+		{ "ip_packets_total", "family=\"ipv6\"", "ipv6" },
+		{ "new_sources_total", NULL, "new_sources" },
+		{ "would_drop_packets_total", NULL, "would_drop" },
+		{ "sources", "family=\"ipv4\"", "sources" },
+	};
+	struct server e = {};
+	struct rl_ns ns;
+	char *body = NULL, *js = NULL, s[256], args[256];
+	unsigned long long ino, v;
+	bool late = false;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespaces"))
+		goto out;
+	ino = netns_ino(ns.rx);
+	snprintf(args, sizeof(args), "attach %s --rate 1000 --burst 100", ns.rx_if);
+	if (!ASSERT_TRUE(ino, "the namespace's inode") || !ns_cli_ok(&ns, "attach", args) ||
+	    !ASSERT_OK(rl_flow_start(&ns, &f), "start the flow") ||
+	    !ASSERT_OK(rl_flow_wait(&f), "the flow ran"))
+		goto out;
+	usleep(200000); /* the receive path drains */
+	if (!exporter_start(&e))
+		goto out;
+	if (!ASSERT_EQ(http(e.port, "GET", "/metrics", NULL, &body), 200, "GET /metrics") ||
+	    !ASSERT_TRUE(body, "a body"))
+		goto out;
+	ASSERT_OK(promtool(body), "promtool check metrics accepts it");
+	js = stats_json(&ns);
+	if (!js)
+		goto out;
+	/* No traffic now: the exporter's numbers are stats' exactly. */
+	for (size_t i = 0; i < sizeof(cmp) / sizeof(cmp[0]); i++) {
+		series(s, sizeof(s), cmp[i].name, ns.rx_if, ino, cmp[i].extra);
+		if (!ASSERT_TRUE(rl_json_u64(js, cmp[i].json, &v), cmp[i].json))
+			continue;
+		if (!ASSERT_EQ((unsigned long long)metric(body, s), v, s))
+			fprintf(stderr, "    scrape:\n%s", body);
+	}
+	series(s, sizeof(s), "packets_total", ns.rx_if, ino, "verdict=\"dropped\"");
+	ASSERT_TRUE(metric(body, s) > 0, "the flood was limited");
+	series(s, sizeof(s), "sources_capacity", ns.rx_if, ino, "family=\"ipv4\"");
+	ASSERT_EQ((unsigned long long)metric(body, s), RL_DEFAULT_MAX_SOURCES, "capacity");
+	series(s, sizeof(s), "config_info", ns.rx_if, ino,
+	       "algo=\"token-bucket\",rate=\"1000/s\",action=\"drop\"");
+	ASSERT_EQ((unsigned long long)metric(body, s), 1, "the policy as an info metric");
+	ASSERT_TRUE(strstr(body, "xdp_ratelimit_interfaces "), "the interface count");
+
+	/* An interface attached while the exporter runs appears at the next scrape... */
+	if (!ASSERT_OK(rl_ns_rx_sh(&ns, NULL,
+				   "ip link add " LATE_IF " type veth peer name " LATE_IF "p && "
+				   "ip link set " LATE_IF " up && ip link set " LATE_IF "p up"),
+		       "make a second interface"))
+		goto out;
+	if (!ns_cli_ok(&ns, "attach the second", "attach " LATE_IF " --rate 50 --action dry-run"))
+		goto out;
+	late = true;
+	free(body);
+	series(s, sizeof(s), "config_info", LATE_IF, ino,
+	       "algo=\"token-bucket\",rate=\"50/s\",action=\"dry-run\"");
+	if (ASSERT_EQ(http(e.port, "GET", "/metrics", NULL, &body), 200, "GET /metrics"))
+		ASSERT_EQ((unsigned long long)metric(body, s), 1, "the new interface appears");
+	/* ... and vanishes once detached, the first one still there. */
+	if (!ns_cli_ok(&ns, "detach the second", "detach " LATE_IF))
+		goto out;
+	late = false;
+	free(body);
+	if (ASSERT_EQ(http(e.port, "GET", "/metrics", NULL, &body), 200, "GET /metrics")) {
+		ASSERT_TRUE(!strstr(body, "iface=\"" LATE_IF "\""), "the detached one is gone");
+		series(s, sizeof(s), "packets_total", ns.rx_if, ino, "verdict=\"passed\"");
+		ASSERT_TRUE(metric(body, s) > 0, "the first is still there");
+	}
+
+	/*
+	 * An interface deleted under its limiter leaves pins no program uses: an
+	 * orphan, counted as such and not shown as a limiter.
+	 */
+	if (!ns_cli_ok(&ns, "attach again", "attach " LATE_IF " --rate 50"))
+		goto out;
+	late = true;
+	if (!ASSERT_OK(rl_ns_rx_sh(&ns, NULL, "ip link del " LATE_IF), "delete it"))
+		goto out;
+	/* The program is freed after the link, asynchronously: a few scrapes at most. */
+	for (int i = 0; i < 50; i++) {
+		free(body);
+		body = NULL;
+		if (http(e.port, "GET", "/metrics", NULL, &body) == 200 && body &&
+		    !strstr(body, "iface=\"" LATE_IF "\""))
+			break;
+		usleep(100000);
+	}
+	ASSERT_TRUE(body && !strstr(body, "iface=\"" LATE_IF "\""), "a deleted one is gone");
+	ASSERT_TRUE(metric(body, "xdp_ratelimit_orphaned_pins") >= 1, "its pins count as orphaned");
+	/* detach of a name that is gone removes its pins. */
+	if (ns_cli_ok(&ns, "remove the orphan", "detach " LATE_IF))
+		late = false;
+	ASSERT_EQ(server_stop(&e), 0, "SIGTERM stops the exporter with status 0");
+out:
+	if (late)
+		rl_ns_cli(&ns, NULL, NULL, "detach " LATE_IF);
+	server_cleanup(&e);
+	free(body);
+	free(js);
+	rl_ns_destroy(&ns);
+}
+
+static long rss_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* Clients at once in the many-clients round, and the bound on what the exporter may answer. */
+#define NCLIENTS 200
+
+TEST_FLAGS(exporter_bad_requests, RL_TEST_ROOT)
+{
+	static int fds[NCLIENTS];
+	struct server e = {};
+	char *big = NULL, *body = NULL;
+	long rss0, rss1;
+	int ok = 0, status;
+
+	for (int i = 0; i < NCLIENTS; i++)
+		fds[i] = -1;
+	if (!exporter_start(&e))
+		goto out;
+	/* Warm up (first scrape, thread stacks), then the baseline. */
+	for (int i = 0; i < 20; i++)
+		http(e.port, "GET", "/metrics", NULL, NULL);
+	rss0 = rss_kib(e.pid);
+	ASSERT_EQ(http(e.port, "GET", "/nope", NULL, NULL), 404, "unknown path: 404");
+	ASSERT_EQ(http(e.port, "GET", "/metrics/../x", NULL, NULL), 404, "another: 404");
+	ASSERT_EQ(http(e.port, "POST", "/metrics", NULL, NULL), 405, "POST: 405");
+	ASSERT_EQ(http(e.port, "HEAD", "/metrics", NULL, NULL), 200, "HEAD: 200");
+
+	/* A 64 KiB header: refused (a 4xx, or the connection closed), never served. */
+	big = malloc(65536 + 32);
+	if (!ASSERT_TRUE(big, "malloc"))
+		goto out;
+	strcpy(big, "X-Big: ");
+	memset(big + 7, 'a', 65536);
+	strcpy(big + 7 + 65536, "\r\n");
+	status = http(e.port, "GET", "/metrics", big, NULL);
+	printf("    64 KiB header: status %d\n", status);
+	ASSERT_TRUE(status >= 400 && status < 500, "a 64 KiB header is refused with a 4xx");
+
+	/* NCLIENTS at once: each gets an answer or is turned away; none hangs the server. */
+	for (int i = 0; i < NCLIENTS; i++) {
+		fds[i] = connect_lo(e.port);
+		if (fds[i] >= 0 && write(fds[i], "GET /metrics HTTP/1.0\r\n\r\n", 25) != 25) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+	}
+	for (int i = 0; i < NCLIENTS; i++) {
+		char *r;
+
+		if (fds[i] < 0)
+			continue;
+		r = read_all(fds[i]);
+		ok += r && !strncmp(r, "HTTP/1.", 7) && strstr(r, " 200 ");
+		free(r);
+		close(fds[i]);
+		fds[i] = -1;
+	}
+	printf("    %d of %d clients at once answered\n", ok, NCLIENTS);
+	ASSERT_TRUE(ok >= 32, "at least the connection limit answered");
+
+	/* Clients gone mid-response: request, read a few bytes, reset the connection. */
+	for (int i = 0; i < 100; i++) {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+		int fd = connect_lo(e.port);
+		char b[16];
+
+		if (fd < 0)
+			continue;
+		if (write(fd, "GET /metrics HTTP/1.0\r\n\r\n", 25) == 25 && (i & 1))
+			(void)!read(fd, b, sizeof(b));
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		close(fd);
+	}
+	/* A slow client holding a connection open does not stop the others. */
+	fds[0] = connect_lo(e.port);
+	if (fds[0] >= 0)
+		(void)!write(fds[0], "GET /met", 8);
+	ASSERT_EQ(http(e.port, "GET", "/metrics", NULL, &body), 200, "still answers afterwards");
+	ASSERT_TRUE(body && strstr(body, "xdp_ratelimit_interfaces "), "with the metrics");
+	rss1 = rss_kib(e.pid);
+	printf("    RSS %ld KiB before, %ld KiB after\n", rss0, rss1);
+	ASSERT_TRUE(rss0 > 0 && rss1 > 0, "RSS read");
+	ASSERT_LE((unsigned long long)rss1, (unsigned long long)rss0 + 16384,
+		  "RSS grew by at most 16 MiB");
+	ASSERT_TRUE(waitpid(e.pid, &status, WNOHANG) == 0, "the exporter is still running");
+	ASSERT_EQ(server_stop_sig(&e, SIGINT), 0, "SIGINT stops it with status 0");
+out:
+	for (int i = 0; i < NCLIENTS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	server_cleanup(&e);
+	free(big);
+	free(body);
+}
+
+/* A TCP port free on 127.0.0.1 now (the kernel's pick; Prometheus takes no port 0). */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+/* The first value of a Prometheus instant-query answer ("value":[T,"V"]), or -1. */
+static double prom_value(const char *json)
+{
+	const char *p = json ? strstr(json, "\"value\":[") : NULL;
+
+	p = p ? strchr(p, ',') : NULL;
+	if (!p || p[1] != '"')
+		return -1;
+	return strtod(p + 2, NULL);
+}
+
+/* The drop rate seen in "stats --json" (dropped, at wall time *t). */
+static bool stats_dropped(struct rl_ns *ns, unsigned long long *d, double *t)
+{
+	char *js;
+	bool ok;
+
+	*t = wall_now();
+	js = stats_json(ns);
+	ok = js && ASSERT_TRUE(rl_json_u64(js, "dropped", d), "stats has dropped");
+	*t = (*t + wall_now()) / 2;
+	free(js);
+	return ok;
+}
+
+#define MAX_SAMPLES 100
+/* The window of rate(), in seconds. */
+#define WINDOW 6
+
+/*
+ * An instant query at wall time @t: FN(xdp_ratelimit_packets_total{dropped, @iface}[WINDOW]),
+ * or the window's raw samples when @fn is "". 0 or the curl failure.
+ */
+static bool prom_query(int port, const char *fn, const char *iface, double t, char **out)
+{
+	char q[512];
+
+	snprintf(q, sizeof(q),
+		 "curl -sf -m 5 'http://127.0.0.1:%d/api/v1/query' --data-urlencode "
+		 "'query=%s(xdp_ratelimit_packets_total{verdict=\"dropped\",iface=\"%s\"}[%ds])' "
+		 "--data-urlencode 'time=%.3f'",
+		 port, fn, iface, WINDOW, t);
+	return ASSERT_EQ(rl_run(q, out, NULL), 0, "query prometheus");
+}
+
+/* The first and last [T,"V"] pairs of a range-vector answer ("values":[[T,"V"],...]). */
+static bool prom_range(const char *json, double *ta, double *va, double *tb, double *vb)
+{
+	const char *p = json ? strstr(json, "\"values\":[[") : NULL, *q;
+	int n = 0;
+
+	if (!p)
+		return false;
+	for (q = p + strlen("\"values\":["); *q == '['; n++) {
+		double t = strtod(q + 1, NULL), v;
+		const char *c = strchr(q, ',');
+
+		if (!c || c[1] != '"')
+			return false;
+		v = strtod(c + 2, NULL);
+		if (!n) {
+			*ta = t;
+			*va = v;
+		}
+		*tb = t;
+		*vb = v;
+		q = strchr(c, ']');
+		if (!q)
+			return false;
+		q++;
+		if (*q == ',')
+			q++;
+	}
+	return n >= 2;
+}
+
+/* The series (t[i], v[i]) at time @x, linearly between samples. */
+static double interp(const double *t, const unsigned long long *v, int n, double x)
+{
+	for (int i = 1; i < n; i++)
+		if (x <= t[i])
+			return (double)v[i - 1] +
+			       (double)(v[i] - v[i - 1]) * (x - t[i - 1]) / (t[i] - t[i - 1]);
+	return (double)v[n - 1];
+}
+
+TEST_FLAGS(exporter_prometheus, RL_TEST_ROOT)
+{
+	/*
+	 * Longer than the 10 s the test samples it (15-60 kpps here, on two shared
+	 * CPUs), stopped after the second sample; bounded by timeout(1) at 40 s.
+	 */
+	struct rl_flow f = { .src = "198.18.0.20", .count = 600000, .gap = "5us", .limit_s = 40 };
+	struct server e = {}, p = {};
+	char dir[64] = "", cfg[PATH_MAX], data[PATH_MAX], listen[64], exe[] = "/usr/bin/prometheus";
+	char cfgarg[PATH_MAX + 16], dataarg[PATH_MAX + 32], args[128], q[512], *out = NULL;
+	static unsigned long long sd[MAX_SAMPLES];
+	static double st[MAX_SAMPLES];
+	double t2, stats_rate, prom_rate, ta, va, tb, vb;
+	int pport, ns_samples, last;
+	struct rl_ns ns;
+	FILE *f_cfg;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespaces"))
+		goto out;
+	snprintf(args, sizeof(args), "attach %s --rate 2000 --burst 2000", ns.rx_if);
+	if (!ns_cli_ok(&ns, "attach", args) || !exporter_start(&e))
+		goto out;
+	snprintf(dir, sizeof(dir), "/tmp/rlt-%d-prom-XXXXXX", (int)getpid());
+	if (!ASSERT_TRUE(mkdtemp(dir), "a temporary directory")) {
+		dir[0] = '\0';
+		goto out;
+	}
+	snprintf(cfg, sizeof(cfg), "%s/prometheus.yml", dir);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	f_cfg = fopen(cfg, "w");
+	if (!ASSERT_TRUE(f_cfg, "write the configuration"))
+		goto out;
+	fprintf(f_cfg,
+		"global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+		"scrape_configs:\n  - job_name: xdp-ratelimit\n    static_configs:\n"
+		"      - targets: ['127.0.0.1:%d']\n",
+		e.port);
+	fclose(f_cfg);
+	pport = free_port();
+	if (!ASSERT_TRUE(pport > 0, "a free port"))
+		goto out;
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", pport);
+	snprintf(cfgarg, sizeof(cfgarg), "--config.file=%s", cfg);
+	snprintf(dataarg, sizeof(dataarg), "--storage.tsdb.path=%s", data);
+	{
+		char *argv[] = { exe, cfgarg, dataarg, listen, NULL };
+
+		if (!ASSERT_OK(server_spawn(&p, argv), "start prometheus"))
+			goto out;
+	}
+	p.port = pport;
+	/* Ready within 20 s, and one scrape of ours done. */
+	snprintf(
+		q, sizeof(q),
+		"curl -sf -m 2 'http://127.0.0.1:%d/api/v1/query?query=up%%7Bjob%%3D%%22xdp-ratelimit%%22%%7D'",
+		pport);
+	for (int i = 0; i < 80; i++) {
+		free(out);
+		out = NULL;
+		if (!rl_run(q, &out, NULL) && prom_value(out) == 1)
+			break;
+		usleep(250000);
+	}
+	if (!ASSERT_EQ((unsigned long long)prom_value(out), 1, "prometheus scrapes the exporter")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "tail -20 %s >&2", p.log);
+		rl_sh(NULL, "%s", cmd);
+		goto out;
+	}
+	if (!ASSERT_OK(rl_flow_start(&ns, &f), "start the flood"))
+		goto out;
+	/*
+	 * stats every 200 ms for 9 s of the flood. The flood's rate is not steady
+	 * on a shared machine, so the two sides are compared over the same span:
+	 * between the first and the last scrape inside the query's window, where
+	 * the stats series is interpolated.
+	 */
+	sleep(1);
+	for (ns_samples = 0; ns_samples < MAX_SAMPLES; ns_samples++) {
+		if (!stats_dropped(&ns, &sd[ns_samples], &st[ns_samples]))
+			goto out;
+		if (st[ns_samples] - st[0] > 9)
+			break;
+		usleep(200000);
+	}
+	if (!ASSERT_TRUE(!rl_flow_done(&f), "the flood ran for the whole sampling"))
+		goto out;
+	/* Enough: the rest of the flood would only make the test longer. */
+	rl_flow_stop(&f);
+	last = ns_samples < MAX_SAMPLES ? ns_samples : MAX_SAMPLES - 1;
+	t2 = st[last] - 0.5;
+	/* One scrape after t2 has surely happened by now. */
+	sleep(2);
+	if (!prom_query(pport, "rate", ns.rx_if, t2, &out) ||
+	    !ASSERT_TRUE((prom_rate = prom_value(out)) > 0, "a rate"))
+		goto out;
+	free(out);
+	out = NULL;
+	/* The raw scrapes in the window: their times and values. */
+	if (!prom_query(pport, "", ns.rx_if, t2, &out) ||
+	    !ASSERT_TRUE(prom_range(out, &ta, &va, &tb, &vb), "the window's scrapes") ||
+	    !ASSERT_TRUE(ta >= st[0] && tb <= st[last] && tb - ta > 3, "inside the sampling"))
+		goto out;
+	stats_rate = (interp(st, sd, last + 1, tb) - interp(st, sd, last + 1, ta)) / (tb - ta);
+	printf("    dropped/s from %.2f to %.2f s: stats %.0f, prometheus raw %.0f, "
+	       "rate()[%ds] %.0f (%+.2f%%)\n",
+	       ta - st[0], tb - st[0], stats_rate, (vb - va) / (tb - ta), WINDOW, prom_rate,
+	       (prom_rate - stats_rate) / stats_rate * 100);
+	ASSERT_TRUE(stats_rate > 5000, "the flood was mostly dropped");
+	ASSERT_TRUE(prom_rate > 0.95 * stats_rate && prom_rate < 1.05 * stats_rate,
+		    "prometheus' rate() of drops is stats' within 5%");
+out:
+	rl_flow_stop(&f);
+	server_cleanup(&p);
+	server_cleanup(&e);
+	if (dir[0])
+		rl_sh(NULL, "rm -rf '%s'", dir);
+	free(out);
+	rl_ns_destroy(&ns);
+}
+
+TEST(exporter_listen_parse)
+{
+	static const struct {
+		const char *in;
+		int family, port; /* family 0: refused */
+	} cases[] = {
+		{ "127.0.0.1:9977", AF_INET, 9977 },
+		{ ":9977", AF_INET, 9977 },
+		{ "0.0.0.0:0", AF_INET, 0 },
+		{ "[::1]:9977", AF_INET6, 9977 },
+		{ "[::]:1", AF_INET6, 1 },
+		{ "127.0.0.1", 0, 0 },
+		{ "127.0.0.1:", 0, 0 },
+		{ "127.0.0.1:65536", 0, 0 },
+		{ "127.0.0.1:-1", 0, 0 },
+		{ "::1:9977", 0, 0 },
+		{ "localhost:9977", 0, 0 },
+		{ "[127.0.0.1]:9977", 0, 0 },
+		{ "", 0, 0 },
+	};
+	struct sockaddr_storage ss;
+	char err[256], *out = NULL, *errout = NULL, cmd[PATH_MAX + 64];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = rl_listen_parse(cases[i].in, &ss, err, sizeof(err));
+
+		if (!cases[i].family) {
+			ASSERT_EQ(ret, -EINVAL, cases[i].in);
+			continue;
+		}
+		if (!ASSERT_OK(ret, cases[i].in) ||
+		    !ASSERT_EQ(ss.ss_family, cases[i].family, "family"))
+			continue;
+		ASSERT_EQ(ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+							  ((struct sockaddr_in6 *)&ss)->sin6_port),
+			  cases[i].port, cases[i].in);
+	}
+	/* The command refuses it before anything else, with the usage status. */
+	snprintf(cmd, sizeof(cmd), "%s/xdp-ratelimit exporter --listen 1.2.3:80", rl_build_dir);
+	ASSERT_EQ(rl_run(cmd, &out, &errout), 2, "a bad --listen: exit status 2");
+	ASSERT_CONTAINS(errout, "--listen", "the message names the option");
+	free(out);
+	free(errout);
+}

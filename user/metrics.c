@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The Prometheus text exposition of every limiter on the host (see metrics.h).
+ * A scrape reads each pin directory afresh: an interface attached since the
+ * last scrape appears, a detached one is gone, with nothing kept in between.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <bpf/bpf.h>
+#include "config.h"
+#include "metrics.h"
+#include "pins.h"
+#include "policy.h"
+
+/* Pin directories one scrape reads: far more interfaces than a host has. */
+#define MAX_PINNED 4096
+
+/* One limiter as a scrape saw it. */
+struct ifdata {
+	const struct rl_pinned *p;
+	struct rl_counters c;
+	struct rl_config cfg;
+	__u64 sources[2], capacity[2]; /* [0] IPv4, [1] IPv6 */
+};
+
+#define C(f) offsetof(struct rl_counters, f)
+
+/*
+ * The counters, in families: consecutive rows with the same name are one
+ * metric with one HELP and TYPE line, told apart by @label.
+ */
+static const struct {
+	const char *name, *label, *help;
+	size_t off;
+} counters[] = {
+	{ "packets_total", "verdict=\"passed\"", "Frames seen by the limiter, by XDP verdict.",
+	  C(passed) },
+	{ "packets_total", "verdict=\"dropped\"", NULL, C(dropped) },
+	{ "bytes_total", "verdict=\"passed\"", "Bytes of the frames seen, by XDP verdict.",
+	  C(passed_bytes) },
+	{ "bytes_total", "verdict=\"dropped\"", NULL, C(dropped_bytes) },
+	{ "limited_packets_total", NULL, "Frames dropped for being over the limit.", C(limited) },
+	{ "would_drop_packets_total", NULL,
+	  "Frames over the limit in dry-run (--action dry-run), passed.", C(would_drop) },
+	{ "would_drop_bytes_total", NULL, "Bytes of the frames counted as would-drop.",
+	  C(would_drop_bytes) },
+	{ "ip_packets_total", "family=\"ipv4\"", "Frames rate limited, by address family.",
+	  C(ipv4) },
+	{ "ip_packets_total", "family=\"ipv6\"", NULL, C(ipv6) },
+	{ "not_ip_packets_total", NULL,
+	  "Frames neither IPv4 nor IPv6 (ARP, ...), passed untouched.", C(not_ip) },
+	{ "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched.", C(nd) },
+	{ "malformed_packets_total", "reason=\"eth\"",
+	  "Frames not limited as IP because truncated or malformed, by reason.",
+	  C(malformed[RL_BAD_ETH]) },
+	{ "malformed_packets_total", "reason=\"vlan\"", NULL, C(malformed[RL_BAD_VLAN]) },
+	{ "malformed_packets_total", "reason=\"ipv4\"", NULL, C(malformed[RL_BAD_IPV4]) },
+	{ "malformed_packets_total", "reason=\"ihl\"", NULL, C(malformed[RL_BAD_IHL]) },
+	{ "malformed_packets_total", "reason=\"ipv6\"", NULL, C(malformed[RL_BAD_IPV6]) },
+	{ "new_sources_total", NULL, "Sources inserted into the source tables.", C(new_sources) },
+	{ "carried_sources_total", NULL,
+	  "Sources carried over from the previous configuration by set.", C(carried) },
+	{ "insert_failures_total", NULL,
+	  "Source inserts that failed (a map error, not a full table).", C(insert_failed) },
+	{ "cas_retries_total", NULL, "Compare-and-swap attempts on a source that lost a race.",
+	  C(cas_retries) },
+	{ "cas_exhausted_packets_total", NULL,
+	  "Frames dropped after every compare-and-swap attempt lost a race.", C(cas_exhausted) },
+};
+
+#define N_COUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+/* A label value: backslash, double quote and newline escaped, as the format wants. */
+static void label_value(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void family(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP xdp_ratelimit_%s %s\n# TYPE xdp_ratelimit_%s %s\n", name, help, name,
+		type);
+}
+
+/* "xdp_ratelimit_NAME{iface="...",netns="..."" : the caller adds labels and the value. */
+static void sample(FILE *f, const char *name, const struct ifdata *d)
+{
+	fprintf(f, "xdp_ratelimit_%s{iface=\"", name);
+	label_value(f, d->p->name);
+	fprintf(f, "\",netns=\"%llu\"", (unsigned long long)d->p->netns_ino);
+}
+
+struct count_ctx {
+	__u32 gen;
+	__u64 n[2];
+};
+
+static int count_one(const struct rl_state_key *k, __u64 state, void *ctx)
+{
+	struct count_ctx *c = ctx;
+	bool v4 = !k->src.addr[0] && !k->src.addr[1] && k->src.addr[2] == htonl(0xffff);
+
+	(void)state;
+	if (k->gen == c->gen)
+		c->n[v4 ? 0 : 1]++;
+	return 0;
+}
+
+static __u64 max_entries(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
+}
+
+/* Read one limiter's maps through its pins. 0 or -errno. */
+static int read_one(const struct rl_pinned *p, struct ifdata *d)
+{
+	struct rl_pins pins;
+	int *fds[RL_N_MAPS] = RL_PINS_FDS(&pins);
+	struct count_ctx cc = {};
+	char path[PATH_MAX];
+	__u32 active;
+	int ret = 0;
+
+	memset(d, 0, sizeof(*d));
+	d->p = p;
+	for (size_t i = 0; i < RL_N_MAPS; i++)
+		*fds[i] = -1;
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", p->pindir, rl_map_names[i]);
+		*fds[i] = bpf_obj_get(path);
+		if (*fds[i] < 0) {
+			ret = -errno;
+			goto out;
+		}
+	}
+	ret = rl_counters_read(&pins, &d->c);
+	if (!ret)
+		ret = rl_config_read(&pins, &d->cfg, &active);
+	if (ret)
+		goto out;
+	/*
+	 * The walk is the cost of a scrape: one batched lookup per 1024 sources
+	 * in each table. A million IPv4 sources: about a thousand syscalls and
+	 * 16 MB (8-byte key, 8-byte state each) copied out of the kernel, on one
+	 * CPU. The packet path meets it only on the hash bucket locks the walk
+	 * takes, one bucket at a time.
+	 */
+	cc.gen = d->cfg.gen;
+	ret = rl_state_walk(&pins, count_one, &cc);
+	if (ret)
+		goto out;
+	d->sources[0] = cc.n[0];
+	d->sources[1] = cc.n[1];
+	d->capacity[0] = max_entries(pins.state4);
+	d->capacity[1] = max_entries(pins.state6);
+out:
+	rl_pins_close(&pins);
+	return ret;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void print_gauges(FILE *f, const struct ifdata *d, int n)
+{
+	static const char *const fam[2] = { "ipv4", "ipv6" };
+	static const char *const action[] = { "drop", "dry-run" };
+	char rate[64];
+
+	family(f, "sources", "gauge",
+	       "Sources tracked now under the live configuration, by address family.");
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++) {
+			sample(f, "sources", &d[i]);
+			fprintf(f, ",family=\"%s\"} %llu\n", fam[k],
+				(unsigned long long)d[i].sources[k]);
+		}
+	family(f, "sources_capacity", "gauge",
+	       "Size of the source table (--max-sources, --max-sources6), by address family.");
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < 2; k++) {
+			sample(f, "sources_capacity", &d[i]);
+			fprintf(f, ",family=\"%s\"} %llu\n", fam[k],
+				(unsigned long long)d[i].capacity[k]);
+		}
+	family(f, "config_info", "gauge", "The live policy, as labels; the value is always 1.");
+	for (int i = 0; i < n; i++) {
+		struct rl_policy pol;
+		struct rl_opts o;
+
+		rl_config_policy(&d[i].cfg, &pol, &o);
+		rl_rate_str(&pol, rate, sizeof(rate));
+		sample(f, "config_info", &d[i]);
+		fprintf(f, ",algo=\"%s\",rate=\"", rl_algo_name(pol.algo));
+		label_value(f, rate);
+		fprintf(f, "\",action=\"%s\"} 1\n",
+			d[i].cfg.action < 2 ? action[d[i].cfg.action] : "unknown");
+	}
+	family(f, "config_generation", "gauge",
+	       "Generation of the live configuration: set increments it.");
+	for (int i = 0; i < n; i++) {
+		sample(f, "config_generation", &d[i]);
+		fprintf(f, "} %u\n", d[i].cfg.gen);
+	}
+	/*
+	 * Per-rule counters (by rule and reason) and blocked sources belong here
+	 * once the kernel keeps them; until then there is nothing to report, and
+	 * a series of zeros would claim otherwise.
+	 */
+}
+
+int rl_metrics_render(char **out, size_t *len)
+{
+	struct rl_pinned *pinned = NULL;
+	struct ifdata *d = NULL;
+	int npinned, n = 0, orphans = 0, errors = 0, ret = 0;
+	double t0 = now_s();
+	FILE *f;
+
+	*out = NULL;
+	*len = 0;
+	/*
+	 * Sized for what is there, grown until it all fits: a fixed array for
+	 * the most a host could have would be megabytes per scrape, and glibc
+	 * keeps such blocks in each thread's arena (one per connection thread).
+	 */
+	for (int cap = 16;; cap *= 2) {
+		free(pinned);
+		pinned = calloc((size_t)cap, sizeof(*pinned));
+		if (!pinned) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		npinned = rl_list_pinned(pinned, cap);
+		if (npinned < cap || cap >= MAX_PINNED)
+			break;
+	}
+	d = calloc((size_t)npinned + 1, sizeof(*d));
+	if (!d) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i < npinned; i++) {
+		/* An orphan's counters stopped when its program went: not a limiter. */
+		if (pinned[i].orphan) {
+			orphans++;
+			continue;
+		}
+		if (read_one(&pinned[i], &d[n]))
+			errors++; /* detached while we read it, most likely */
+		else
+			n++;
+	}
+	f = open_memstream(out, len);
+	if (!f) {
+		ret = -errno;
+		goto out;
+	}
+	for (size_t m = 0; m < N_COUNTERS; m++) {
+		if (m == 0 || strcmp(counters[m].name, counters[m - 1].name))
+			family(f, counters[m].name, "counter", counters[m].help);
+		for (int i = 0; i < n; i++) {
+			sample(f, counters[m].name, &d[i]);
+			if (counters[m].label)
+				fprintf(f, ",%s", counters[m].label);
+			fprintf(f, "} %llu\n",
+				*(const unsigned long long *)((const char *)&d[i].c +
+							      counters[m].off));
+		}
+	}
+	print_gauges(f, d, n);
+	family(f, "interfaces", "gauge", "Interfaces with a live limiter, in every namespace.");
+	fprintf(f, "xdp_ratelimit_interfaces %d\n", n);
+	family(f, "orphaned_pins", "gauge",
+	       "Pin directories whose maps no program uses (see xdp-ratelimit cleanup).");
+	fprintf(f, "xdp_ratelimit_orphaned_pins %d\n", orphans);
+	family(f, "scrape_errors", "gauge",
+	       "Limiters this scrape could not read (detached while it read them, most likely).");
+	fprintf(f, "xdp_ratelimit_scrape_errors %d\n", errors);
+	family(f, "scrape_duration_seconds", "gauge",
+	       "Time this scrape took to read every limiter's maps.");
+	fprintf(f, "xdp_ratelimit_scrape_duration_seconds %.6f\n", now_s() - t0);
+	if (fclose(f)) {
+		ret = -errno;
+		free(*out);
+		*out = NULL;
+		*len = 0;
+	}
+out:
+	free(pinned);
+	free(d);
+	return ret;
+}
+
+int rl_listen_parse(const char *s, struct sockaddr_storage *ss, char *err, size_t errlen)
+{
+	const char *colon = strrchr(s, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	size_t hl = colon ? (size_t)(colon - s) : 0;
+	__u64 port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (!colon || hl >= sizeof(host) || rl_parse_u64(colon + 1, 0, 65535, &port, err, errlen)) {
+		snprintf(err, errlen, "'%s' is not ADDR:PORT (127.0.0.1:%d, [::1]:%d, :%d)", s,
+			 RL_EXPORTER_PORT, RL_EXPORTER_PORT, RL_EXPORTER_PORT);
+		return -EINVAL;
+	}
+	memcpy(host, s, hl);
+	host[hl] = '\0';
+	if (hl >= 2 && host[0] == '[' && host[hl - 1] == ']') {
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+
+		host[hl - 1] = '\0';
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((__u16)port);
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1)
+			return 0;
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((__u16)port);
+		if (!hl || inet_pton(AF_INET, host, &a4->sin_addr) == 1)
+			return 0; /* no address: INADDR_ANY */
+	}
+	snprintf(err, errlen, "'%s' is not an IPv4 address or an IPv6 one in brackets", host);
+	return -EINVAL;
+}
