@@ -106,8 +106,7 @@ int bench_config(struct rl_config *cfg, const char *const *args)
 	return bench_config_next(cfg, args, NULL);
 }
 
-int bench_config_next(struct rl_config *cfg, const char *const *args,
-		      const struct rl_config *prev)
+int bench_config_next(struct rl_config *cfg, const char *const *args, const struct rl_config *prev)
 {
 	char err[RL_ERRLEN];
 	struct rl_policy pol;

@@ -41,8 +41,7 @@ void bench_frame_ipv4(struct bench_frame *f, __u32 len);
  */
 int bench_config(struct rl_config *cfg, const char *const *args);
 /* The same, as set builds it: the next generation after the live @prev. */
-int bench_config_next(struct rl_config *cfg, const char *const *args,
-		      const struct rl_config *prev);
+int bench_config_next(struct rl_config *cfg, const char *const *args, const struct rl_config *prev);
 /*
  * xdp_ratelimit loaded (real clock) for @cfg, with rl_state4 sized @max4 and
  * rl_state6 @max6 (a table is allocated whole: size the unused one small).

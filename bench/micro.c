@@ -158,8 +158,8 @@ static int set_target(const struct micro *m, struct bench_ref *drv, int prog_fd,
 static int run_driver(struct micro *m, struct bench_ref *drv, __u32 reps, double *wall,
 		      double *kern)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = m->frame->data, .data_size_in = m->frame->len,
-		    .repeat = reps);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = m->frame->data,
+		    .data_size_in = m->frame->len, .repeat = reps);
 	__u64 fail = drv->bss->bench_tail_fail;
 	int err;
 
@@ -641,9 +641,10 @@ static int phase_matrix(struct micro *m)
 			fclose(md);
 		goto out;
 	}
-	fprintf(md, "| program | 1 source: min / median ns | net ns (instances) | x (c') | x (c'4) | "
-		    "x (c) | 1M sources: min / median ns | net ns (instances) | x (c') | x (c'4) | "
-		    "x (c) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+	fprintf(md,
+		"| program | 1 source: min / median ns | net ns (instances) | x (c') | x (c'4) | "
+		"x (c) | 1M sources: min / median ns | net ns (instances) | x (c') | x (c'4) | "
+		"x (c) |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
 	fprintf(tsv, "# program\tsources\tnet_ns\tx_c\tx_cl\tx_cl4\n");
 	for (int i = 0; i < nt && t[i].sources == 1; i++) {
 		int j = find_target(t, nt, t[i].name, M1);
@@ -666,7 +667,8 @@ static int phase_matrix(struct micro *m)
 			snprintf(r4b, sizeof(r4b), "%.2f", b.ratio_4);
 			snprintf(ca, sizeof(ca), "%.2f", a.ratio);
 			snprintf(cb, sizeof(cb), "%.2f", b.ratio);
-			fprintf(tsv, "%s\t1\t%.2f\t%.4f\t%.4f\t%.4f\n%s\t%u\t%.2f\t%.4f\t%.4f\t%.4f\n",
+			fprintf(tsv,
+				"%s\t1\t%.2f\t%.4f\t%.4f\t%.4f\n%s\t%u\t%.2f\t%.4f\t%.4f\t%.4f\n",
 				t[i].name, a.net, a.ratio, a.ratio_l, a.ratio_4, t[i].name, M1,
 				b.net, b.ratio, b.ratio_l, b.ratio_4);
 		}
@@ -727,8 +729,8 @@ out:
 /* The policy of the sets phase: token-bucket, packets, at @rate (both pass every packet). */
 static int sets_config(struct rl_config *cfg, const char *rate, const struct rl_config *prev)
 {
-	const char *args[] = { "--algo", "token-bucket", "--rate", rate, "--burst", "1000000000",
-			       NULL };
+	const char *args[] = { "--algo",  "token-bucket", "--rate", rate,
+			       "--burst", "1000000000",	  NULL };
 
 	return bench_config_next(cfg, args, prev);
 }
@@ -840,7 +842,8 @@ static int phase_sets(struct micro *m)
 		err = -EINVAL;
 		/* After 5 sets (100, 200, 100, 200, 100 Mpps): the fresh table's policy. */
 		if (!rl_config_same(&cur, &cfg)) {
-			fprintf(stderr, "rl-bench: sets: the policy after 5 sets is not the fresh one\n");
+			fprintf(stderr,
+				"rl-bench: sets: the policy after 5 sets is not the fresh one\n");
 			goto out;
 		}
 		rl_prog_maps(sets[k], &pins);
@@ -891,13 +894,16 @@ static int phase_sets(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(md, "| %u sources, token-bucket, packets | net ns (instances) | x (c') | "
-		    "x the fresh table, same order | entries in rl_state4 (instances) | under the live generation |\n"
-		    "|---|---|---|---|---|---|\n", n);
+	fprintf(md,
+		"| %u sources, token-bucket, packets | net ns (instances) | x (c') | "
+		"x the fresh table, same order | entries in rl_state4 (instances) | under the live generation |\n"
+		"|---|---|---|---|---|---|\n",
+		n);
 	for (int i = 1; i < nt; i++) {
 		bool after_sets = !strncmp(t[i].name, "table after 5 sets", 18);
-		int f = find_target(t, nt, t[i].fill_order ? "fresh table, sources in fill order"
-							   : "fresh table", n);
+		int f = find_target(
+			t, nt,
+			t[i].fill_order ? "fresh table, sources in fill order" : "fresh table", n);
 		const struct target *d = &t[t[i].driver];
 		double fr = 0, frmin, dv[MAX_ROUNDS];
 		char nc[64], xl[16], xf[32] = "1", ents[64] = "", live[64] = "";
@@ -1055,9 +1061,10 @@ static int phase_memory(struct micro *m)
 		unload_driver(m, drv);
 		return err;
 	}
-	fprintf(md, "| table | max_entries | sources tracked after filling | map memlock (fdinfo) | "
-		    "bytes per tracked source | issue #11's goal for IPv4: <= 64 B |\n"
-		    "|---|---|---|---|---|---|\n");
+	fprintf(md,
+		"| table | max_entries | sources tracked after filling | map memlock (fdinfo) | "
+		"bytes per tracked source | issue #11's goal for IPv4: <= 64 B |\n"
+		"|---|---|---|---|---|---|\n");
 	for (int v6 = 0; v6 < 2 && !err; v6++) {
 		for (int s = 0; s < 2 && !err; s++) {
 			struct mpol pol = { .algo = "token-bucket" };
@@ -1079,18 +1086,20 @@ static int phase_memory(struct micro *m)
 			}
 			m->frame = v6 ? &m->frame6 : &m->frame4;
 			fd = bpf_map__fd(v6 ? lim->maps.rl_state6 : lim->maps.rl_state4);
-			fprintf(stderr, "rl-bench: filling rl_state%d with %u sources\n", v6 ? 6 : 4,
-				n);
+			fprintf(stderr, "rl-bench: filling rl_state%d with %u sources\n",
+				v6 ? 6 : 4, n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
-			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64))
-				  : count_entries(fd, sizeof(struct rl_state_key4), sizeof(__u64));
+			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
+				    count_entries(fd, sizeof(struct rl_state_key4), sizeof(__u64));
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
 				fprintf(md, "| rl_state%d (%s) | %u | %ld | %llu | %.1f | %s |\n",
 					v6 ? 6 : 4, v6 ? "IPv6, 20-byte key" : "IPv4, 8-byte key",
 					n, have, (unsigned long long)memlock, per,
-					v6 ? "" : per <= 64 ? "ok" : "**over**");
+					v6	  ? "" :
+					per <= 64 ? "ok" :
+						    "**over**");
 			else if (!err)
 				err = have < 0 ? (int)have : -ENOENT;
 			xdp_ratelimit__destroy(lim);
@@ -1161,10 +1170,10 @@ int bench_micro(int argc, char **argv)
 		bench_rt(false);
 	fprintf(stderr, "rl-bench: SCHED_FIFO while measuring: %s\n", m.rt ? "yes" : "no");
 	/* --only PHASE[,PHASE...]: some phases alone (run.sh repeats the matrix). */
-#define PHASE(name)                                    \
-	do {                                           \
-		if (!err && wanted(only, #name))       \
-			err = phase_##name(&m);        \
+#define PHASE(name)                              \
+	do {                                     \
+		if (!err && wanted(only, #name)) \
+			err = phase_##name(&m);  \
 	} while (0)
 	PHASE(matrix);
 	PHASE(sets);
