@@ -185,7 +185,7 @@ static int run_case(const char *algo, bool bytes, double seconds, struct acc_res
 	snprintf(burst_s, sizeof(burst_s), "%llu", (unsigned long long)burst);
 	if (bench_config(&cfg, args))
 		return -EINVAL;
-	lim = bench_limiter(&cfg, 1024);
+	lim = bench_limiter(&cfg, 1024, 16);
 	if (!lim)
 		return -EINVAL;
 	link = bench_attach(lim->progs.xdp_ratelimit, &err);

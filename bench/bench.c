@@ -106,6 +106,11 @@ void bench_frame_ipv4(struct bench_frame *f, __u32 len)
 
 int bench_config(struct rl_config *cfg, const char *const *args)
 {
+	return bench_config_next(cfg, args, NULL);
+}
+
+int bench_config_next(struct rl_config *cfg, const char *const *args, const struct rl_config *prev)
+{
 	char err[RL_ERRLEN];
 	struct rl_policy pol;
 	struct rl_opts o;
@@ -116,16 +121,15 @@ int bench_config(struct rl_config *cfg, const char *const *args)
 		fprintf(stderr, "rl-bench: policy: %s\n", err);
 		return ret;
 	}
-	ret = rl_config_build(cfg, &pol, &o, NULL, err, sizeof(err));
+	ret = rl_config_build(cfg, &pol, &o, prev, err, sizeof(err));
 	if (ret)
 		fprintf(stderr, "rl-bench: %s\n", err);
 	return ret;
 }
 
-struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entries)
+struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u32 max6)
 {
-	/* Both tables: the micro benchmark's frames are IPv6, the traffic's IPv4. */
-	struct rl_prog_opts po = { .max_sources4 = max_entries, .max_sources6 = max_entries };
+	struct rl_prog_opts po = { .max_sources4 = max4, .max_sources6 = max6 };
 	struct rl_ctl ctl = { .active = 0 };
 	struct xdp_ratelimit *skel;
 	char err[RL_ERRLEN];
@@ -133,7 +137,7 @@ struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entri
 
 	skel = rl_prog_open(cfg, &po, err, sizeof(err));
 	if (!skel) {
-		fprintf(stderr, "rl-bench: %s (%u sources)\n", err, max_entries);
+		fprintf(stderr, "rl-bench: %s (%u + %u sources)\n", err, max4, max6);
 		return NULL;
 	}
 	/* As user/xdp_attach.c write_first_config(): the copy in slot 0. */
@@ -275,7 +279,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"                  [--only matrix|steps|scale|memory]\n"
+		"                  [--only matrix,sets,scale,memory]\n"
 		"       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
 		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
 		"                [--random] [--cpu N]\n"

@@ -12,9 +12,17 @@
 struct xdp_ratelimit;
 
 /*
- * A test frame. Sources come only from the benchmarking ranges: IPv4
- * 198.18.0.0/15 (RFC 2544) and IPv6 2001:2::/48 (RFC 5180).
+ * A test frame. Sources come from the benchmarking ranges: IPv4
+ * 198.18.0.0/15 (RFC 2544) and IPv6 2001:2::/48 (RFC 5180). The one
+ * exception: more IPv4 sources than 198.18.0.0/15 holds come from
+ * 10.0.0.0/8 (BENCH_WIDE4), in BPF_PROG_TEST_RUN frames only, which are
+ * never sent on any interface.
  */
+#define BENCH_NET4	 0xc6120000U /* 198.18.0.0/15, host order */
+#define BENCH_NET4_SIZE	 (1U << 17)
+#define BENCH_WIDE4	 0x0a000000U /* 10.0.0.0/8: test_run frames only */
+#define BENCH_WIDE4_SIZE (1U << 24)
+
 struct bench_frame {
 	unsigned char data[1514];
 	__u32 len;
@@ -32,8 +40,13 @@ void bench_frame_ipv4(struct bench_frame *f, __u32 len);
  * NULL-terminated list ("--rate", "10", ..., NULL).
  */
 int bench_config(struct rl_config *cfg, const char *const *args);
-/* xdp_ratelimit loaded (real clock) with rl_state sized @max_entries and @cfg live. */
-struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max_entries);
+/* The same, as set builds it: the next generation after the live @prev. */
+int bench_config_next(struct rl_config *cfg, const char *const *args, const struct rl_config *prev);
+/*
+ * xdp_ratelimit loaded (real clock) for @cfg, with rl_state4 sized @max4 and
+ * rl_state6 @max6 (a table is allocated whole: size the unused one small).
+ */
+struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u32 max6);
 /* Its counters summed over CPUs. */
 int bench_counters(struct xdp_ratelimit *skel, struct rl_counters *sum);
 

@@ -11,13 +11,15 @@
 #      nftables and iptables limiters and a bare XDP drop;
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
 #      simulate for the four algorithms, plotted;
-#   4. memory per source at 1M and 8M sources; cost against the number of sources.
+#   4. a table after 5 sets against a fresh one; memory per source at 1M and 8M
+#      sources; cost against the number of sources.
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
 # removed on exit; the only addresses are in 198.18.0.0/15 (IPv4) and
-# 2001:2::/48 (IPv6, test_run frames only); every loop is bounded in count
-# and in time.
+# 2001:2::/48 (IPv6, test_run frames only), and 10.0.0.0/8 in test_run
+# frames only (never sent: part 1's 1M and 8M IPv4 sources, more than
+# 198.18.0.0/15 holds); every loop is bounded in count and in time.
 set -euo pipefail
 
 build=${1:-build}
@@ -92,9 +94,9 @@ mkdir -p "$res"
 rm -f "$res"/*.png "$res"/*.md "$res"/*.tsv "$res"/*.dat
 
 if [ "$quick" = 1 ]; then
-	rounds=3 reps=200000 acc_s=2 e2e_runs=1 warm_s=1 meas_s=1 quickflag=--quick
+	rounds=3 reps=200000 acc_s=2 e2e_runs=1 warm_s=1 meas_s=1 quickflag=--quick micro_runs=2
 else
-	rounds=15 reps=500000 acc_s=10 e2e_runs=5 warm_s=1.5 meas_s=2 quickflag=
+	rounds=15 reps=500000 acc_s=10 e2e_runs=5 warm_s=1.5 meas_s=2 quickflag= micro_runs=3
 fi
 
 machine() {
@@ -115,12 +117,32 @@ ip -n "$ns_h" link set "$if_ha" up
 ip -n "$ns_h" link set "$if_hb" up
 
 # === 1 and 4: BPF_PROG_TEST_RUN =============================================
+# The matrix (part 1) runs $micro_runs times, each an independent process
+# (new programs, new maps, their memory placed anew): the spread between runs
+# is part of the result. Then the table after 5 sets, scale and memory, once.
 say "part 1 + 4: per-packet cost, scale and memory (BPF_PROG_TEST_RUN)"
-ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --out "$tmp/micro" \
-	--rounds "$rounds" --reps "$reps" $quickflag
-cp "$tmp/micro/micro-raw.tsv" "$res/micro-raw.tsv"
+for run in $(seq 1 "$micro_runs"); do
+	say "part 1: the matrix, run $run of $micro_runs"
+	ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only matrix \
+		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
+done
+ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only sets,scale,memory \
+	--out "$tmp/micro" --rounds "$rounds" --reps "$reps" $quickflag
+{
+	printf '# run\t'
+	head -n1 "$tmp/micro/micro-raw.tsv" | sed 's/^# //'
+	for run in $(seq 1 "$micro_runs"); do
+		grep -v '^#' "$tmp/micro$run/micro-raw.tsv" | sed "s/^/$run\t/"
+	done
+	grep -v '^#' "$tmp/micro/micro-raw.tsv" | sed 's/^/-\t/'
+} > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
+matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
+for part in summary spread mul; do
+	# shellcheck disable=SC2086
+	awk -v part="$part" -f "$here/matrix.awk" $matrices > "$tmp/matrix-$part.md"
+done
 
 # === 3a: accuracy from 2 CPUs ================================================
 say "part 3: accuracy, one source at 10x its limit from 2 CPUs, ${acc_s} s per case"
@@ -386,33 +408,41 @@ elapsed=$(($(date +%s) - t_start))
 	echo
 	echo "## 1. Per-packet cost, BPF_PROG_TEST_RUN"
 	echo
-	echo "A driver program rewrites the source address (IPv6, 2001:2::/48, keyed /128) from a"
-	echo "repetition counter and tail-calls the program under test. ns per repetition from the"
+	echo "A driver program rewrites the IPv4 source address from a repetition counter and"
+	echo "tail-calls the program under test: 1 source, or 1M sources (10.0.0.0/8, in test_run frames"
+	echo "only, never sent: 198.18.0.0/15 holds 128k), taken in a scrambled order (the counter times"
+	echo "an odd constant), not in the order the tables were filled in. ns per repetition from the"
 	echo "driver's own clock samples; ${rounds} interleaved rounds of ${reps} repetitions, maps warm."
-	echo "Every program that has a map runs as 3 instances, each with its own map: where a large"
-	echo "map's memory lands moves its cost by 10-20% with 1M sources (two identical programs"
-	echo "differed that much), and by a few hundredths with one source, so one instance per program"
-	echo "would compare placements, not programs."
-	echo "*net* = median over all rounds (and instances) minus the driver alone, with the range of"
-	echo "the instances' medians in brackets; *x (c)* = the ratio of net costs to (c)'s taken within"
-	echo "each round (instances: their median in that round), then its median over rounds (in"
-	echo "brackets: the same ratio from the minimums). (c) is a minimal real limiter, (b)"
-	echo "plus a clock read and a GCRA compare-and-swap: its value keeps (b)'s per-source counter"
-	echo "beside the TAT. (c') is (c) without that atomic add, a stricter reference: *x (c')*."
-	echo "The coarse-clock rows run the same policies with \`--clock coarse\`."
-	echo "Our policies pass every packet (the compare-and-swap path, as (c)). Goal: x (c) <= 1.2."
+	echo "Every program that has a map runs as 3 instances, each with its own map (where a large map's"
+	echo "memory lands moves its cost), and the whole matrix runs ${micro_runs} times as independent"
+	echo "processes. *x (c')* = the ratio of net costs (driver subtracted) to (c')'s, taken within each"
+	echo "round, then its median over rounds. (c') is the minimal GCRA program: parse, LRU lookup,"
+	echo "precise clock, one compare-and-swap; its key is the 16-byte source (IPv4-mapped). (c'4) is"
+	echo "(c') keyed by the 4-byte IPv4 address. Our policies pass every packet, so every packet"
+	echo "takes the compare-and-swap, as in (c'). Goal (issue #11): x (c') <= 1.1."
 	echo
-	cat "$tmp/micro/micro.md"
+	echo "Over the ${micro_runs} runs, min-max of x (c') (and of x (c'4)) over the runs and the policies of"
+	echo "each group:"
 	echo
-	echo "Where the time beyond (c') goes, one source (bench/bpf/bench_steps.bpf.c): (c') built up to our"
-	echo "program one feature at a time, each step a program of its own measured in the same"
-	echo "rounds; *step* = its x (c') minus the row above's. Step 0 is a second copy of (c'): how"
-	echo "far two identical programs land apart is the resolution of this table. (c) last, for"
-	echo "comparison."
+	cat "$tmp/matrix-summary.md"
 	echo
-	cat "$tmp/micro/steps.md"
+	echo "Each program, min-max over the ${micro_runs} runs:"
 	echo
-	cat "$tmp/micro/notes.md"
+	cat "$tmp/matrix-spread.md"
+	echo
+	echo "Rates that are not a whole number of vt per ns (here 3 x 10^8/s and 3.333 x 10^9 B/s) take"
+	echo "the 128-bit multiply of rl_vt() on every packet; exact ones (10^8/s, 10^10 B/s) one"
+	echo "multiply. The windows never use it. Their cost, min-max over the runs:"
+	echo
+	cat "$tmp/matrix-mul.md"
+	echo
+	echo "The first run's table in full (*net*: median minus the driver, instances' range in"
+	echo "brackets; *mins*: the ratio from the minimums; (c) = (c') plus an atomic add of a"
+	echo "per-source packet counter, the reference of earlier runs):"
+	echo
+	cat "$tmp/micro1/micro.md"
+	echo
+	cat "$tmp"/micro*/notes.md
 	echo
 	echo "## 2. End to end over veth"
 	echo
@@ -446,17 +476,31 @@ elapsed=$(($(date +%s) - t_start))
 	echo
 	echo "![steady](trace-steady.png) ![burst](trace-burst.png) ![boundary](trace-boundary.png)"
 	echo
-	echo "## 4. Memory and scale"
+	echo "## 4. A table after 5 sets; memory and scale"
 	echo
-	echo "rl_state sized exactly to N, filled by the program itself with N distinct sources;"
-	echo "memlock is the kernel's accounting of the map (/proc/PID/fdinfo)."
+	echo "Three limiters each filled with the sources below, then taken through 5 \`set\`s the way the"
+	echo "CLI does them (user/xdp_attach.c rl_set_live(), with the driver's jump table in place of the"
+	echo "interface): load a program for the next generation on the live maps, swap it in, send 1/16"
+	echo "of the sources through it, rl_migrate(), swap in the program without the previous-generation"
+	echo "lookup; the policy alternates between 100 and 200 Mpps and ends at the fresh tables' policy."
+	echo "Against three freshly filled tables, same rounds. *entries*: rl_state4's entries after the"
+	echo "sets (each source once: the number of sources); *under the live generation*: of those, the"
+	echo "ones under the live program's generation. The fill-order rows send the sources in the"
+	echo "order the tables were filled in, as the measurements up to 2026-12 did: a fresh LRU hash"
+	echo "hands out its elements in about that order, so its lookups walk memory sequentially."
+	echo
+	cat "$tmp/micro/sets.md"
+	echo
+	echo "Memory: each table sized exactly N, filled by the program with N distinct sources"
+	echo "(IPv4 frames for rl_state4, IPv6 /128 sources for rl_state6); memlock is the kernel's"
+	echo "accounting of the map (/proc/PID/fdinfo, what bpftool map show prints)."
 	echo
 	cat "$tmp/micro/memory.md"
 	echo
 	echo "Cost against the number of sources (token-bucket, packets; ns net of the driver; from"
 	echo "1k sources on, 3 instances of each program with its own map, their range in brackets):"
 	echo
-	echo "| sources | xdp-ratelimit | (b) | (c) | xdp-ratelimit / (c) |"
+	echo "| sources | xdp-ratelimit | (b) | (c') | xdp-ratelimit / (c') |"
 	echo "|---|---|---|---|---|"
 	awk '!/^#/ { printf "| %d | %.1f (%.0f-%.0f) | %.1f | %.1f (%.0f-%.0f) | %.2f |\n", $1, $2, $7, $8, $3, $4, $9, $10, $5 }' "$res/scale.dat"
 	echo

@@ -9,7 +9,7 @@
  *	reference (c') (bench_ref.bpf.c's ref_gcra_lean), through bench_ref's
  *	driver as micro.c measures, at 64k, 256k and 1M IPv4 sources. Every
  *	table is filled with the 1M sources in address order first; while
- *	measuring, the driver visits them in a scattered order (bench_mult), so
+ *	measuring, the driver visits them in a scattered order (bench_mul), so
  *	that neither the LRU hash's elements (allocated in fill order) nor the
  *	sets are walked in memory order. S is measured three times: sized like
  *	L in entries (2^17 sets, 1M slots), at 4M slots, and at L's memory.
@@ -53,7 +53,7 @@
 #define MAX_ROUNDS 64
 #define SA_INST	   3
 #define NCOUNTS	   3
-/* A multiplier for bench_mult: odd, so a permutation of every power-of-two range. */
+/* A multiplier for bench_mul: odd, so a permutation of every power-of-two range. */
 #define SCATTER 0x9e3779b1U
 /* First source of the speed phase and of the flood: 198.18.0.0. */
 #define BASE4 0xc6120000U
@@ -317,7 +317,7 @@ static int phase_speed(struct sa_study *m)
 	}
 	fprintf(stderr, "rl-bench: setassoc: filling %d tables with %u sources\n",
 		SA_INST * (T__COUNT - 1), M1);
-	drv->data->bench_mult = 1;
+	drv->data->bench_mul = 1;
 	for (int i = 0; i < nt; i++) {
 		__u64 left = M1 + M1 / 16;
 
@@ -343,7 +343,7 @@ static int phase_speed(struct sa_study *m)
 			before[kinds[j]].packets[SA_V_GAVEUP] += x.packets[SA_V_GAVEUP];
 		}
 	}
-	drv->data->bench_mult = SCATTER;
+	drv->data->bench_mul = SCATTER;
 	if (bench_rt(true))
 		fprintf(stderr, "rl-bench: setassoc: no SCHED_FIFO\n");
 	fprintf(stderr, "rl-bench: setassoc: %d programs x %d rounds x %u reps\n", nt, m->rounds,
@@ -656,7 +656,7 @@ static int evict_race(struct sa_study *m, int *fails)
 	bench_frame_ipv4(&frame, 64);
 	drv->bss->bench_off = frame.src_off;
 	drv->bss->bench_base = base;
-	drv->data->bench_mult = 1;
+	drv->data->bench_mul = 1;
 	err = bench_set_target(drv, bpf_program__fd(s->progs.sa_set_prog), nsrc);
 	for (__u32 r = 0; r < rounds && !err; r++) {
 		err = two_cpus(s, bpf_program__fd(drv->progs.bench_driver), &frame, 1, 1, repeat, 0,
@@ -783,7 +783,7 @@ static int flood_case(struct sa_study *m, struct bench_ref *drv, bool set, __u32
 	frame_from(&fh, h_addr);
 	bench_frame_ipv4(&ff, 64);
 	drv->bss->bench_off = ff.src_off;
-	drv->data->bench_mult = 1;
+	drv->data->bench_mul = 1;
 	for (__u32 t = 0; t < ticks && !err; t++, now += 1000000) {
 		s->bss->sa_now = now;
 		if (per_tick) {

@@ -13,8 +13,9 @@
  * whole ns) and without the fixed cost of the test_run call itself (here
  * several ms: the call changes the XDP dispatcher).
  *
- * The reference programs, each the same parser as xdp_ratelimit (parsing.h)
- * and the same 16-byte source key:
+ * The reference programs, each with the parser of xdp_ratelimit's slow path
+ * (parsing.h: VLAN tags, IPv6 and IPv4) and a 16-byte source key (an IPv4
+ * source IPv4-mapped), but one:
  *	ref_parse:  parse and drop;
  *	ref_lookup:    (b) one LRU-hash lookup, an insert on a miss, one atomic
  *		       add: the floor of any per-source limiter;
@@ -22,8 +23,11 @@
  *		       compare-and-swap: a minimal real limiter, as the
  *		       benchmark's issue defines it (its value holds (b)'s
  *		       counter beside the TAT);
- *	ref_gcra_lean: (c') ref_gcra without ref_lookup's atomic add: a
- *		       stricter reference, reported beside (c).
+ *	ref_gcra_lean: (c') ref_gcra without ref_lookup's atomic add: "the
+ *		       minimal GCRA program", the reference of the goals;
+ *	ref_gcra_lean4: (c'4) (c') keyed by the 4-byte IPv4 address, as
+ *		       xdp_ratelimit's IPv4 table is by an 8-byte key: what
+ *		       the key size alone is worth.
  */
 #include "bench_ref.h"
 
@@ -42,12 +46,7 @@ __u64 bench_tail_fail; /* tail calls that did not happen */
 __u32 bench_mask; /* sources = bench_mask + 1 (a power of two) */
 __u32 bench_base; /* first source word, host order */
 __u32 bench_off; /* offset of the 32-bit source word in the frame */
-/*
- * Repetition n uses source (n * bench_mult) mod (bench_mask + 1): 1 cycles the
- * sources in order; an odd multiplier visits the same ones in a scattered
- * order (bench/setassoc.c: not the order a map was filled in).
- */
-__u32 bench_mult = 1;
+__u32 bench_mul = 1; /* odd: the order in which the sources come (see micro.c) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -84,6 +83,13 @@ struct {
 	__uint(max_entries, 1);
 } ref_gcra_lean_map SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __be32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} ref_gcra_lean4_map SEC(".maps");
+
 SEC("xdp")
 int bench_driver(struct xdp_md *ctx)
 {
@@ -111,7 +117,8 @@ int bench_driver(struct xdp_md *ctx)
 	word = data + off;
 	if ((void *)(word + 1) > end)
 		return XDP_ABORTED;
-	*word = bpf_htonl(bench_base + ((__u32)n * bench_mult & bench_mask));
+	/* An odd multiplier permutes 0..mask: every source once per cycle. */
+	*word = bpf_htonl(bench_base + (((__u32)n * bench_mul) & bench_mask));
 	bpf_tail_call(ctx, &bench_jmp, 0);
 	bench_tail_fail++;
 	return XDP_ABORTED;
@@ -178,6 +185,19 @@ int ref_gcra_lean(struct xdp_md *ctx)
 	if (ref_key(ctx, &key))
 		return XDP_PASS;
 	return ref_gcra_on(&ref_gcra_lean_map, &key, ref_interval_ns, ref_tau_ns);
+}
+
+SEC("xdp")
+int ref_gcra_lean4(struct xdp_md *ctx)
+{
+	struct rl_key key;
+	__be32 addr;
+
+	/* The same parse as (c'); IPv4 only (the IPv4-mapped key's last word). */
+	if (ref_key(ctx, &key) || key.addr[0] || key.addr[1] || key.addr[2] != bpf_htonl(0xffff))
+		return XDP_PASS;
+	addr = key.addr[3];
+	return ref_gcra_on(&ref_gcra_lean4_map, &addr, ref_interval_ns, ref_tau_ns);
 }
 
 char LICENSE[] SEC("license") = "GPL";

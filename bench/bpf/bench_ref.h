@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/*
- * What the benchmark's reference programs share (bench_ref.bpf.c, and the
- * steps of bench_steps.bpf.c that start from reference (c')).
- */
+/* What the benchmark's reference programs share (bench_ref.bpf.c). */
 #ifndef RL_BENCH_REF_H
 #define RL_BENCH_REF_H
 
