@@ -31,9 +31,9 @@ static bool make(const char *target, const char *vars)
 	if (!ASSERT_OK(access("Makefile", R_OK) || access("dist", R_OK),
 		       "run from the source tree"))
 		return false;
-	return ASSERT_OK(
-		rl_sh(NULL, "env -u MAKEFLAGS -u MFLAGS make -s BUILD=%s %s %s >/dev/null", rl_build_dir, target, vars),
-		target);
+	return ASSERT_OK(rl_sh(NULL, "env -u MAKEFLAGS -u MFLAGS make -s BUILD=%s %s %s >/dev/null",
+			       rl_build_dir, target, vars),
+			 target);
 }
 
 /* Every entry under @root with its mode, one per line, sorted. */
