@@ -18,14 +18,14 @@ ARCH     := $(shell uname -m)
 BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
 DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
-	    iproute2 netsniff-ng xdp-tools iperf3
+	    iproute2 netsniff-ng xdp-tools iperf3 libpcap-dev tcpdump tshark
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Iuser -I$(BUILD)
 # clang 14 finds asm/types.h only in the multiarch directory; -mcpu=v3 for atomics.
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -Iinclude -I/usr/include/$(ARCH)-linux-gnu
-LDLIBS   := -lxdp -lbpf -lelf -lz
+LDLIBS   := -lxdp -lbpf -lelf -lz -lpcap
 
 ifeq ($(V),1)
 Q :=

@@ -38,6 +38,7 @@ enum rl_opt_group {
 	RL_G_TOP = 1 << 6, /* top */
 	RL_G_SIMULATE = 1 << 7, /* simulate */
 	RL_G_RULE = 1 << 8, /* a rule's match and action: rule add, lines of simulate --rules */
+	RL_G_EVENTS = 1 << 9, /* events */
 };
 
 struct rl_args;
@@ -79,6 +80,9 @@ struct rl_args {
 	bool allow, deny, block_set;
 	__u64 block_ns;
 	const char *before;
+	/* events (and count, shared with stats --watch) */
+	const char *pcap;
+	__u64 one_in, max_rate, duration_ns;
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;
