@@ -55,7 +55,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
 	  "(for a byte rate: a 64-byte packet).\n" },
 	{ "events", cmd_events, IFACE_CMD(RL_G_EVENTS), 1, 1,
-	  "IFACE [--pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
+	  "IFACE [--json | --pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
 	  "show samples of the packets the limiter drops",
 	  "Shows samples of the packets the limiter on IFACE drops, or would drop with --action "
 	  "dry-run: 1 in N of them (--one-in), at most M a second (--max-rate), as the XDP "

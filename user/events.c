@@ -34,8 +34,8 @@ static int write_ctl(const struct rl_pins *pins, const struct rl_evctl *ctl)
 	return bpf_map_update_elem(pins->evctl, &zero, ctl, BPF_ANY) ? -errno : 0;
 }
 
-int rl_events_enable(const struct rl_pins *pins, __u32 one_in, __u32 max_rate, pid_t pid,
-		     char *err, size_t errlen)
+int rl_events_enable(const struct rl_pins *pins, __u32 one_in, __u32 max_rate, pid_t pid, char *err,
+		     size_t errlen)
 {
 	struct rl_policy pol;
 	struct rl_evctl ctl;

@@ -20,8 +20,8 @@
  * that died without turning sampling off is taken over. Resets the per-CPU
  * countdowns and the cap's window, so the first drop after it is picked.
  */
-int rl_events_enable(const struct rl_pins *pins, __u32 one_in, __u32 max_rate, pid_t pid,
-		     char *err, size_t errlen);
+int rl_events_enable(const struct rl_pins *pins, __u32 one_in, __u32 max_rate, pid_t pid, char *err,
+		     size_t errlen);
 /* Turn sampling off, if @pid is still the reader (0: whoever it is). */
 int rl_events_disable(const struct rl_pins *pins, pid_t pid);
 /* The per-CPU tallies (sent, capped, lost) summed over CPUs. */
