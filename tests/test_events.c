@@ -9,7 +9,8 @@
  *	events_fields		reason, source, length, bytes, time, ifindex of a sample
  *	events_takeover		a live reader is refused, a dead one's switch is taken over
  *	events_survive_set	a new program (set) keeps the reader's switch and countdown
- *	events_e2e		events --pcap (tcpdump, tshark) and --json on a veth pair
+ *	events_e2e		events --pcap (tcpdump, tshark), a second reader refused,
+ *				one killed taken over, --json; on a veth pair
  *
  * The policy is 1 packet an hour with a burst of 1: a source's first packet
  * passes, every later one (within the test's hour) is dropped. The countdown
@@ -17,8 +18,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -438,30 +441,72 @@ static bool run_events(struct rl_ns *ns, const char *args, char **out)
 	return true;
 }
 
-/* sampling is off again in the namespace's limiter, and nobody holds it. */
-static bool sampling_off(struct rl_ns *ns)
+/* The switch of the namespace's limiter, from its pin. */
+static bool read_evctl(struct rl_ns *ns, struct rl_evctl *ctl)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16];
-	struct rl_evctl ctl;
 	__u32 zero = 0;
-	bool ok = false;
+	bool ok;
 	int fd;
 
-	if (!ASSERT_OK(rl_ns_pin_dir(ns->rx, ns->rx_if, dir, sizeof(dir)), "pin directory"))
+	if (rl_ns_pin_dir(ns->rx, ns->rx_if, dir, sizeof(dir)))
 		return false;
 	snprintf(path, sizeof(path), "%s/rl_evctl", dir);
 	fd = bpf_obj_get(path);
-	if (!ASSERT_TRUE(fd >= 0, "open the pinned rl_evctl"))
+	if (fd < 0)
 		return false;
-	if (ASSERT_OK(bpf_map_lookup_elem(fd, &zero, &ctl), "read rl_evctl"))
-		ok = ASSERT_TRUE(!ctl.on && !ctl.pid, "events turned sampling off at its end");
+	ok = !bpf_map_lookup_elem(fd, &zero, ctl);
 	close(fd);
 	return ok;
+}
+
+/* sampling is off again in the namespace's limiter, and nobody holds it. */
+static bool sampling_off(struct rl_ns *ns)
+{
+	struct rl_evctl ctl;
+
+	if (!ASSERT_TRUE(read_evctl(ns, &ctl), "read the pinned rl_evctl"))
+		return false;
+	return ASSERT_TRUE(!ctl.on && !ctl.pid, "events turned sampling off at its end");
+}
+
+/* A reader in the background (events --duration 20s), once it has turned sampling on; 0: failed. */
+static pid_t background_reader(struct rl_ns *ns)
+{
+	char netns[64], prog[PATH_MAX];
+	struct rl_evctl ctl;
+	pid_t pid;
+
+	snprintf(netns, sizeof(netns), "--net=/run/netns/%s", ns->rx);
+	snprintf(prog, sizeof(prog), "%s/xdp-ratelimit", rl_build_dir);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		/* nsenter without --fork execs the command: the pid is the reader's. */
+		execlp("nsenter", "nsenter", netns, prog, "events", ns->rx_if, "--duration", "20s",
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (!ASSERT_TRUE(pid > 0, "fork"))
+		return 0;
+	for (int i = 0; i < 500; i++) {
+		if (read_evctl(ns, &ctl) && ctl.on && ctl.pid == (__u32)pid)
+			return pid;
+		usleep(10000);
+	}
+	rl_test_fail(__FILE__, __LINE__, "the background reader did not turn sampling on in 5 s");
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return 0;
 }
 
 TEST_FLAGS(events_e2e, RL_TEST_ROOT)
 {
 	char pcap[64], args[96], *out = NULL, *err = NULL;
+	pid_t reader = 0;
 	struct rl_ns ns;
 
 	snprintf(pcap, sizeof(pcap), "/tmp/rlt-events-%d.pcap", getpid());
@@ -492,6 +537,23 @@ TEST_FLAGS(events_e2e, RL_TEST_ROOT)
 	}
 	free(out);
 	out = NULL;
+	/*
+	 * A second reader is refused while the first lives; once the first is
+	 * killed with SIGKILL (no chance to turn sampling off), the next one
+	 * takes over: the JSON run below.
+	 */
+	reader = background_reader(&ns);
+	if (!reader)
+		goto out;
+	free(err);
+	err = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, &err, "events %s --count 1 --duration 2s", ns.rx_if), 1,
+		  "a second reader is refused");
+	snprintf(args, sizeof(args), "another reader (pid %d)", (int)reader);
+	ASSERT_CONTAINS(err, args, "naming the first");
+	kill(reader, SIGKILL);
+	waitpid(reader, NULL, 0);
+	reader = 0;
 	/* JSON lines. */
 	if (!run_events(&ns, "--json", &out) || !sampling_off(&ns))
 		goto out;
@@ -500,6 +562,10 @@ TEST_FLAGS(events_e2e, RL_TEST_ROOT)
 		    "each a limited packet from the flooding source");
 	ASSERT_TRUE(every_line_has(out, "\"len\":60,\"caplen\":60"), "each 60 bytes, all captured");
 out:
+	if (reader > 0) {
+		kill(reader, SIGKILL);
+		waitpid(reader, NULL, 0);
+	}
 	free(out);
 	free(err);
 	rl_ns_destroy(&ns);
