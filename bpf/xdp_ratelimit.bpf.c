@@ -405,8 +405,7 @@ static __always_inline void sample(struct xdp_md *ctx, __u32 reason)
 }
 
 /* The verdict for rate_limit()'s answer @ret, counted (and sampled when dropped). */
-static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, int ret,
-				  __u64 len)
+static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, int ret, __u64 len)
 {
 	if (ret > 0)
 		return rl_count_pass(cnt, len);

@@ -15,10 +15,10 @@ struct rl_pins {
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
-#define RL_PINS_FDS(p)                                                               \
-	{                                                                            \
-		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, \
-			&(p)->events, &(p)->evctl, &(p)->evcpu                       \
+#define RL_PINS_FDS(p)                                                                             \
+	{                                                                                          \
+		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
+			&(p)->evctl, &(p)->evcpu                                                   \
 	}
 
 /* The live configuration and its slot. */

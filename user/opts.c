@@ -253,9 +253,8 @@ const struct rl_opt rl_opt_table[] = {
 	  "together." },
 	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_EVENTS,
 	  "Stop after N samples." },
-	{ "duration", 'd', RL_OPT_DURATION, "DUR", A(duration_ns), 0, 1000000ULL,
-	  RL_BLOCK_MAX_NS, NULL, NULL, RL_G_EVENTS,
-	  "Stop after DUR (e.g. 10s, 5m; from 1ms)." },
+	{ "duration", 'd', RL_OPT_DURATION, "DUR", A(duration_ns), 0, 1000000ULL, RL_BLOCK_MAX_NS,
+	  NULL, NULL, RL_G_EVENTS, "Stop after DUR (e.g. 10s, 5m; from 1ms)." },
 
 	{ "sources", 'n', RL_OPT_U64, "N", A(top_n), 0, 1, 1000000, NULL, NULL, RL_G_TOP,
 	  "How many sources to list (default 10)." },
