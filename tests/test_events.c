@@ -537,6 +537,26 @@ TEST_FLAGS(events_e2e, RL_TEST_ROOT)
 	}
 	free(out);
 	out = NULL;
+	/* Text lines: TIME REASON SOURCE LEN BYTES, the bytes from the destination MAC on. */
+	if (!run_events(&ns, "", &out))
+		goto out;
+	{
+		char want[64], mac[13];
+		unsigned int m[6];
+
+		if (ASSERT_EQ(sscanf(ns.rx_mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3],
+				     &m[4], &m[5]),
+			      6, "the receiving MAC")) {
+			snprintf(mac, sizeof(mac), "%02x%02x%02x%02x%02x%02x", m[0], m[1], m[2],
+				 m[3], m[4], m[5]);
+			snprintf(want, sizeof(want), " limited        %-15s    60  %s", E2E_SRC,
+				 mac);
+			ASSERT_EQ(lines(out), E2E_K, "K text lines");
+			ASSERT_TRUE(every_line_has(out, want), want);
+		}
+	}
+	free(out);
+	out = NULL;
 	/*
 	 * A second reader is refused while the first lives; once the first is
 	 * killed with SIGKILL (no chance to turn sampling off), the next one
