@@ -581,6 +581,24 @@ TEST_FLAGS(events_e2e, RL_TEST_ROOT)
 	ASSERT_TRUE(every_line_has(out, "\"reason\":\"limited\",\"src\":\"" E2E_SRC "\""),
 		    "each a limited packet from the flooding source");
 	ASSERT_TRUE(every_line_has(out, "\"len\":60,\"caplen\":60"), "each 60 bytes, all captured");
+	/* SIGTERM: the reader turns sampling off and exits 0 (within 3 s). */
+	reader = background_reader(&ns);
+	if (reader) {
+		int status = -1;
+		pid_t done = 0;
+
+		kill(reader, SIGTERM);
+		for (int i = 0; i < 300 && !done; i++) {
+			done = waitpid(reader, &status, WNOHANG);
+			if (!done)
+				usleep(10000);
+		}
+		if (ASSERT_TRUE(done == reader, "events ends on SIGTERM")) {
+			reader = 0;
+			ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status 0");
+			sampling_off(&ns);
+		}
+	}
 out:
 	if (reader > 0) {
 		kill(reader, SIGKILL);
