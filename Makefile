@@ -22,7 +22,7 @@ BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
 DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
 	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion libmicrohttpd-dev \
-	    prometheus curl python3
+	    prometheus curl python3 libpcap-dev tcpdump tshark
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Iuser -I$(BUILD)
@@ -33,7 +33,7 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wer
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CFLAGS   += $(MHD_CFLAGS)
-LDLIBS   := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread
+LDLIBS   := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread -lpcap
 
 ifeq ($(V),1)
 Q :=

@@ -15,6 +15,7 @@
  */
 #include "parsing.h"
 #include "verdict.h"
+#include "rl_events.h"
 
 /*
  * The configuration. Not const: the compiler must load it rather than fold
@@ -73,6 +74,27 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, 1);
 } rl_clock SEC(".maps");
+
+/* Drop samples (rl_events.h): the ring, the reader's switch, the per-CPU countdown. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, RL_EV_RING_BYTES);
+} rl_events SEC(".maps");
+
+/*
+ * The reader's switch: a global in a section of its own, so a map of its
+ * own (pinned as rl_evctl, reused by every program that set loads), read
+ * with one load from a fixed address: no lookup, no key on the stack of
+ * the drop paths (main and slow_path() leave a subprogram 32 bytes).
+ */
+struct rl_evctl rl_evctl SEC(".data.evctl");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rl_evcpu);
+	__uint(max_entries, 1);
+} rl_evcpu SEC(".maps");
 
 static __always_inline __u64 rl_now(void)
 {
@@ -194,7 +216,10 @@ static __noinline int new_source6(struct rl_miss *m)
 	return inserted(m->cnt, bpf_map_update_elem(&rl_state6, m->key, &val, BPF_NOEXIST), pass);
 }
 
-/* One packet against the state word @st: 1 within the limit, 0 over it. */
+/* step_state()'s answer when it gave up after RL_CAS_TRIES lost races: over the limit. */
+#define RL_CAS_LOST (-2)
+
+/* One packet against the state word @st: 1 within the limit, 0 over it (or RL_CAS_LOST). */
 static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost)
 {
 	__u64 old, next;
@@ -209,7 +234,7 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;
-	return 0;
+	return RL_CAS_LOST;
 }
 
 /* 1: within the limit; 0: over it; -1: the source could not be tracked. */
@@ -260,22 +285,145 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 	return step_state(cnt, st, now, cost);
 }
 
-/* The verdict for rate_limit()'s answer @ret, counted. */
-static __always_inline int decide(struct rl_kcounters *cnt, int ret, __u64 len)
+/* The sample's clock: always the precise one (a coarse tick is too rough to read). */
+static __always_inline __u64 sample_now(void)
+{
+	if (rl_test_clock)
+		return rl_now();
+	return bpf_ktime_get_ns();
+}
+
+/*
+ * A dropped packet, with sampling on: is it picked? 1 in one_in (a per-CPU
+ * countdown: no division), then within the cap of the current second of
+ * the clock: the shared word holds the second (now / 10^9, from the
+ * reciprocal of rl_window(): exact, no division) in its high 32 bits and
+ * the samples sent in it in the low 32; compare-and-swap as step_state(),
+ * so the cap is exact across CPUs (RL_CAS_TRIES lost races count as over
+ * it). Not rl_fixed_step() itself: its general packing spills registers,
+ * and below slow_path() only 32 bytes of stack are left. Returns the time
+ * of the pick, or 0. Out of line, as sample_send(): only the drop paths of
+ * a program being watched call them, and apart (rather than one inside the
+ * other) they fit the stack.
+ */
+static __noinline __u64 sample_pick(void)
+{
+	struct rl_evctl *ev = &rl_evctl;
+	__u64 now, sec, old, next, e;
+	struct rl_evcpu *pc;
+	__u32 zero = 0;
+	int i;
+
+	pc = bpf_map_lookup_elem(&rl_evcpu, &zero);
+	if (!pc)
+		return 0;
+	if (pc->skip) {
+		pc->skip--;
+		return 0;
+	}
+	pc->skip = ev->one_in ? ev->one_in - 1 : 0;
+	now = sample_now();
+	sec = (__u32)rl_window(&ev->cap, now, &e);
+	for (i = 0; i < RL_CAS_TRIES; i++) {
+		old = *(volatile __u64 *)&ev->win;
+		if (old >> 32 != sec)
+			next = sec << 32 | 1;
+		else if ((__u32)old < ev->cap.limit)
+			next = old + 1;
+		else
+			break;
+		if (__sync_val_compare_and_swap(&ev->win, old, next) == old)
+			return now ?: 1;
+	}
+	pc->capped++;
+	return 0;
+}
+
+/* Write the sample of a picked packet to rl_events. 1: sent; 0: the ring was full. */
+static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
+{
+	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
+				.end = (void *)(long)ctx->data_end };
+	struct rl_evcpu *pc;
+	struct rl_event *e;
+	__u32 bad, zero = 0;
+	__be16 proto;
+	__u64 len, n;
+	int nd;
+
+	pc = bpf_map_lookup_elem(&rl_evcpu, &zero);
+	if (!pc)
+		return 0;
+	e = bpf_ringbuf_reserve(&rl_events, sizeof(*e), 0);
+	if (!e) {
+		pc->lost++;
+		return 0;
+	}
+	/* Whole: what the frame does not fill must not carry old ring contents out. */
+	__builtin_memset(e, 0, sizeof(*e));
+	e->time_ns = now;
+	e->ifindex = ctx->ingress_ifindex;
+	e->reason = reason;
+	len = bpf_xdp_get_buff_len(ctx);
+	e->len = len;
+	n = len < RL_EV_SNAP ? len : RL_EV_SNAP;
+	if (n > 0 && !bpf_xdp_load_bytes(ctx, 0, e->data, n))
+		e->caplen = n;
+	/* The source, parsed again: the packet path keeps no copy of it for us. */
+	if (!parse_eth(&c, &proto, &bad)) {
+		if (proto == bpf_htons(ETH_P_IP))
+			parse_ipv4(&c, &e->src, &bad);
+		else if (proto == bpf_htons(ETH_P_IPV6))
+			parse_ipv6(&c, &e->src, &bad, &nd);
+	}
+	bpf_ringbuf_submit(e, 0);
+	pc->sent++;
+	return 1;
+}
+
+/*
+ * The one check sampling costs a drop path while nobody reads: the reader's
+ * switch, one load and a test.
+ */
+static __always_inline void sample(struct xdp_md *ctx, __u32 reason)
+{
+	__u64 now;
+	int ret;
+
+	if (!*(volatile __u32 *)&rl_evctl.on)
+		return;
+	now = sample_pick();
+	if (!now)
+		return;
+	ret = sample_send(ctx, now, reason);
+	/*
+	 * Use the answer: with it unused, clang may leave the subprogram's
+	 * return register unset, and the verifier refuses a subprogram that
+	 * may return whatever r0 held (a stack pointer).
+	 */
+	asm volatile("" : : "r"(ret));
+}
+
+/* The verdict for rate_limit()'s answer @ret, counted (and sampled when dropped). */
+static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, int ret, __u64 len)
 {
 	if (ret > 0)
 		return rl_count_pass(cnt, len);
-	if (ret == 0) {
+	if (ret == 0 || ret == RL_CAS_LOST) {
 		if (rl_cfg.action == RL_ACTION_DRY_RUN) {
 			cnt->would_drop++;
 			cnt->would_drop_bytes += len;
+			sample(ctx, RL_EV_WOULD_DROP);
 			return rl_count_pass(cnt, len);
 		}
 		cnt->limited++;
+		sample(ctx, ret ? RL_EV_CAS_EXHAUSTED : RL_EV_LIMITED);
 		return rl_count_drop(cnt, len);
 	}
-	if (rl_cfg.fail_policy == RL_FAIL_DROP)
+	if (rl_cfg.fail_policy == RL_FAIL_DROP) {
+		sample(ctx, RL_EV_INSERT_FAIL);
 		return rl_count_drop(cnt, len);
+	}
 	return rl_count_pass(cnt, len);
 }
 
@@ -297,7 +445,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(&c, &src, &bad))
 			goto malformed;
-		return decide(cnt, limit_v4(cnt, src.addr[3], len), len);
+		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len), len);
 	}
 	if (proto != bpf_htons(ETH_P_IPV6)) {
 		cnt->not_ip++;
@@ -315,17 +463,19 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	 * link-local one is keyed whole: see rl_key.h.
 	 */
 	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-		return decide(cnt, limit_v4(cnt, src.addr[3], len), len);
+		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len), len);
 	if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
 		kind = RL_KEY_LL;
 	else
 		kind = RL_KEY_V6;
-	return decide(cnt, limit_v6(cnt, &src, kind, len), len);
+	return decide(ctx, cnt, limit_v6(cnt, &src, kind, len), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
-	if (rl_cfg.malformed_drop)
+	if (rl_cfg.malformed_drop) {
+		sample(ctx, RL_EV_MALFORMED + bad);
 		return rl_count_drop(cnt, len);
+	}
 	return rl_count_pass(cnt, len);
 }
 
@@ -345,7 +495,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
-	return decide(cnt, limit_v4(cnt, ip->saddr, end - data), end - data);
+	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data), end - data);
 }
 
 char LICENSE[] SEC("license") = "GPL";

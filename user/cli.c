@@ -54,6 +54,26 @@ const struct rl_cmd rl_cmds[] = {
 	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
 	  "(for a byte rate: a 64-byte packet).\n" },
+	{ "events", cmd_events, IFACE_CMD(RL_G_EVENTS), 1, 1,
+	  "IFACE [--json | --pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
+	  "show samples of the packets the limiter drops",
+	  "Shows samples of the packets the limiter on IFACE drops, or would drop with --action "
+	  "dry-run: 1 in N of them (--one-in), at most M a second (--max-rate), as the XDP "
+	  "program sends them to its ring buffer. Sampling is on only while this command runs: "
+	  "with no reader, the drop paths pay one test and nothing is sent. It stops on SIGINT "
+	  "or SIGTERM, after --count samples or after --duration, and turns sampling off. One "
+	  "reader at a time: a second one is refused while the first lives; one that died "
+	  "without turning sampling off (SIGKILL) is taken over.\n"
+	  "Each line is one sample: TIME (the drop's wall-clock time, to the ns), REASON "
+	  "(limited, would-drop, insert-failed, cas-exhausted, or malformed-eth, -vlan, -ipv4, "
+	  "-ihl, -ipv6), SOURCE (the unmasked source address, - if the frame has none), LEN (the "
+	  "frame's length) and the first 32 bytes of the frame in hex. With --json, one object "
+	  "per line: time (ISO 8601, UTC), time_ns (ns since the epoch), iface, ifindex, rule (0: "
+	  "the default policy), reason, src, len, caplen and data (the captured bytes, up to "
+	  "128, in hex). With --pcap FILE, the samples go to FILE for tcpdump -r or tshark -r, "
+	  "and a count of samples to standard error.\n"
+	  "Samples the reader missed (the ring was full) and those picked over the cap of a "
+	  "second are counted and reported at the end.\n" },
 	{ "cleanup", cmd_cleanup, IFACE_CMD(0), 0, 0, "",
 	  "remove orphaned pins (their namespace or interface is gone)",
 	  "Removes every orphaned pin directory under " RL_PIN_ROOT ": maps that no loaded "

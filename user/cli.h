@@ -39,5 +39,6 @@ int cmd_stats(const struct rl_args *a);
 int cmd_top(const struct rl_args *a);
 int cmd_cleanup(const struct rl_args *a);
 int cmd_exporter(const struct rl_args *a);
+int cmd_events(const struct rl_args *a);
 
 #endif /* RL_CLI_H */

@@ -68,16 +68,26 @@ static void print_data(void)
 	}
 	printf(")\n");
 
-	/* Options that take a value, long and short: their value is not a word to count. */
+	/*
+	 * Options that take a value, long and short, per command ("CMD --opt"):
+	 * their value is not a word to count. Per command, because two
+	 * commands may give one letter to different options (-w: stats
+	 * --watch SECONDS, events --pcap FILE).
+	 */
 	printf("declare -gA _xdp_ratelimit_arg=(\n");
-	for (size_t j = 0; j < rl_opt_count; j++) {
-		const struct rl_opt *o = &rl_opt_table[j];
+	for (size_t i = 0; i < rl_ncmds; i++) {
+		unsigned int groups = rl_cmds[i].groups | RL_G_GLOBAL;
 
-		if (o->type == RL_OPT_FLAG)
-			continue;
-		printf("\t[--%s]='%s'\n", o->name, o->arg);
-		if (o->short_name)
-			printf("\t[-%c]='%s'\n", o->short_name, o->arg);
+		for (size_t j = 0; j < rl_opt_count; j++) {
+			const struct rl_opt *o = &rl_opt_table[j];
+
+			if (o->type == RL_OPT_FLAG || !(o->group & groups))
+				continue;
+			printf("\t['%s --%s']='%s'\n", rl_cmds[i].name, o->name, o->arg);
+			if (o->short_name)
+				printf("\t['%s -%c']='%s'\n", rl_cmds[i].name, o->short_name,
+				       o->arg);
+		}
 	}
 	printf(")\n");
 

@@ -5,17 +5,20 @@
 
 #include <linux/types.h>
 #include "rl_common.h"
+#include "rl_events.h"
 
 /* File descriptors of the pinned maps of one attachment (see pins.h). */
 /* The maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
+	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
-#define RL_PINS_FDS(p)                                                              \
-	{                                                                           \
-		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters \
+#define RL_PINS_FDS(p)                                                                             \
+	{                                                                                          \
+		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
+			&(p)->evctl, &(p)->evcpu                                                   \
 	}
 
 /* The live configuration and its slot. */

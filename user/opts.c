@@ -11,6 +11,7 @@
 #include "xdp_attach.h"
 #include "opts.h"
 #include "rules.h"
+#include "rl_events.h"
 
 #define A(field) offsetof(struct rl_args, field)
 
@@ -240,6 +241,21 @@ const struct rl_opt rl_opt_table[] = {
 	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_WATCH,
 	  "With --watch: stop after N lines." },
 
+	{ "pcap", 'w', RL_OPT_STRING, "FILE", A(pcap), 0, 0, 0, NULL, NULL, RL_G_EVENTS,
+	  "Write the samples to FILE in pcap format (- for standard output) instead of printing "
+	  "them: the first bytes of each frame as captured bytes, its length as the original "
+	  "length, the time of the drop as the record's time (ns precision)." },
+	{ "one-in", 'N', RL_OPT_U64, "N", A(one_in), 0, 1, 1U << 31, NULL, NULL, RL_G_EVENTS,
+	  "Sample 1 in N dropped packets (default 1: each), counted on each CPU." },
+	{ "max-rate", 'M', RL_OPT_U64, "M", A(max_rate), 0, 1, RL_EV_MAX_RATE, NULL, NULL,
+	  RL_G_EVENTS,
+	  "At most M samples in each second of the clock (1-10000, default 100), on all CPUs "
+	  "together." },
+	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_EVENTS,
+	  "Stop after N samples." },
+	{ "duration", 'd', RL_OPT_DURATION, "DUR", A(duration_ns), 0, 1000000ULL, RL_BLOCK_MAX_NS,
+	  NULL, NULL, RL_G_EVENTS, "Stop after DUR (e.g. 10s, 5m; from 1ms)." },
+
 	{ "sources", 'n', RL_OPT_U64, "N", A(top_n), 0, 1, 1000000, NULL, NULL, RL_G_TOP,
 	  "How many sources to list (default 10)." },
 
@@ -305,6 +321,8 @@ void rl_args_defaults(struct rl_args *a)
 	a->max_sources = RL_DEFAULT_MAX_SOURCES;
 	a->max_sources6 = 0; /* a quarter of max_sources */
 	a->top_n = 10;
+	a->one_in = 1;
+	a->max_rate = 100;
 }
 
 const struct rl_opt *rl_opt_find(const char *name, unsigned int groups)

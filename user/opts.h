@@ -39,6 +39,7 @@ enum rl_opt_group {
 	RL_G_SIMULATE = 1 << 7, /* simulate */
 	RL_G_RULE = 1 << 8, /* a rule's match and action: rule add, lines of simulate --rules */
 	RL_G_EXPORTER = 1 << 9, /* exporter */
+	RL_G_EVENTS = 1 << 10, /* events */
 };
 
 struct rl_args;
@@ -81,6 +82,9 @@ struct rl_args {
 	__u64 block_ns;
 	const char *before;
 	const char *listen; /* exporter --listen; NULL: RL_EXPORTER_LISTEN_STR */
+	/* events (and count, shared with stats --watch) */
+	const char *pcap;
+	__u64 one_in, max_rate, duration_ns;
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;

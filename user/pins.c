@@ -11,8 +11,8 @@
 #include "pins.h"
 #include "xdp_attach.h"
 
-const char *const rl_map_names[RL_N_MAPS] = { "rl_state4", "rl_state6", "rl_config", "rl_ctl",
-					      "rl_counters" };
+const char *const rl_map_names[RL_N_MAPS] = { "rl_state4",   "rl_state6", "rl_config", "rl_ctl",
+					      "rl_counters", "rl_events", "rl_evctl",  "rl_evcpu" };
 
 static bool valid_ifname(const char *name)
 {

@@ -15,6 +15,7 @@
  *                                            eth0_100 stays eth0_100, so no two collide
  *         rl_state4 rl_state6 rl_config       the maps, 0600
  *         rl_ctl rl_counters
+ *         rl_events rl_evctl rl_evcpu         drop samples (include/rl_events.h)
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
@@ -35,7 +36,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      5
+#define RL_N_MAPS      8
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 

@@ -46,9 +46,12 @@ static int free_fds(void)
 
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
-	struct bpf_map *maps[] = { skel->maps.rl_state4, skel->maps.rl_state6, skel->maps.rl_config,
-				   skel->maps.rl_ctl, skel->maps.rl_counters };
-	int fds[] = { p->state4, p->state6, p->config, p->ctl, p->counters };
+	struct bpf_map *maps[] = { skel->maps.rl_state4,   skel->maps.rl_state6,
+				   skel->maps.rl_config,   skel->maps.rl_ctl,
+				   skel->maps.rl_counters, skel->maps.rl_events,
+				   skel->maps.data_evctl,  skel->maps.rl_evcpu };
+	int fds[] = { p->state4,   p->state6, p->config, p->ctl,
+		      p->counters, p->events, p->evctl,	 p->evcpu };
 	int ret;
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -141,4 +144,7 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->config = bpf_map__fd(skel->maps.rl_config);
 	fds->ctl = bpf_map__fd(skel->maps.rl_ctl);
 	fds->counters = bpf_map__fd(skel->maps.rl_counters);
+	fds->events = bpf_map__fd(skel->maps.rl_events);
+	fds->evctl = bpf_map__fd(skel->maps.data_evctl);
+	fds->evcpu = bpf_map__fd(skel->maps.rl_evcpu);
 }
