@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include <bpf/bpf.h>
 #include "apply.h"
+#include "live.h"
 #include "log.h"
 #include "maps.h"
 #include "opts.h"
@@ -288,8 +288,10 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 					    o ? " (a rule's option: put it in a rule of rules:)" :
 						"");
 			}
-			if (!scalar(v) || is_null(v))
-				return fail(l, v, "%s: %s needs a value", ifc->name, key);
+			if (is_null(v))
+				return fail(l, v ? v : kn, "%s: %s needs a value", ifc->name, key);
+			if (!scalar(v))
+				return fail(l, v, "%s: %s takes one value", ifc->name, key);
 			ret = rl_opt_set(&a, o, scalar(v), msg, sizeof(msg));
 			if (ret)
 				return fail(l, v, "%s: %s: %s", ifc->name, key, opt_msg(msg, key));
@@ -489,40 +491,37 @@ static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, cha
 		     size_t errlen)
 {
 	const struct rl_apply_iface *w = s->want;
-	struct bpf_map_info i4 = {}, i6 = {};
-	__u32 l4 = sizeof(i4), l6 = sizeof(i6);
 	const char *mode = rl_attach_mode(&s->ifc);
 	const char *want_mode = w->mode == RL_MODE_SKB ? "skb" : "native";
 	char msg[RL_ERRLEN];
 	struct rl_pins pins;
+	struct rl_live live;
 	int ret;
 
 	if (rl_pins_open(&s->ifc, &pins, msg, sizeof(msg)))
 		return plan_fail(f, w, err, errlen, "%s", msg);
-	ret = rl_config_read(&pins, &s->cur, &s->active);
-	if (!ret && (bpf_obj_get_info_by_fd(pins.state4, &i4, &l4) ||
-		     bpf_obj_get_info_by_fd(pins.state6, &i6, &l6)))
-		ret = -errno;
+	ret = rl_live_read(&s->ifc, &pins, &live, msg, sizeof(msg));
 	rl_pins_close(&pins);
 	if (ret)
-		return plan_fail(f, w, err, errlen, "couldn't read the live configuration: %s",
-				 strerror(-ret));
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	s->cur = live.cfg;
+	s->active = live.active;
 	/* Attach options size the tables and pick the hook: only a new attach changes them. */
 	if (strncmp(mode, want_mode, strlen(want_mode)))
 		return plan_fail(f, w, err, errlen,
 				 "mode: the limiter runs in %s mode, the file says %s; an attach "
 				 "option cannot change live (detach first)",
 				 mode, want_mode);
-	if (i4.max_entries != w->max_sources)
+	if (live.max_sources != w->max_sources)
 		return plan_fail(f, w, err, errlen,
 				 "max-sources: the live table holds %u, the file says %llu; an "
 				 "attach option cannot change live (detach first)",
-				 i4.max_entries, (unsigned long long)w->max_sources);
-	if (i6.max_entries != w->max_sources6)
+				 live.max_sources, (unsigned long long)w->max_sources);
+	if (live.max_sources6 != w->max_sources6)
 		return plan_fail(f, w, err, errlen,
 				 "max-sources6: the live table holds %u, the file says %llu; an "
 				 "attach option cannot change live (detach first)",
-				 i6.max_entries, (unsigned long long)w->max_sources6);
+				 live.max_sources6, (unsigned long long)w->max_sources6);
 	if (rl_config_build(&s->cfg, &w->pol, &w->o, &s->cur, msg, sizeof(msg)))
 		return plan_fail(f, w, err, errlen, "%s", msg);
 	/* The policy in force already: a new generation would only cost a migration. */
@@ -538,18 +537,25 @@ static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, cha
 int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_plan *p, char *err,
 		  size_t errlen)
 {
-	static char names[256][IF_NAMESIZE];
+	char(*names)[IF_NAMESIZE] = NULL;
 	int nattached = 0, ret = 0;
 	char msg[RL_ERRLEN];
 
 	memset(p, 0, sizeof(*p));
 	if (prune) {
+		/* Up to 256 limiters in this namespace are found and pruned in one run. */
+		names = calloc(256, sizeof(*names));
+		if (!names) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 		nattached = rl_list_attached(names, 256);
 		if (nattached < 0)
 			nattached = 0;
 	}
 	p->steps = calloc(f->n + (size_t)nattached + 1, sizeof(*p->steps));
 	if (!p->steps) {
+		free(names);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -598,8 +604,10 @@ int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_pla
 		s->action = RL_APPLY_DETACH;
 		p->n++;
 	}
+	free(names);
 	return 0;
 fail:
+	free(names);
 	rl_apply_plan_free(p);
 	return ret;
 }
