@@ -375,11 +375,25 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 	char path[64] = "", a[IF_NAMESIZE] = "", *out = NULL, *err = NULL, want[128];
 	unsigned long long gen = 0, gen_a = 0, burst = 0;
 	struct rl_ns ns = {};
+	unsigned int id = 1;
 
 	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
 		return;
 	if (!second_iface(&ns, a, sizeof(a)))
 		goto out;
+	/* A bad second interface: the first, not attached, is not attached either. */
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n"
+			"  rlnosuch0:\n    rate: 10\n",
+			ns.rx_if))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, &err, "apply %s", path), 1, "a missing interface");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_EQ(id, 0, "nothing attached to the good interface");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "status %s", ns.rx_if), 1, "no pins either");
+	free(err);
+	err = NULL;
+	unlink(path);
 	if (!write_file(path, sizeof(path),
 			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n"
 			"  %s:\n    mode: skb\n    rate: 500\n",
@@ -418,6 +432,24 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 		goto out;
 	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a live mode change");
 	snprintf(want, sizeof(want), "%s:5: %s: mode: the limiter runs in skb mode", path, a);
+	ASSERT_CONTAINS(err, want, "the error names the interface and the key");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "the other interface is unchanged");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A live table size that differs: refused, naming the key. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
+			"  %s:\n    mode: skb\n    rate: 500\n    max-sources6: 77\n",
+			ns.rx_if, a))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a live table size change");
+	snprintf(want, sizeof(want), "%s:5: %s: max-sources6: the live table holds 262144", path,
+		 a);
 	ASSERT_CONTAINS(err, want, "the error names the interface and the key");
 	if (!live(&ns, ns.rx_if, &gen, NULL))
 		goto out;
