@@ -136,6 +136,14 @@ int cmd_apply(const struct rl_args *a)
 	if (a->detach ? rl_apply_plan_detach(&f, &p, err, sizeof(err)) :
 			rl_apply_plan(&f, a->prune, &p, err, sizeof(err)))
 		goto fail;
+	/* What attach and set warn of, for what this apply would make live. */
+	for (size_t i = 0; i < p.n; i++) {
+		const struct rl_apply_step *s = &p.steps[i];
+
+		if ((s->action == RL_APPLY_ATTACH || s->action == RL_APPLY_SET) &&
+		    rl_policy_tcp_warning(&s->want->pol, err, sizeof(err)))
+			pr_warn("%s: %s", s->ifc.name, err);
+	}
 	if (a->diff) {
 		print_steps(a, p.steps, p.n);
 		ret = 0;
