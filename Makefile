@@ -22,7 +22,7 @@ BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 
 DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
 	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion libmicrohttpd-dev \
-	    prometheus curl python3 libpcap-dev tcpdump tshark
+	    prometheus curl python3 libpcap-dev tcpdump tshark libyaml-dev
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Iuser -I$(BUILD)
@@ -33,7 +33,11 @@ BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Wer
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CFLAGS   += $(MHD_CFLAGS)
-LDLIBS   := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread -lpcap
+# libyaml: the configuration file of apply.
+YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+CFLAGS   += $(YAML_CFLAGS)
+LDLIBS   := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread -lpcap $(YAML_LIBS)
 
 ifeq ($(V),1)
 Q :=
@@ -134,8 +138,7 @@ BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR         ?= $(PREFIX)/share/doc/xdp-ratelimit
 SYSCONFDIR     ?= /etc
 UNITS          := $(patsubst dist/%.in,%,$(wildcard dist/*.service.in))
-# The example configuration file does not exist yet (issue #13, apply): every
-# examples/*.yaml there is when make install runs is installed, none before.
+# The example configuration files of apply: every examples/*.yaml.
 EXAMPLES       := $(notdir $(wildcard examples/*.yaml))
 
 install: $(BUILD)/xdp-ratelimit $(MAN) $(COMPLETION)

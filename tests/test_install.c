@@ -67,6 +67,7 @@ static const char *const installed[] = {
 	"drwxr-xr-x usr/lib/systemd",
 	"drwxr-xr-x usr/lib/systemd/system",
 	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit-exporter.service",
+	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit.service",
 	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit@.service",
 	"drwxr-xr-x usr/sbin",
 	"-rwxr-xr-x usr/sbin/keep-me", /* made by the test: uninstall must leave it */
@@ -98,7 +99,7 @@ static char *expected(bool after_uninstall)
 			continue;
 		fprintf(f, "%s\n", e);
 	}
-	/* The example configuration files, once there are some (issue #13, apply). */
+	/* The example configuration files of apply. */
 	if (!after_uninstall && !glob("examples/*.yaml", 0, NULL, &g) && g.gl_pathc) {
 		fprintf(f, "drwxr-xr-x usr/share/doc\n");
 		fprintf(f, "drwxr-xr-x usr/share/doc/xdp-ratelimit\n");
@@ -201,7 +202,8 @@ static int verify(const char *prefix, const char *unit, char **err)
 TEST(install_units_verify)
 {
 	static const char *const units[] = { "xdp-ratelimit@.service", "xdp-ratelimit@eth0.service",
-					     "xdp-ratelimit-exporter.service" };
+					     "xdp-ratelimit-exporter.service",
+					     "xdp-ratelimit.service" };
 	char tmp[64] = "", vars[256], prefix[128];
 	char *err = NULL;
 
@@ -366,6 +368,121 @@ out:
 	rm_tree(tmp);
 }
 
+/* Run one of the unit's commands (staged paths) in the receiving namespace. */
+static int run_unit(struct rl_ns *ns, const char *cmd, char **err)
+{
+	char *full = NULL;
+	int ret;
+
+	free(*err);
+	*err = NULL;
+	if (asprintf(&full, "nsenter --net=/run/netns/%s %s", ns->rx, cmd) < 0)
+		return -1;
+	ret = rl_run(full, NULL, err);
+	free(full);
+	return ret;
+}
+
+/* The live generation and burst on the receiving end. */
+static bool status_of(struct rl_ns *ns, unsigned long long *gen, unsigned long long *burst)
+{
+	char *out = NULL;
+	bool ok;
+
+	ok = ASSERT_EQ(rl_ns_cli(ns, &out, NULL, "status %s --json", ns->rx_if), 0, "status") &&
+	     ASSERT_TRUE(rl_json_u64(out, "generation", gen), "the generation") &&
+	     ASSERT_TRUE(rl_json_u64(out, "burst", burst), "the burst");
+	free(out);
+	return ok;
+}
+
+/*
+ * xdp-ratelimit.service's commands on a veth, as systemd runs them (no
+ * environment file; the configuration file's path is SYSCONFDIR's, here a
+ * temporary one): start applies the file, reload applies its new version
+ * live, stop detaches.
+ */
+TEST_FLAGS(install_unit_apply_commands, RL_TEST_ROOT)
+{
+	char tmp[64] = "", vars[256], root[128], path[512], conf[256];
+	char *unit = NULL, *cmd[3] = {}, *err = NULL;
+	static const char *const keys[] = { "ExecStart", "ExecReload", "ExecStop" };
+	unsigned long long gen = 0, burst = 0;
+	struct rl_ns ns = {};
+	unsigned int id = 0;
+
+	if (!mk_tmp(tmp, sizeof(tmp)))
+		return;
+	snprintf(root, sizeof(root), "%s/root", tmp);
+	snprintf(vars, sizeof(vars), "DESTDIR=%s PREFIX=/usr SYSCONFDIR=%s/etc", root, tmp);
+	if (!make("install", vars))
+		goto out;
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		goto out;
+	snprintf(path, sizeof(path), "%s/usr/lib/systemd/system/xdp-ratelimit.service", root);
+	unit = slurp_file(path);
+	if (!ASSERT_TRUE(unit != NULL, "read the unit"))
+		goto out;
+	snprintf(conf, sizeof(conf), "%s/etc/xdp-ratelimit/xdp-ratelimit.yaml", tmp);
+	for (int i = 0; i < 3; i++) {
+		char full[1024];
+
+		cmd[i] = unit_value(unit, keys[i], "");
+		if (!ASSERT_TRUE(cmd[i] && !strncmp(cmd[i], "/usr/sbin/xdp-ratelimit apply ", 30),
+				 keys[i]))
+			goto out;
+		snprintf(full, sizeof(full), "%s%s", root, cmd[i]);
+		free(cmd[i]);
+		cmd[i] = strdup(full);
+		ASSERT_CONTAINS(cmd[i], conf, "the unit applies SYSCONFDIR's file");
+	}
+	if (!ASSERT_OK(rl_sh(NULL,
+			     "mkdir -p %s/etc/xdp-ratelimit && printf 'interfaces:\n  %s:\n"
+			     "    mode: skb\n    rate: 1000\n    burst: 100\n' > %s",
+			     tmp, ns.rx_if, conf),
+		       "write the configuration file"))
+		goto out;
+
+	/* systemctl start */
+	ASSERT_EQ(run_unit(&ns, cmd[0], &err), 0, keys[0]);
+	ASSERT_STREQ(err, "", "start's messages");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_TRUE(id != 0, "ExecStart attached a program");
+	if (!status_of(&ns, &gen, &burst))
+		goto out;
+	ASSERT_EQ(burst, 100, "the file's burst");
+
+	/* systemctl reload, the file unchanged: nothing changes, not the generation. */
+	ASSERT_EQ(run_unit(&ns, cmd[1], &err), 0, keys[1]);
+	if (!status_of(&ns, &gen, &burst))
+		goto out;
+	ASSERT_EQ(gen, 1, "reload of the same file: the same generation");
+
+	/* systemctl reload after an edit: live, the next generation. */
+	if (!ASSERT_OK(rl_sh(NULL, "sed -i 's/burst: 100/burst: 300/' %s", conf), "edit the file"))
+		goto out;
+	ASSERT_EQ(run_unit(&ns, cmd[1], &err), 0, keys[1]);
+	ASSERT_STREQ(err, "", "reload's messages");
+	if (!status_of(&ns, &gen, &burst))
+		goto out;
+	ASSERT_EQ(gen, 2, "reload set the new policy live");
+	ASSERT_EQ(burst, 300, "the edited burst");
+
+	/* systemctl stop */
+	ASSERT_EQ(run_unit(&ns, cmd[2], &err), 0, keys[2]);
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_EQ(id, 0, "ExecStop detached it");
+	if (ASSERT_OK(rl_ns_pin_dir(ns.rx, ns.rx_if, path, sizeof(path)), "pin directory"))
+		ASSERT_TRUE(access(path, F_OK) != 0, "ExecStop removed the pins");
+out:
+	rl_ns_destroy(&ns);
+	free(err);
+	free(unit);
+	for (int i = 0; i < 3; i++)
+		free(cmd[i]);
+	rm_tree(tmp);
+}
+
 /*
  * The installed completion: bash sources it, COMP_WORDS/COMP_CWORD are set as
  * bash sets them at a TAB (it splits "--opt=value" at '='), and COMPREPLY is
@@ -422,6 +539,9 @@ static const struct comp_case comp_cases[] = {
 	{ .words = "xdp-ratelimit simulate --rules = comp-",
 	  .cword = 4,
 	  .reply = "comp-trace.txt" },
+	/* apply's word is a file; its own options after it. */
+	{ .words = "xdp-ratelimit apply comp-", .cword = 2, .reply = "comp-trace.txt" },
+	{ .words = "xdp-ratelimit apply x --pr", .cword = 3, .reply = "--prune" },
 	{ .words = "xdp-ratelimit nosuch ''", .cword = 2, .reply = "" },
 };
 

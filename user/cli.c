@@ -33,6 +33,22 @@ const struct rl_cmd rl_cmds[] = {
 	{ "detach", cmd_detach, IFACE_CMD(0), 1, 1, "IFACE", "remove the limiter and its pins",
 	  "Detaches the limiter from IFACE and removes every pin it made. For an interface that "
 	  "no longer exists, removes the pins it left.\n" },
+	{ "apply", cmd_apply, IFACE_CMD(RL_G_APPLY), 1, 1,
+	  "FILE [--check | --diff | --detach] [--prune]",
+	  "make the limiters match a configuration file",
+	  "Makes the kernel match FILE, a YAML file naming interfaces with their attach, policy "
+	  "and limiter options and their rules, keyed by the options' long names (see "
+	  "CONFIGURATION FILE in " RL_PROG "(8)). An interface without the limiter is attached; "
+	  "one with another policy gets it live, as with set (no detach, no state lost); one "
+	  "that matches already is left alone, so applying the same file twice changes nothing. "
+	  "Interfaces attached but not in FILE are left alone unless --prune.\n"
+	  "A file with any error changes nothing on any interface; errors name FILE:LINE and "
+	  "the key. Attach options (mode, max-sources, max-sources6) cannot change on a live "
+	  "limiter: a file that changes them is refused (detach first). Rules are checked, but "
+	  "this build cannot apply them to the kernel yet: a file with rules is refused, "
+	  "unchanged, except by --check and --diff.\n"
+	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
+	  "invalid file or options.\n" },
 	{ "status", cmd_status, IFACE_CMD(0), 0, 1, "[IFACE]",
 	  "where it is attached, how, with which policy",
 	  "Shows where the limiter is attached, in which mode and with which policy: on IFACE, "
@@ -220,8 +236,8 @@ int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
 		return 0;
 	}
 	if (a.npos < cmd->min_pos) {
-		pr_err("%s: give an interface name (see " RL_PROG " %s --help)", cmd->name,
-		       cmd->name);
+		pr_err("%s: give %s (see " RL_PROG " %s --help)", cmd->name,
+		       cmd->fn == cmd_apply ? "a FILE" : "an interface name", cmd->name);
 		return 2;
 	}
 	return cmd->fn(&a);

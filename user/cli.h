@@ -40,5 +40,6 @@ int cmd_top(const struct rl_args *a);
 int cmd_cleanup(const struct rl_args *a);
 int cmd_exporter(const struct rl_args *a);
 int cmd_events(const struct rl_args *a);
+int cmd_apply(const struct rl_args *a);
 
 #endif /* RL_CLI_H */

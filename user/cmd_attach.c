@@ -10,6 +10,7 @@
 #include "config.h"
 #include "env.h"
 #include "json_writer.h"
+#include "live.h"
 #include "lock.h"
 #include "pins.h"
 #include "probe.h"
@@ -135,6 +136,7 @@ int cmd_set(const struct rl_args *a)
 	struct rl_policy pol;
 	struct rl_opts o;
 	struct rl_config cur, cfg;
+	struct rl_live live;
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	struct rl_json w;
@@ -162,12 +164,13 @@ int cmd_set(const struct rl_args *a)
 		rl_unlock(lock);
 		return 1;
 	}
-	ret = rl_config_read(&pins, &cur, &active);
-	if (ret) {
-		pr_err("couldn't read the configuration of '%s': %s", ifc.name, strerror(-ret));
+	if (rl_live_read(&ifc, &pins, &live, err, sizeof(err))) {
+		pr_err("%s", err);
 		ret = 1;
 		goto out;
 	}
+	cur = live.cfg;
+	active = live.active;
 	/* Start from the live policy and apply what was given. */
 	rl_config_policy(&cur, &pol, &o);
 	if (given->algo_set) {
@@ -333,9 +336,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 {
 	struct rl_iface ifc;
 	struct rl_pins pins;
-	struct rl_config cfg;
-	struct bpf_map_info info = {}, info6 = {};
-	__u32 active, len = sizeof(info), len6 = sizeof(info6);
+	struct rl_live live;
+	const struct rl_config *cfg = &live.cfg;
 	char err[RL_ERRLEN], desc[256];
 	int ret;
 
@@ -344,13 +346,10 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		pr_err("%s", err);
 		return 1;
 	}
-	ret = rl_config_read(&pins, &cfg, &active);
-	if (!ret && (bpf_obj_get_info_by_fd(pins.state4, &info, &len) ||
-		     bpf_obj_get_info_by_fd(pins.state6, &info6, &len6)))
-		ret = -errno;
+	ret = rl_live_read(&ifc, &pins, &live, err, sizeof(err));
 	rl_pins_close(&pins);
 	if (ret) {
-		pr_err("couldn't read the configuration of '%s': %s", name, strerror(-ret));
+		pr_err("%s", err);
 		return 1;
 	}
 	if (w) {
@@ -363,17 +362,17 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_uint_field(w, "netns_ino", ifc.netns_ino);
 		jw_int_field(w, "ifindex", ifc.ifindex);
 		jw_string_field(w, "mode", rl_attach_mode(&ifc));
-		jw_uint_field(w, "max_sources", info.max_entries);
-		jw_uint_field(w, "max_sources6", info6.max_entries);
+		jw_uint_field(w, "max_sources", live.max_sources);
+		jw_uint_field(w, "max_sources6", live.max_sources6);
 		jw_uint_field(w, "prog_id", rl_attached_prog_id(&ifc));
 		jw_string_field(w, "pins", ifc.pindir);
 		jw_name(w, "policy");
-		json_config(w, &cfg);
+		json_config(w, cfg);
 		jw_end_object(w);
 	} else {
 		printf("%s: attached (%s, program %u), %u IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
-		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), info.max_entries,
-		       info6.max_entries, ifc.pindir, describe(&cfg, desc, sizeof(desc)));
+		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), live.max_sources,
+		       live.max_sources6, ifc.pindir, describe(cfg, desc, sizeof(desc)));
 	}
 	return 0;
 }

@@ -275,6 +275,19 @@ const struct rl_opt rl_opt_table[] = {
 	  "none for every IPv4 address (:9977); port 0 picks a free one. Default 127.0.0.1:9977 "
 	  "(loopback: give :9977 for a Prometheus on another host)." },
 
+	{ "check", 0, RL_OPT_FLAG, NULL, A(check), 0, 0, 0, NULL, NULL, RL_G_APPLY,
+	  "Only read and check FILE (syntax, keys, values, policies, rules); no kernel access, no "
+	  "root needed. Exit status 0 if it is valid." },
+	{ "diff", 0, RL_OPT_FLAG, NULL, A(diff), 0, 0, 0, NULL, NULL, RL_G_APPLY,
+	  "Print what apply would change on each interface (attach, set with each changed value "
+	  "as old -> new, detach with --prune, or unchanged), and change nothing." },
+	{ "prune", 0, RL_OPT_FLAG, NULL, A(prune), 0, 0, 0, NULL, NULL, RL_G_APPLY,
+	  "Also detach the limiter from the interfaces of this network namespace that FILE does "
+	  "not name (without it they are left alone)." },
+	{ "detach", 0, RL_OPT_FLAG, NULL, A(detach), 0, 0, 0, NULL, NULL, RL_G_APPLY,
+	  "Instead of applying FILE, detach the limiter from every interface it names (the "
+	  "systemd unit's ExecStop); interfaces without it are skipped." },
+
 	{ "src", 0, RL_OPT_LIST, "CIDR[,CIDR...]", 0, 0, 0, 0, NULL, parse_src, RL_G_RULE,
 	  "Match packets from these source prefixes, IPv4 or IPv6 (198.18.0.0/15, 2001:db8::/32; "
 	  "an address alone is /32 or /128). May repeat. Host bits must be zero. An IPv4 prefix "

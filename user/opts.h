@@ -40,6 +40,7 @@ enum rl_opt_group {
 	RL_G_RULE = 1 << 8, /* a rule's match and action: rule add, lines of simulate --rules */
 	RL_G_EXPORTER = 1 << 9, /* exporter */
 	RL_G_EVENTS = 1 << 10, /* events */
+	RL_G_APPLY = 1 << 11, /* apply */
 };
 
 struct rl_args;
@@ -85,6 +86,7 @@ struct rl_args {
 	/* events (and count, shared with stats --watch) */
 	const char *pcap;
 	__u64 one_in, max_rate, duration_ns;
+	bool check, diff, prune, detach; /* apply */
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * apply FILE: the loader's errors (FILE:LINE and the key), the model it
+ * builds, --check without privileges, the example file; and on a veth pair,
+ * attach, idempotence (no new generation), a live set that keeps the states,
+ * --diff, --prune, and a file with one bad interface changing nothing.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "apply.h"
+#include "netns.h"
+#include "opts.h"
+#include "test.h"
+#include "xdp_attach.h"
+
+/* Write @text (printf-style) to a fresh file under /tmp; its path into @path. */
+__attribute__((format(printf, 3, 4))) static bool write_file(char *path, size_t len,
+							     const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+	int fd;
+
+	snprintf(path, len, "/tmp/rl-apply-XXXXXX.yaml");
+	fd = mkstemps(path, 5);
+	if (!ASSERT_TRUE(fd >= 0, "temporary file"))
+		return false;
+	f = fdopen(fd, "w");
+	if (!ASSERT_TRUE(f != NULL, "fdopen")) {
+		close(fd);
+		unlink(path);
+		return false;
+	}
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	/* --check runs as nobody below. */
+	chmod(path, 0644);
+	return true;
+}
+
+struct bad_file {
+	const char *text;
+	int line;
+	const char *msg; /* after "FILE:LINE: " */
+};
+
+static const struct bad_file bad_files[] = {
+	{ "interfaces:\n  eth0:\n    rate: 10\n    bogus: 1\n", 4, "eth0: unknown key 'bogus'" },
+	{ "interfaces:\n  eth0:\n    rate: ten\n", 3, "eth0: rate: 'ten' is not a rate" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    burst: 0\n", 4, "eth0: burst: " },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    mode: hw\n", 4,
+	  "eth0: mode: 'hw' is neither native nor skb" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rate: 20\n", 4,
+	  "eth0: 'rate' is given twice (first on line 3)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    rate: 5\n  eth0:\n    rate: 20\n", 6,
+	  "interfaces: 'eth0' is given twice (first on line 2)" },
+	{ "interfaces:\n  eth0:\n    burst: 10\n", 2, "eth0: --rate is required" },
+	{ "interfaces:\n  eth0:\n    rate:\n", 3, "eth0: rate needs a value" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    src: 198.18.0.1\n", 4,
+	  "eth0: unknown key 'src' (a rule's option" },
+	{ "interfaces:\n  eth0: [\n", 3,
+	  "while parsing a flow node: did not find expected node content" },
+	{ "interfaces:\n  this-name-is-far-too-long:\n    rate: 10\n", 2,
+	  "'this-name-is-far-too-long' is not an interface name" },
+	{ "version: 1\ninterfaces:\n", 1, "unknown key 'version'" },
+	/* Rules. */
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        proto: tcp\n"
+	  "        dport: 99999\n        allow: true\n",
+	  7, "eth0: rule a: dport: '99999'" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        dport: 80\n"
+	  "        allow: true\n",
+	  6, "eth0: rule a: dport needs --proto tcp or --proto udp" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        allow: maybe\n",
+	  6, "eth0: rule a: allow: give true or false" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - proto: tcp\n        deny: true\n",
+	  5, "eth0: rules: a rule needs a name" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        allow: true\n"
+	  "      - name: a\n        deny: true\n",
+	  7, "eth0: rule a: a rule of that name comes before" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        allow: true\n"
+	  "        before: b\n",
+	  7, "eth0: rule a: unknown key 'before' (the order of the list" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        src: 10.0.0.1/8\n"
+	  "        deny: true\n",
+	  6, "eth0: rule a: src: " },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        proto: tcp\n",
+	  5, "eth0: rule a: no action" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: default\n        deny: true\n",
+	  5, "eth0: rule default: " },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules: 3\n", 4, "eth0: rules: give a list" },
+};
+
+TEST(apply_load_errors)
+{
+	char path[64], want[512], what[64], err[RL_ERRLEN];
+	struct rl_apply_file f;
+
+	for (size_t i = 0; i < sizeof(bad_files) / sizeof(bad_files[0]); i++) {
+		const struct bad_file *b = &bad_files[i];
+
+		snprintf(what, sizeof(what), "bad file %zu", i);
+		if (!write_file(path, sizeof(path), "%s", b->text))
+			return;
+		err[0] = '\0';
+		ASSERT_EQ(rl_apply_load(&f, path, err, sizeof(err)), -EINVAL, what);
+		snprintf(want, sizeof(want), "%s:%d: %s", path, b->line, b->msg);
+		if (!ASSERT_TRUE(!strncmp(err, want, strlen(want)), what))
+			printf("    got:  %s\n    want: %s...\n", err, want);
+		unlink(path);
+	}
+	ASSERT_EQ(rl_apply_load(&f, "/nonexistent/rl.yaml", err, sizeof(err)), -ENOENT,
+		  "a missing file");
+	ASSERT_CONTAINS(err, "/nonexistent/rl.yaml", "the error names it");
+}
+
+TEST(apply_load_model)
+{
+	char path[64], err[RL_ERRLEN] = "";
+	struct rl_apply_file f;
+	const struct rl_apply_iface *a, *b;
+
+	if (!write_file(path, sizeof(path),
+			"# a comment\n"
+			"interfaces:\n"
+			"  eth0:\n"
+			"    mode: skb\n"
+			"    max-sources: 4096\n"
+			"    rate: 30/m\n"
+			"    burst: 7\n"
+			"    action: dry-run\n"
+			"  eth1:\n"
+			"    rate: 100mbit\n"
+			"    max-sources6: 100\n"
+			"    rules:\n"
+			"      - name: office\n"
+			"        src: [198.18.0.0/24, '2001:db8::/48']\n"
+			"        allow: true\n"
+			"      - name: syn\n"
+			"        proto: tcp\n"
+			"        tcp-flags: syn\n"
+			"        rate: 20\n"
+			"        block: 1m\n"
+			"        deny: false\n"))
+		return;
+	if (!ASSERT_OK(rl_apply_load(&f, path, err, sizeof(err)), err))
+		goto out;
+	if (!ASSERT_EQ(f.n, 2, "two interfaces"))
+		goto free;
+	a = &f.ifs[0];
+	b = &f.ifs[1];
+	ASSERT_STREQ(a->name, "eth0", "first interface");
+	ASSERT_EQ(a->line, 3, "its line");
+	ASSERT_EQ(a->mode, RL_MODE_SKB, "mode");
+	ASSERT_EQ(a->max_sources, 4096, "max-sources");
+	ASSERT_EQ(a->max_sources6, 1024, "max-sources6 defaults to a quarter");
+	ASSERT_EQ(a->pol.rate_num * 60, a->pol.rate_den * 30, "rate 30/m");
+	ASSERT_EQ(a->cfg.burst, 7, "burst");
+	ASSERT_EQ(a->o.action, RL_ACTION_DRY_RUN, "action");
+	ASSERT_EQ(a->nrules, 0, "no rules");
+	ASSERT_EQ(b->mode, RL_MODE_NATIVE, "default mode");
+	ASSERT_EQ(b->max_sources6, 100, "max-sources6 given");
+	ASSERT_TRUE(b->pol.bytes, "a byte rate");
+	if (ASSERT_EQ(b->nrules, 2, "two rules") && ASSERT_EQ(b->rules.n, 3, "and default")) {
+		const struct rl_rule *r0 = &b->rules.rules[0], *r1 = &b->rules.rules[1];
+
+		ASSERT_STREQ(r0->name, "office", "rule order");
+		ASSERT_EQ(r0->action, RL_RULE_ALLOW, "allow: true");
+		ASSERT_EQ(r0->n4 + r0->n6, 2, "src as a list: both prefixes");
+		ASSERT_STREQ(r1->name, "syn", "second rule");
+		ASSERT_EQ(r1->action, RL_RULE_LIMIT, "deny: false is no deny");
+		ASSERT_EQ(r1->block_ns, 60000000000ULL, "block: 1m");
+		ASSERT_EQ(r1->pol.rate_num, 20, "the rule's own rate");
+		ASSERT_STREQ(b->rules.rules[2].name, "default", "default last");
+	}
+free:
+	rl_apply_free(&f);
+out:
+	unlink(path);
+}
+
+/* The shipped example passes --check, as an unprivileged user (no kernel access at all). */
+TEST(apply_example_checks)
+{
+	char cmd[512], *out = NULL, *err = NULL;
+
+	if (!ASSERT_OK(access("examples/xdp-ratelimit.yaml", R_OK), "run from the source tree"))
+		return;
+	snprintf(cmd, sizeof(cmd), "%s%s/xdp-ratelimit apply --check examples/xdp-ratelimit.yaml",
+		 geteuid() ? "" : "setpriv --reuid=nobody --regid=nogroup --clear-groups ",
+		 rl_build_dir);
+	ASSERT_EQ(rl_run(cmd, &out, &err), 0, cmd);
+	ASSERT_CONTAINS(out, "valid: 2 interfaces, 3 rules", "the example's content");
+	ASSERT_STREQ(err, "", "no message");
+	free(out);
+	free(err);
+}
+
+/* --check of a bad file: exit 2 and FILE:LINE on stderr, without privileges. */
+TEST(apply_check_cli)
+{
+	char path[64], cmd[512], want[128], *out = NULL, *err = NULL;
+
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  nosuch0:\n    rate: 10\n    burst: x\n"))
+		return;
+	snprintf(cmd, sizeof(cmd), "%s%s/xdp-ratelimit apply --check %s",
+		 geteuid() ? "" : "setpriv --reuid=nobody --regid=nogroup --clear-groups ",
+		 rl_build_dir, path);
+	ASSERT_EQ(rl_run(cmd, &out, &err), 2, "a bad file");
+	snprintf(want, sizeof(want), "%s:4: nosuch0: burst: ", path);
+	ASSERT_CONTAINS(err, want, "the error names FILE:LINE and the key");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* A valid file naming an interface that does not exist: --check reads no kernel state. */
+	unlink(path);
+	if (!write_file(path, sizeof(path), "interfaces:\n  nosuch0:\n    rate: 10\n"))
+		return;
+	snprintf(cmd, sizeof(cmd), "%s%s/xdp-ratelimit apply --check --json %s",
+		 geteuid() ? "" : "setpriv --reuid=nobody --regid=nogroup --clear-groups ",
+		 rl_build_dir, path);
+	ASSERT_EQ(rl_run(cmd, &out, &err), 0, "--check of a valid file");
+	ASSERT_CONTAINS(out, "\"valid\":true", "--check --json");
+	free(out);
+	free(err);
+	unlink(path);
+}
+
+/* ---- on a veth pair ---- */
+
+/* The live generation and tracked sources of @ifname in the receiving namespace. */
+static bool live(struct rl_ns *ns, const char *ifname, unsigned long long *gen,
+		 unsigned long long *burst)
+{
+	char *out = NULL;
+	bool ok;
+
+	ok = ASSERT_EQ(rl_ns_cli(ns, &out, NULL, "status %s --json", ifname), 0, "status") &&
+	     ASSERT_TRUE(rl_json_u64(out, "generation", gen), "status has the generation") &&
+	     (!burst || ASSERT_TRUE(rl_json_u64(out, "burst", burst), "status has the burst"));
+	free(out);
+	return ok;
+}
+
+static bool sources(struct rl_ns *ns, unsigned long long *n)
+{
+	char *out = NULL;
+	bool ok;
+
+	ok = ASSERT_EQ(rl_ns_cli(ns, &out, NULL, "stats %s --json", ns->rx_if), 0, "stats") &&
+	     ASSERT_TRUE(rl_json_u64(out, "sources", n), "stats has sources");
+	free(out);
+	return ok;
+}
+
+/* The second interface of the test: a veth pair of its own inside the receiving namespace. */
+static bool second_iface(struct rl_ns *ns, char *a, size_t len)
+{
+	snprintf(a, len, "rl%dap", (int)getpid() % 100000);
+	return ASSERT_OK(rl_ns_rx_sh(ns, NULL,
+				     "ip link add %s type veth peer name %.8sq && ip link set %s up"
+				     " && ip link set %.8sq up",
+				     a, a, a, a),
+			 "a second veth pair in the namespace");
+}
+
+static void second_iface_remove(struct rl_ns *ns, const char *a)
+{
+	char dir[512];
+
+	if (!*a)
+		return;
+	rl_ns_cli(ns, NULL, NULL, "detach %s", a);
+	if (!rl_ns_pin_dir(ns->rx, a, dir, sizeof(dir)) && !access(dir, F_OK))
+		rl_sh(NULL, "rm -rf '%s'", dir);
+}
+
+TEST_FLAGS(apply_attach_idempotent_set, RL_TEST_ROOT)
+{
+	struct rl_flow f = { .src = "198.18.0.100", .rand_bytes = 1, .seq = true, .count = 64 };
+	char path[64] = "", *out = NULL, *err = NULL;
+	unsigned long long gen = 0, burst = 0, n0 = 0, n1 = 0;
+	unsigned int id = 0, id2 = 0;
+	struct rl_ns ns = {};
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		return;
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n    burst: 100\n",
+			ns.rx_if))
+		goto out;
+	/* --diff before anything: an attach, and nothing done. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 0, "apply --diff");
+	ASSERT_CONTAINS(out, ": attach (mode skb, max-sources 1048576", "--diff says attach");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_EQ(id, 0, "--diff attached nothing");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply attaches") ||
+	    !live(&ns, ns.rx_if, &gen, &burst))
+		goto out;
+	ASSERT_CONTAINS(out, ": attach", "apply says it attached");
+	ASSERT_EQ(gen, 1, "a first generation");
+	ASSERT_EQ(burst, 100, "the file's burst");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_TRUE(id != 0, "attached");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* Sources to keep across the set. */
+	if (!ASSERT_OK(rl_flow_start(&ns, &f), "send from 64 sources") ||
+	    !ASSERT_OK(rl_flow_wait(&f), "trafgen") || !sources(&ns, &n0))
+		goto out;
+	ASSERT_EQ(n0, 64, "64 sources tracked");
+
+	/* The same file again: nothing, not even a new generation. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply again");
+	ASSERT_CONTAINS(out, ": unchanged", "apply says unchanged");
+	ASSERT_STREQ(err, "", "no message");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "the same file twice: no new generation");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id2), "read the XDP program");
+	ASSERT_EQ(id2, id, "the same program");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A changed rate: --diff names it, apply sets it live. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 2000\n    burst: 100\n",
+			ns.rx_if))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 0, "apply --diff");
+	ASSERT_CONTAINS(out, ": set: rate 1000/s -> 2000/s\n", "--diff: the one change");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 0, "--diff --json");
+	ASSERT_CONTAINS(out,
+			"\"action\":\"set\",\"changes\":[{\"key\":\"rate\",\"old\":\"1000/s\","
+			"\"new\":\"2000/s\"}]",
+			"--diff --json");
+	free(out);
+	out = NULL;
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "--diff changed nothing");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply the new rate");
+	ASSERT_CONTAINS(out, ": set: rate 1000/s -> 2000/s", "apply says set");
+	if (!live(&ns, ns.rx_if, &gen, NULL) || !sources(&ns, &n1))
+		goto out;
+	ASSERT_EQ(gen, 2, "a set: the next generation");
+	ASSERT_EQ(n1, n0, "every source's state carried over");
+out:
+	free(out);
+	free(err);
+	rl_flow_stop(&f);
+	rl_ns_destroy(&ns);
+	if (*path)
+		unlink(path);
+}
+
+TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
+{
+	char path[64] = "", a[IF_NAMESIZE] = "", *out = NULL, *err = NULL, want[128];
+	unsigned long long gen = 0, gen_a = 0, burst = 0;
+	struct rl_ns ns = {};
+	unsigned int id = 1;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		return;
+	if (!second_iface(&ns, a, sizeof(a)))
+		goto out;
+	/* A bad second interface: the first, not attached, is not attached either. */
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n"
+			"  rlnosuch0:\n    rate: 10\n",
+			ns.rx_if))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, &err, "apply %s", path), 1, "a missing interface");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_EQ(id, 0, "nothing attached to the good interface");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "status %s", ns.rx_if), 1, "no pins either");
+	free(err);
+	err = NULL;
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n"
+			"  %s:\n    mode: skb\n    rate: 500\n",
+			ns.rx_if, a))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply two interfaces") ||
+	    !live(&ns, ns.rx_if, &gen, NULL) || !live(&ns, a, &gen_a, NULL))
+		goto out;
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* One bad interface among good ones: nothing changes on any (here a missing one). */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
+			"  rlnosuch0:\n    rate: 10\n",
+			ns.rx_if))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a missing interface");
+	snprintf(want, sizeof(want), "%s:5: rlnosuch0: ", path);
+	ASSERT_CONTAINS(err, want, "the error names FILE:LINE and the interface");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "the good interface is unchanged");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* An attach option that differs on a live limiter: refused, naming it; nothing changes. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
+			"  %s:\n    mode: native\n    rate: 500\n",
+			ns.rx_if, a))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a live mode change");
+	snprintf(want, sizeof(want), "%s:5: %s: mode: the limiter runs in skb mode", path, a);
+	ASSERT_CONTAINS(err, want, "the error names the interface and the key");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "the other interface is unchanged");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A live table size that differs: refused, naming the key. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
+			"  %s:\n    mode: skb\n    rate: 500\n    max-sources6: 77\n",
+			ns.rx_if, a))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a live table size change");
+	snprintf(want, sizeof(want), "%s:5: %s: max-sources6: the live table holds 262144", path,
+		 a);
+	ASSERT_CONTAINS(err, want, "the error names the interface and the key");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "the other interface is unchanged");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* A parse error in one interface: nothing changes on the good one. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
+			"  %s:\n    mode: skb\n    rate: fast\n",
+			ns.rx_if, a))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 2, "a bad value");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "the good interface is unchanged");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* Rules cannot reach the kernel in this build: refused before any change. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
+			"    rules:\n      - name: r\n        proto: udp\n        deny: true\n",
+			ns.rx_if))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "rules");
+	ASSERT_CONTAINS(err, "cannot apply rules to the kernel yet; nothing was changed",
+			"the message says why");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 1, "unchanged by a file with rules");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* The second interface left out: left alone, unless --prune. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n    burst: 50\n",
+			ns.rx_if))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply without it");
+	ASSERT_TRUE(out && !strstr(out, a), "nothing said about the interface left out");
+	if (!live(&ns, ns.rx_if, &gen, &burst) || !live(&ns, a, &gen_a, NULL))
+		goto out;
+	ASSERT_EQ(gen, 2, "the named one set");
+	ASSERT_EQ(burst, 50, "to the file's burst");
+	free(out);
+	free(err);
+	out = err = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --prune %s", path), 0, "--diff --prune");
+	snprintf(want, sizeof(want), "%s: detach\n", a);
+	ASSERT_CONTAINS(out, want, "--diff --prune: a detach");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --prune %s", path), 0, "apply --prune");
+	ASSERT_CONTAINS(out, want, "apply --prune detached it");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "status %s", a), 1, "no limiter on it any more");
+	if (!live(&ns, ns.rx_if, &gen, NULL))
+		goto out;
+	ASSERT_EQ(gen, 2, "the named one untouched by --prune");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* --detach (the unit's stop): every interface of the file. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --detach %s", path), 0, "apply --detach");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "status %s", ns.rx_if), 1, "detached");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "apply --detach %s", path), 0, "again: nothing to do");
+out:
+	free(out);
+	free(err);
+	second_iface_remove(&ns, a);
+	rl_ns_destroy(&ns);
+	if (*path)
+		unlink(path);
+}

@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * apply FILE: the configuration file's loader (libyaml's document API: a
+ * tree of nodes, each with its line), and the plan that makes the kernel
+ * match it. Every key is looked up in the option table and set through its
+ * parser (rl_opt_find(), rl_opt_set()), rules through rl_rule_parse(), so a
+ * file accepts exactly what the command line does.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+#include "apply.h"
+#include "live.h"
+#include "log.h"
+#include "maps.h"
+#include "opts.h"
+#include "xdp_attach.h"
+
+/* The options an interface's mapping takes, besides "rules". */
+#define IFACE_GROUPS (RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH)
+/* The options a rule's mapping takes, besides "name"; --before is refused (order is the list's). */
+#define RULE_GROUPS (RL_G_RULE | RL_G_POLICY | RL_G_LIMITER)
+
+struct loader {
+	const char *path;
+	yaml_document_t *doc;
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 3, 4))) static int fail(struct loader *l, const yaml_node_t *at,
+						      const char *fmt, ...)
+{
+	char msg[RL_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(l->err, l->errlen, "%s:%lu: %s", l->path,
+		 at ? (unsigned long)at->start_mark.line + 1 : 1UL, msg);
+	return -EINVAL;
+}
+
+static yaml_node_t *node(struct loader *l, int id)
+{
+	return yaml_document_get_node(l->doc, id);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+/* YAML's null: nothing, "~" or "null" written plainly. */
+static bool is_null(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+
+	return !n || (s && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		      (!*s || !strcmp(s, "~") || !strcmp(s, "null")));
+}
+
+/* A mapping's keys must be scalars, each at most once. */
+static int check_keys(struct loader *l, const yaml_node_t *map, const char *where)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = node(l, p->key);
+
+		if (!scalar(k))
+			return fail(l, k, "%s: a key must be a plain word", where);
+		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
+			if (!strcmp(scalar(node(l, q->key)), scalar(k)))
+				return fail(l, k, "%s: '%s' is given twice (first on line %lu)",
+					    where, scalar(k),
+					    (unsigned long)node(l, q->key)->start_mark.line + 1);
+	}
+	return 0;
+}
+
+/* rl_opt_set()'s message starts "--key: "; the key is named once already. */
+static const char *opt_msg(const char *msg, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!strncmp(msg, "--", 2) && !strncmp(msg + 2, key, n) && !strncmp(msg + 2 + n, ": ", 2))
+		return msg + 4 + n;
+	return msg;
+}
+
+/* A true/false value (YAML 1.1's words for them too). 1, 0, or -1. */
+static int boolean(const char *s)
+{
+	static const char *const yes[] = { "true", "True", "TRUE", "yes", "Yes", "on", "On", NULL };
+	static const char *const no[] = {
+		"false", "False", "FALSE", "no", "No", "off", "Off", NULL
+	};
+
+	for (int i = 0; yes[i]; i++)
+		if (!strcmp(s, yes[i]))
+			return 1;
+	for (int i = 0; no[i]; i++)
+		if (!strcmp(s, no[i]))
+			return 0;
+	return -1;
+}
+
+/* The words of one rule, for rl_rule_parse(). */
+struct words {
+	const char **w;
+	size_t n, cap;
+};
+
+static int words_add(struct words *w, const char *s)
+{
+	if (w->n + 2 > w->cap) {
+		size_t cap = w->cap ? 2 * w->cap : 32;
+		const char **nw = realloc(w->w, cap * sizeof(*nw));
+
+		if (!nw)
+			return -ENOMEM;
+		w->w = nw;
+		w->cap = cap;
+	}
+	w->w[w->n++] = s;
+	w->w[w->n] = NULL;
+	return 0;
+}
+
+/* One rule: a mapping with "name" and rule options; added to ifc->rules. */
+static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *map)
+{
+	char where[64], msg[RL_ERRLEN], opt[64][40];
+	const yaml_node_t *at = map;
+	struct words w = {};
+	struct rl_rule r;
+	const char *name = NULL;
+	size_t nopt = 0;
+	int ret;
+
+	snprintf(where, sizeof(where), "%s: rules", ifc->name);
+	if (map->type != YAML_MAPPING_NODE)
+		return fail(l, map, "%s: a rule is a mapping of name and rule options", where);
+	ret = check_keys(l, map, where);
+	if (ret)
+		return ret;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++)
+		if (!strcmp(scalar(node(l, p->key)), "name"))
+			name = scalar(node(l, p->value));
+	if (!name || !*name)
+		return fail(l, map, "%s: a rule needs a name (name: NAME)", where);
+	snprintf(where, sizeof(where), "%s: rule %s", ifc->name, name);
+	if (!rl_rule_name_ok(name))
+		return fail(
+			l, map,
+			"%s: name: may hold only letters, digits, '_', '.' and '-' (not first), "
+			"at most %d",
+			where, RL_RULE_NAME_LEN - 1);
+	if (rl_ruleset_find(&ifc->rules, name) >= 0)
+		return fail(l, map, "%s: a rule of that name comes before", where);
+	ret = words_add(&w, name);
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+	     !ret && p < map->data.mapping.pairs.top; p++) {
+		const yaml_node_t *k = node(l, p->key), *v = node(l, p->value);
+		const char *key = scalar(k);
+		const struct rl_opt *o;
+
+		if (!strcmp(key, "name"))
+			continue;
+		o = rl_opt_find(key, RULE_GROUPS);
+		if (!o || !strcmp(key, "before")) {
+			ret = fail(l, k, "%s: unknown key '%s'%s", where, key,
+				   o ? " (the order of the list is the rules' order)" : "");
+			goto out;
+		}
+		if (nopt == sizeof(opt) / sizeof(opt[0])) {
+			ret = fail(l, k, "%s: too many keys", where);
+			goto out;
+		}
+		snprintf(opt[nopt], sizeof(opt[nopt]), "--%s", key);
+		if (o->type == RL_OPT_FLAG) {
+			int b = scalar(v) ? boolean(scalar(v)) : -1;
+
+			if (b < 0) {
+				ret = fail(l, v, "%s: %s: give true or false", where, key);
+				goto out;
+			}
+			if (b)
+				ret = words_add(&w, opt[nopt]);
+		} else if (o->type == RL_OPT_LIST && v->type == YAML_SEQUENCE_NODE) {
+			/* src: [a, b] is --src a --src b. */
+			for (yaml_node_item_t *i = v->data.sequence.items.start;
+			     !ret && i < v->data.sequence.items.top; i++) {
+				if (!scalar(node(l, *i))) {
+					ret = fail(l, node(l, *i), "%s: %s: a list of words", where,
+						   key);
+					goto out;
+				}
+				ret = words_add(&w, opt[nopt]);
+				if (!ret)
+					ret = words_add(&w, scalar(node(l, *i)));
+			}
+		} else if (!scalar(v) || is_null(v)) {
+			ret = fail(l, v ? v : k, "%s: %s needs a value", where, key);
+			goto out;
+		} else {
+			ret = words_add(&w, opt[nopt]);
+			if (!ret)
+				ret = words_add(&w, scalar(v));
+		}
+		nopt++;
+	}
+	if (ret) {
+		snprintf(l->err, l->errlen, "out of memory");
+		goto out;
+	}
+	ret = rl_rule_parse(&r, NULL, w.w, msg, sizeof(msg));
+	if (ret == -ENOMEM) {
+		snprintf(l->err, l->errlen, "out of memory");
+		goto out;
+	}
+	if (ret) {
+		/* The message names an option ("--dport: ..."): point at its key's line. */
+		for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+		     p < map->data.mapping.pairs.top; p++) {
+			const char *key = scalar(node(l, p->key));
+
+			if (!strncmp(msg, "--", 2) && !strncmp(msg + 2, key, strlen(key)) &&
+			    (msg[2 + strlen(key)] == ':' || msg[2 + strlen(key)] == ' '))
+				at = node(l, p->key);
+		}
+		ret = fail(l, at, "%s: %s", where, msg + (at == map ? 0 : 2));
+		goto out;
+	}
+	ret = rl_ruleset_add(&ifc->rules, &r, NULL, msg, sizeof(msg));
+	if (ret) {
+		rl_rule_free(&r);
+		ret = fail(l, map, "%s: %s", where, msg);
+		goto out;
+	}
+	ifc->nrules++;
+out:
+	free(w.w);
+	return ret;
+}
+
+static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *k,
+		      const yaml_node_t *map)
+{
+	const yaml_node_t *rules = NULL;
+	char msg[RL_ERRLEN], enc[RL_PINNAME_MAX];
+	bool max6_given = false;
+	struct rl_args a;
+	int ret;
+
+	if (strlen(scalar(k)) >= IF_NAMESIZE || rl_pin_encode(scalar(k), enc, sizeof(enc)))
+		return fail(l, k, "'%s' is not an interface name", scalar(k));
+	snprintf(ifc->name, sizeof(ifc->name), "%s", scalar(k));
+	ifc->line = k->start_mark.line + 1;
+	rl_args_defaults(&a);
+	if (!is_null(map)) {
+		if (map->type != YAML_MAPPING_NODE)
+			return fail(l, map, "%s: give a mapping of options (rate: 1000, ...)",
+				    ifc->name);
+		ret = check_keys(l, map, ifc->name);
+		if (ret)
+			return ret;
+		for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+		     p < map->data.mapping.pairs.top; p++) {
+			const yaml_node_t *kn = node(l, p->key), *v = node(l, p->value);
+			const char *key = scalar(kn);
+			const struct rl_opt *o;
+
+			if (!strcmp(key, "rules")) {
+				rules = v;
+				ifc->rules_line = kn->start_mark.line + 1;
+				continue;
+			}
+			o = rl_opt_find(key, IFACE_GROUPS);
+			if (!o) {
+				o = rl_opt_find(key, RL_G_RULE);
+				return fail(l, kn, "%s: unknown key '%s'%s", ifc->name, key,
+					    o ? " (a rule's option: put it in a rule of rules:)" :
+						"");
+			}
+			if (is_null(v))
+				return fail(l, v ? v : kn, "%s: %s needs a value", ifc->name, key);
+			if (!scalar(v))
+				return fail(l, v, "%s: %s takes one value", ifc->name, key);
+			ret = rl_opt_set(&a, o, scalar(v), msg, sizeof(msg));
+			if (ret)
+				return fail(l, v, "%s: %s: %s", ifc->name, key, opt_msg(msg, key));
+			max6_given |= !strcmp(key, "max-sources6");
+		}
+	}
+	ifc->mode = a.mode;
+	ifc->max_sources = a.max_sources;
+	/* attach's default, so that the file and the live table compare. */
+	ifc->max_sources6 = max6_given ? a.max_sources6 : (a.max_sources / 4 ?: 1);
+	ifc->pol = a.pol;
+	ifc->o = a.o;
+	if (rl_config_build(&ifc->cfg, &ifc->pol, &ifc->o, NULL, msg, sizeof(msg)))
+		return fail(l, k, "%s: %s", ifc->name, msg);
+	if (rl_ruleset_init(&ifc->rules, &ifc->pol, &ifc->o, msg, sizeof(msg)))
+		return fail(l, k, "%s: %s", ifc->name, msg);
+	if (!rules || is_null(rules))
+		return 0;
+	if (rules->type != YAML_SEQUENCE_NODE)
+		return fail(l, rules, "%s: rules: give a list of rules (- name: NAME ...)",
+			    ifc->name);
+	for (yaml_node_item_t *i = rules->data.sequence.items.start;
+	     i < rules->data.sequence.items.top; i++) {
+		ret = load_rule(l, ifc, node(l, *i));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int load_doc(struct loader *l, struct rl_apply_file *f)
+{
+	const yaml_node_t *root = yaml_document_get_root_node(l->doc), *ifs = NULL;
+	int ret;
+
+	if (!root || root->type != YAML_MAPPING_NODE)
+		return fail(l, root, "the file is a mapping with the key interfaces:");
+	ret = check_keys(l, root, "top level");
+	if (ret)
+		return ret;
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = node(l, p->key);
+
+		if (strcmp(scalar(k), "interfaces"))
+			return fail(l, k, "unknown key '%s' (the file has only interfaces:)",
+				    scalar(k));
+		ifs = node(l, p->value);
+	}
+	if (!ifs)
+		return fail(l, root, "no interfaces: key");
+	if (is_null(ifs))
+		return 0;
+	if (ifs->type != YAML_MAPPING_NODE)
+		return fail(l, ifs, "interfaces: a mapping of interface names (eth0: ...)");
+	/* A name given twice is the duplicate-key check's: the message names both lines. */
+	ret = check_keys(l, ifs, "interfaces");
+	if (ret)
+		return ret;
+	f->ifs = calloc((size_t)(ifs->data.mapping.pairs.top - ifs->data.mapping.pairs.start) + 1,
+			sizeof(*f->ifs));
+	if (!f->ifs) {
+		snprintf(l->err, l->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (yaml_node_pair_t *p = ifs->data.mapping.pairs.start; p < ifs->data.mapping.pairs.top;
+	     p++) {
+		/* Counted first: rl_apply_free() frees a half-built interface's rules too. */
+		ret = load_iface(l, &f->ifs[f->n++], node(l, p->key), node(l, p->value));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int rl_apply_load(struct rl_apply_file *f, const char *path, char *err, size_t errlen)
+{
+	struct loader l = { .path = path, .err = err, .errlen = errlen };
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	FILE *in;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "%s", path);
+	in = fopen(path, "r");
+	if (!in) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't open '%s': %s", path, strerror(errno));
+		return ret;
+	}
+	if (!yaml_parser_initialize(&parser)) {
+		fclose(in);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_file(&parser, in);
+	if (!yaml_parser_load(&parser, &doc)) {
+		snprintf(err, errlen, "%s:%lu: %s%s%s", path,
+			 (unsigned long)parser.problem_mark.line + 1,
+			 parser.context ? parser.context : "", parser.context ? ": " : "",
+			 parser.problem ? parser.problem : "not YAML");
+		ret = -EINVAL;
+		goto out_parser;
+	}
+	l.doc = &doc;
+	ret = load_doc(&l, f);
+	yaml_document_delete(&doc);
+out_parser:
+	yaml_parser_delete(&parser);
+	fclose(in);
+	if (ret)
+		rl_apply_free(f);
+	return ret;
+}
+
+void rl_apply_free(struct rl_apply_file *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->ifs[i].rules.rules)
+			rl_ruleset_free(&f->ifs[i].rules);
+	free(f->ifs);
+	f->ifs = NULL;
+	f->n = 0;
+}
+
+/* ---- the plan ---- */
+
+static void change(struct rl_apply_step *s, const char *key, const char *old, const char *new)
+{
+	struct rl_apply_change *c;
+
+	if (!strcmp(old, new) || s->nchanges == RL_APPLY_MAX_CHANGES)
+		return;
+	c = &s->changes[s->nchanges++];
+	c->key = key;
+	snprintf(c->old, sizeof(c->old), "%s", old);
+	snprintf(c->new, sizeof(c->new), "%s", new);
+}
+
+static void change_u64(struct rl_apply_step *s, const char *key, bool has_old, __u64 old,
+		       bool has_new, __u64 new)
+{
+	char o[32] = "-", n[32] = "-";
+
+	if (has_old)
+		snprintf(o, sizeof(o), "%llu", (unsigned long long)old);
+	if (has_new)
+		snprintf(n, sizeof(n), "%llu", (unsigned long long)new);
+	change(s, key, o, n);
+}
+
+/* What a set changes, by option name, live value -> the file's. */
+static void changes(struct rl_apply_step *s)
+{
+	static const char *const action[] = { "drop", "dry-run" }, *const pd[] = { "pass", "drop" },
+				 *const clk[] = { "precise", "coarse" };
+	struct rl_policy a, b;
+	struct rl_opts ao, bo;
+	char ra[64], rb[64];
+	bool ab, bb;
+
+	rl_config_policy(&s->cur, &a, &ao);
+	rl_config_policy(&s->cfg, &b, &bo);
+	ab = a.algo <= RL_ALGO_GCRA;
+	bb = b.algo <= RL_ALGO_GCRA;
+	change(s, "algo", rl_algo_name(a.algo), rl_algo_name(b.algo));
+	change(s, "rate", rl_rate_str(&a, ra, sizeof(ra)), rl_rate_str(&b, rb, sizeof(rb)));
+	change_u64(s, "burst", ab, a.burst, bb, b.burst);
+	change_u64(s, "initial", ab && a.initial_set, a.initial, bb && b.initial_set, b.initial);
+	change_u64(s, "window", !ab, a.window_ns, !bb, b.window_ns);
+	change_u64(s, "prefix4", true, a.prefix4, true, b.prefix4);
+	change_u64(s, "prefix6", true, a.prefix6, true, b.prefix6);
+	change(s, "action", action[ao.action & 1], action[bo.action & 1]);
+	change(s, "on-insert-fail", pd[ao.fail_policy & 1], pd[bo.fail_policy & 1]);
+	change(s, "malformed", pd[!!ao.malformed_drop], pd[!!bo.malformed_drop]);
+	change(s, "clock", clk[ao.clock & 1], clk[bo.clock & 1]);
+}
+
+static int plan_fail(const struct rl_apply_file *f, const struct rl_apply_iface *w, char *err,
+		     size_t errlen, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int plan_fail(const struct rl_apply_file *f, const struct rl_apply_iface *w, char *err,
+		     size_t errlen, const char *fmt, ...)
+{
+	char msg[RL_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(err, errlen, "%s:%lu: %s: %s", f->path, w->line, w->name, msg);
+	return -EINVAL;
+}
+
+/* An attached limiter: set, or nothing; attach options must match. */
+static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, char *err,
+		     size_t errlen)
+{
+	const struct rl_apply_iface *w = s->want;
+	const char *mode = rl_attach_mode(&s->ifc);
+	const char *want_mode = w->mode == RL_MODE_SKB ? "skb" : "native";
+	char msg[RL_ERRLEN];
+	struct rl_pins pins;
+	struct rl_live live;
+	int ret;
+
+	if (rl_pins_open(&s->ifc, &pins, msg, sizeof(msg)))
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	ret = rl_live_read(&s->ifc, &pins, &live, msg, sizeof(msg));
+	rl_pins_close(&pins);
+	if (ret)
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	s->cur = live.cfg;
+	s->active = live.active;
+	/* Attach options size the tables and pick the hook: only a new attach changes them. */
+	if (strncmp(mode, want_mode, strlen(want_mode)))
+		return plan_fail(f, w, err, errlen,
+				 "mode: the limiter runs in %s mode, the file says %s; an attach "
+				 "option cannot change live (detach first)",
+				 mode, want_mode);
+	if (live.max_sources != w->max_sources)
+		return plan_fail(f, w, err, errlen,
+				 "max-sources: the live table holds %u, the file says %llu; an "
+				 "attach option cannot change live (detach first)",
+				 live.max_sources, (unsigned long long)w->max_sources);
+	if (live.max_sources6 != w->max_sources6)
+		return plan_fail(f, w, err, errlen,
+				 "max-sources6: the live table holds %u, the file says %llu; an "
+				 "attach option cannot change live (detach first)",
+				 live.max_sources6, (unsigned long long)w->max_sources6);
+	if (rl_config_build(&s->cfg, &w->pol, &w->o, &s->cur, msg, sizeof(msg)))
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	/* The policy in force already: a new generation would only cost a migration. */
+	if (rl_config_same(&s->cfg, &s->cur)) {
+		s->action = RL_APPLY_NONE;
+		return 0;
+	}
+	s->action = RL_APPLY_SET;
+	changes(s);
+	return 0;
+}
+
+int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_plan *p, char *err,
+		  size_t errlen)
+{
+	char(*names)[IF_NAMESIZE] = NULL;
+	int nattached = 0, ret = 0;
+	char msg[RL_ERRLEN];
+
+	memset(p, 0, sizeof(*p));
+	if (prune) {
+		/* Up to 256 limiters in this namespace are found and pruned in one run. */
+		names = calloc(256, sizeof(*names));
+		if (!names) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		nattached = rl_list_attached(names, 256);
+		if (nattached < 0)
+			nattached = 0;
+	}
+	p->steps = calloc(f->n + (size_t)nattached + 1, sizeof(*p->steps));
+	if (!p->steps) {
+		free(names);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		struct rl_apply_step *s = &p->steps[p->n++];
+		const struct rl_apply_iface *w = &f->ifs[i];
+
+		s->want = w;
+		if (rl_iface_get(w->name, &s->ifc, msg, sizeof(msg))) {
+			ret = plan_fail(f, w, err, errlen, "%s", msg);
+			goto fail;
+		}
+		switch (rl_presence(&s->ifc)) {
+		case RL_ABSENT:
+		case RL_ORPHAN_PROG:
+		case RL_STALE_PINS:
+			/* rl_attach() replaces what a killed command left. */
+			s->action = RL_APPLY_ATTACH;
+			s->cfg = w->cfg;
+			break;
+		case RL_PRESENT:
+			ret = plan_live(f, s, err, errlen);
+			if (ret)
+				goto fail;
+			break;
+		case RL_FOREIGN_PINS:
+			rl_pins_foreign_msg(&s->ifc, msg, sizeof(msg));
+			ret = plan_fail(f, w, err, errlen, "%s", msg);
+			goto fail;
+		default:
+			ret = plan_fail(f, w, err, errlen, "couldn't tell what is attached: %s",
+					strerror(errno));
+			goto fail;
+		}
+	}
+	for (int i = 0; i < nattached; i++) {
+		struct rl_apply_step *s = &p->steps[p->n];
+		bool named = false;
+
+		for (size_t j = 0; j < f->n && !named; j++)
+			named = !strcmp(f->ifs[j].name, names[i]);
+		/* Pins are per host, interfaces per namespace: only ours, and only live ones. */
+		if (named || rl_iface_get(names[i], &s->ifc, msg, sizeof(msg)) ||
+		    rl_presence(&s->ifc) != RL_PRESENT)
+			continue;
+		s->action = RL_APPLY_DETACH;
+		p->n++;
+	}
+	free(names);
+	return 0;
+fail:
+	free(names);
+	rl_apply_plan_free(p);
+	return ret;
+}
+
+int rl_apply_plan_detach(const struct rl_apply_file *f, struct rl_apply_plan *p, char *err,
+			 size_t errlen)
+{
+	char msg[RL_ERRLEN];
+
+	memset(p, 0, sizeof(*p));
+	p->steps = calloc(f->n + 1, sizeof(*p->steps));
+	if (!p->steps) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		struct rl_apply_step *s = &p->steps[p->n];
+
+		/* Gone, or not attached: nothing to stop there. */
+		if (rl_iface_get(f->ifs[i].name, &s->ifc, msg, sizeof(msg)) ||
+		    rl_presence(&s->ifc) != RL_PRESENT)
+			continue;
+		s->action = RL_APPLY_DETACH;
+		p->n++;
+	}
+	return 0;
+}
+
+void rl_apply_plan_free(struct rl_apply_plan *p)
+{
+	free(p->steps);
+	p->steps = NULL;
+	p->n = 0;
+}
+
+static int run_set(struct rl_apply_step *s, char *err, size_t errlen)
+{
+	struct rl_pins pins;
+	__u64 moved = 0;
+	int ret;
+
+	ret = rl_pins_open(&s->ifc, &pins, err, errlen);
+	if (ret)
+		return ret;
+	ret = rl_set_live(&s->ifc, &pins, &s->cfg, s->active, &moved, err, errlen);
+	rl_pins_close(&pins);
+	if (ret > 0) {
+		/* The new policy is live; a clean-up step after it failed. */
+		pr_warn("%s", err);
+		ret = 0;
+	}
+	if (!ret)
+		pr_debug("%s: moved %llu source states to generation %u", s->ifc.name,
+			 (unsigned long long)moved, s->cfg.gen);
+	return ret;
+}
+
+int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen)
+{
+	*done = 0;
+	/*
+	 * The XDP program has no rules yet (they are being built): a file
+	 * whose rules would have to reach the kernel fails before any change.
+	 */
+	for (size_t i = 0; i < p->n; i++) {
+		const struct rl_apply_iface *w = p->steps[i].want;
+
+		if (w && w->nrules) {
+			snprintf(err, errlen,
+				 "%s: rules: %zu rule%s in the file, but this build cannot apply "
+				 "rules to the kernel yet; nothing was changed (apply --check "
+				 "validates them)",
+				 w->name, w->nrules, w->nrules == 1 ? "" : "s");
+			return -EOPNOTSUPP;
+		}
+	}
+	for (size_t i = 0; i < p->n; i++) {
+		struct rl_apply_step *s = &p->steps[i];
+		const struct rl_apply_iface *w = s->want;
+		int ret = 0;
+
+		switch (s->action) {
+		case RL_APPLY_NONE:
+			break;
+		case RL_APPLY_ATTACH:
+			ret = rl_attach(&s->ifc, w->mode, (__u32)w->max_sources,
+					(__u32)w->max_sources6, &s->cfg, err, errlen);
+			break;
+		case RL_APPLY_SET:
+			ret = run_set(s, err, errlen);
+			break;
+		case RL_APPLY_DETACH:
+			ret = rl_detach(&s->ifc, err, errlen);
+			break;
+		}
+		if (ret)
+			return ret < 0 ? ret : -EIO;
+		(*done)++;
+	}
+	return 0;
+}
+
+const char *rl_apply_action_name(enum rl_apply_action a)
+{
+	switch (a) {
+	case RL_APPLY_NONE:
+		return "unchanged";
+	case RL_APPLY_ATTACH:
+		return "attach";
+	case RL_APPLY_SET:
+		return "set";
+	case RL_APPLY_DETACH:
+		return "detach";
+	}
+	return "?";
+}

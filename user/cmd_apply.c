@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* apply FILE: make the limiters match a configuration file (the work is apply.c's). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "apply.h"
+#include "cli.h"
+#include "env.h"
+#include "json_writer.h"
+#include "lock.h"
+#include "probe.h"
+#include "xdp_attach.h"
+
+/* One step: "eth0: set: rate 10/s -> 20/s, burst 10 -> 20", or its JSON object. */
+static void print_step(struct rl_json *w, const struct rl_apply_step *s)
+{
+	const struct rl_apply_iface *want = s->want;
+
+	if (w) {
+		jw_start_object(w);
+		jw_string_field(w, "iface", s->ifc.name);
+		jw_string_field(w, "action", rl_apply_action_name(s->action));
+		if (s->action == RL_APPLY_ATTACH) {
+			jw_string_field(w, "mode", want->mode == RL_MODE_SKB ? "skb" : "native");
+			jw_uint_field(w, "max_sources", want->max_sources);
+			jw_uint_field(w, "max_sources6", want->max_sources6);
+		}
+		if (s->action == RL_APPLY_SET) {
+			jw_name(w, "changes");
+			jw_start_array(w);
+			for (int i = 0; i < s->nchanges; i++) {
+				jw_start_object(w);
+				jw_string_field(w, "key", s->changes[i].key);
+				jw_string_field(w, "old", s->changes[i].old);
+				jw_string_field(w, "new", s->changes[i].new);
+				jw_end_object(w);
+			}
+			jw_end_array(w);
+		}
+		if (want)
+			jw_uint_field(w, "rules", want->nrules);
+		jw_end_object(w);
+		return;
+	}
+	printf("%s: %s", s->ifc.name, rl_apply_action_name(s->action));
+	if (s->action == RL_APPLY_ATTACH)
+		printf(" (mode %s, max-sources %llu, max-sources6 %llu)",
+		       want->mode == RL_MODE_SKB ? "skb" : "native",
+		       (unsigned long long)want->max_sources,
+		       (unsigned long long)want->max_sources6);
+	for (int i = 0; i < s->nchanges; i++)
+		printf("%s%s %s -> %s", i ? ", " : ": ", s->changes[i].key, s->changes[i].old,
+		       s->changes[i].new);
+	if (want && want->nrules)
+		printf("; rules: %zu (this build cannot apply rules yet)", want->nrules);
+	putchar('\n');
+}
+
+static void print_steps(const struct rl_args *a, const struct rl_apply_step *s, size_t n)
+{
+	struct rl_json w;
+
+	if (a->json) {
+		jw_init(&w, stdout);
+		jw_start_array(&w);
+	}
+	for (size_t i = 0; i < n; i++)
+		print_step(a->json ? &w : NULL, &s[i]);
+	if (a->json) {
+		jw_end_array(&w);
+		jw_end(&w);
+	}
+}
+
+static int check(const struct rl_args *a, const struct rl_apply_file *f)
+{
+	struct rl_json w;
+	size_t rules = 0;
+
+	for (size_t i = 0; i < f->n; i++)
+		rules += f->ifs[i].nrules;
+	if (!a->json) {
+		printf("%s: valid: %zu interface%s, %zu rule%s\n", f->path, f->n,
+		       f->n == 1 ? "" : "s", rules, rules == 1 ? "" : "s");
+		return 0;
+	}
+	jw_init(&w, stdout);
+	jw_start_object(&w);
+	jw_string_field(&w, "file", f->path);
+	jw_bool_field(&w, "valid", true);
+	jw_name(&w, "interfaces");
+	jw_start_array(&w);
+	for (size_t i = 0; i < f->n; i++) {
+		jw_start_object(&w);
+		jw_string_field(&w, "iface", f->ifs[i].name);
+		jw_uint_field(&w, "rules", f->ifs[i].nrules);
+		jw_end_object(&w);
+	}
+	jw_end_array(&w);
+	jw_end_object(&w);
+	jw_end(&w);
+	return 0;
+}
+
+int cmd_apply(const struct rl_args *a)
+{
+	struct rl_apply_file f;
+	struct rl_apply_plan p = {};
+	char err[RL_ERRLEN];
+	int ret, lock = -1;
+	size_t done = 0;
+
+	if (a->check + a->diff + a->detach > 1 || (a->prune && (a->check || a->detach))) {
+		pr_err("apply: --check, --diff and --detach exclude each other, and --prune goes "
+		       "with applying or --diff");
+		return 2;
+	}
+	if (rl_apply_load(&f, a->pos[0], err, sizeof(err))) {
+		pr_err("%s", err);
+		return 2;
+	}
+	if (a->check) {
+		ret = check(a, &f);
+		goto out_file;
+	}
+	ret = 1;
+	if (rl_check_env(err, sizeof(err)))
+		goto fail;
+	rl_loader_quiet();
+	if (!a->diff && rl_check_kernel(err, sizeof(err)))
+		goto fail;
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0)
+		goto fail;
+	/* One lock from reading the kernel to the last change: the plan stays true. */
+	if (a->detach ? rl_apply_plan_detach(&f, &p, err, sizeof(err)) :
+			rl_apply_plan(&f, a->prune, &p, err, sizeof(err)))
+		goto fail;
+	/* What attach and set warn of, for what this apply would make live. */
+	for (size_t i = 0; i < p.n; i++) {
+		const struct rl_apply_step *s = &p.steps[i];
+
+		if ((s->action == RL_APPLY_ATTACH || s->action == RL_APPLY_SET) &&
+		    rl_policy_tcp_warning(&s->want->pol, err, sizeof(err)))
+			pr_warn("%s: %s", s->ifc.name, err);
+	}
+	if (a->diff) {
+		print_steps(a, p.steps, p.n);
+		ret = 0;
+		goto out;
+	}
+	if (rl_apply_run(&p, &done, err, sizeof(err))) {
+		/* Report what was done before the failure, then the failure. */
+		if (done && !a->json)
+			print_steps(a, p.steps, done);
+		pr_err("%s%s", done ? "stopped after the steps above: " : "", err);
+		goto out;
+	}
+	print_steps(a, p.steps, p.n);
+	ret = 0;
+	goto out;
+fail:
+	pr_err("%s", err);
+out:
+	rl_apply_plan_free(&p);
+	if (lock >= 0)
+		rl_unlock(lock);
+out_file:
+	rl_apply_free(&f);
+	return ret;
+}

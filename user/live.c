@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include "live.h"
+#include "maps.h"
+#include "pins.h"
+
+int rl_live_read(const struct rl_iface *ifc, const struct rl_pins *pins, struct rl_live *l,
+		 char *err, size_t errlen)
+{
+	struct bpf_map_info i4 = {}, i6 = {};
+	__u32 l4 = sizeof(i4), l6 = sizeof(i6);
+	int ret;
+
+	ret = rl_config_read(pins, &l->cfg, &l->active);
+	if (!ret && (bpf_obj_get_info_by_fd(pins->state4, &i4, &l4) ||
+		     bpf_obj_get_info_by_fd(pins->state6, &i6, &l6)))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the configuration of '%s': %s", ifc->name,
+			 strerror(-ret));
+		return ret;
+	}
+	l->max_sources = i4.max_entries;
+	l->max_sources6 = i6.max_entries;
+	return 0;
+}
