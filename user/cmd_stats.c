@@ -335,19 +335,21 @@ struct top_walk {
 	size_t nrows, cap;
 };
 
-static int top_one(const struct rl_state_key *k, __u64 state, void *ctx)
+static int top_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
 	struct top_walk *t = ctx;
 	const struct rl_config *cfg = t->cfg;
 	struct rl_key key = k->src;
 	struct rl_src *seen;
-	struct timespec ts;
-	__u64 now;
+	/*
+	 * The clock just before the state was read: a batch read of a large
+	 * table takes milliseconds, and a clock read after it would show a
+	 * source at its limit as partly refilled. The state may be a little
+	 * newer than this, which the algorithms read as "ahead" (see
+	 * rl_ahead(), rl_window_ahead()): a limited source shows as used.
+	 */
+	__u64 now = read_ns;
 	int created;
-
-	/* The clock of bpf_ktime_get_ns(), read after the dump: no state is newer. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 	/*
 	 * Sources not seen since the last set are still under the previous
 	 * generation: show them as they will be carried over. The current

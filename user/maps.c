@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -117,6 +118,11 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 	int r, ret;
 
 	for (;;) {
+		struct timespec ts;
+		__u64 read_ns;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		read_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 		cnt = WALK_BATCH;
 		r = bpf_map_lookup_batch(fd, in, &out, v4 ? (void *)keys4 : (void *)keys, vals,
 					 &cnt, NULL);
@@ -131,7 +137,7 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 			} else {
 				k = keys[i];
 			}
-			ret = fn(&k, vals[i], ctx);
+			ret = fn(&k, vals[i], read_ns, ctx);
 			if (ret)
 				return ret;
 		}
@@ -195,11 +201,12 @@ struct count_ctx {
 	__u64 n;
 };
 
-static int count_one(const struct rl_state_key *k, __u64 state, void *ctx)
+static int count_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
 	struct count_ctx *c = ctx;
 
 	(void)state;
+	(void)read_ns;
 	c->n += k->gen == c->gen;
 	return 0;
 }

@@ -41,9 +41,11 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
 /*
  * Every tracked source of both tables (IPv4 keys as IPv4-mapped IPv6), in
  * batches: @fn may change the tables between calls. A non-zero return from
- * @fn stops the walk and is returned.
+ * @fn stops the walk and is returned. @read_ns is CLOCK_MONOTONIC (the
+ * packet clock) read just before the batch that holds the entry: the state
+ * is at least that recent.
  */
-typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, void *ctx);
+typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx);
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx);
 /* One source's state, in the table of its family: 0 or -errno. */
 int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val);

@@ -108,12 +108,13 @@ struct count_ctx {
 	__u64 n[2];
 };
 
-static int count_one(const struct rl_state_key *k, __u64 state, void *ctx)
+static int count_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
 	struct count_ctx *c = ctx;
 	bool v4 = !k->src.addr[0] && !k->src.addr[1] && k->src.addr[2] == htonl(0xffff);
 
 	(void)state;
+	(void)read_ns;
 	if (k->gen == c->gen)
 		c->n[v4 ? 0 : 1]++;
 	return 0;

@@ -49,13 +49,14 @@ struct migrate_ctx {
  * (unless there is nothing to carry), anything older is a straggler of an
  * interrupted set, never looked up again.
  */
-static int migrate_one(const struct rl_state_key *k, __u64 state, void *ctx)
+static int migrate_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
 	struct migrate_ctx *m = ctx;
 	const struct rl_config *cfg = m->cfg;
 	struct rl_state_key nk;
 	__u64 ns;
 
+	(void)read_ns; /* carried at the time of the move, as the packet path would */
 	if (k->gen == cfg->gen)
 		return 0;
 	if (cfg->has_prev && k->gen == cfg->gen - 1) {
