@@ -10,12 +10,16 @@
 /* The maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
+	/* Rules (user/rulemaps.h): their copy, counters, per-source states, prefix tries. */
+	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b;
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
-#define RL_PINS_FDS(p)                                                              \
-	{                                                                           \
-		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters \
+#define RL_PINS_FDS(p)                                                                     \
+	{                                                                                  \
+		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters,       \
+			&(p)->rcfg, &(p)->rcnt, &(p)->rstate, &(p)->src4a, &(p)->src6a,    \
+			&(p)->src4b, &(p)->src6b                                           \
 	}
 
 /* The live configuration and its slot. */

@@ -15,6 +15,8 @@
  *                                            eth0_100 stays eth0_100, so no two collide
  *         rl_state4 rl_state6 rl_config       the maps, 0600
  *         rl_ctl rl_counters
+ *         rl_rcfg rl_rcnt rl_rstate          rules (user/rulemaps.h)
+ *         rl_src4a rl_src6a rl_src4b rl_src6b
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
@@ -35,7 +37,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      5
+#define RL_N_MAPS      12
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 

@@ -1,0 +1,663 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Rules in the XDP program (bpf/rules.h, user/rulemaps.c) through
+ * BPF_PROG_TEST_RUN with the test clock, against the rules simulator
+ * (rl_rsim_packet(), the reference) packet for packet:
+ *
+ *	rk_vs_sim		random rule sets, random traces: verdicts and counters
+ *	rk_fields		each match field at its edges, IPv4 and IPv6, VLAN
+ *				tags, fragments, extension headers, ARP and ND
+ *	rk_block		block durations to the ns
+ *	rk_change		a change keeps the other rules' states, a new rule
+ *				starts afresh, the old prefix tries are emptied
+ *	rk_readback		the rule set read back from the maps is the one written
+ *	rk_million		1,000,000 prefixes: written in seconds, matched
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include "frames.h"
+#include "harness.h"
+#include "opts.h"
+#include "rulemaps.h"
+#include "rules.h"
+#include "source.h"
+#include "test.h"
+#include "trace.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MSEC	      1000000ULL
+#define SEC	      1000000000ULL
+#define TEST_MAX_SOURCES 16384
+
+/* The kernel, its rules and the simulator of the same rules. */
+struct rk {
+	struct rl_prog p;
+	struct rl_config def;
+	struct rl_ruleset set;
+	struct rl_rules_cfg cfg;
+	struct rl_rsim sim;
+	bool loaded, has_set, has_sim;
+};
+
+/* Add "NAME --opt val ..." to the set (before @before, NULL: last). */
+static bool rk_add(struct rl_ruleset *set, const char *s, const char *before)
+{
+	char *copy = strdup(s), *save = NULL, *words[64], err[RL_ERRLEN] = "";
+	struct rl_rule r;
+	size_t n = 0;
+	int ret;
+
+	if (!ASSERT_TRUE(copy != NULL, "strdup"))
+		return false;
+	for (char *t = strtok_r(copy, " ", &save); t && n < ARRAY_SIZE(words) - 1;
+	     t = strtok_r(NULL, " ", &save))
+		words[n++] = t;
+	words[n] = NULL;
+	ret = rl_rule_parse(&r, NULL, (const char *const *)words, err, sizeof(err));
+	if (!ret) {
+		ret = rl_ruleset_add(set, &r, before, err, sizeof(err));
+		if (ret)
+			rl_rule_free(&r);
+	}
+	if (ret)
+		rl_test_fail(__FILE__, __LINE__, "rule '%s': %s", s, err);
+	free(copy);
+	return !ret;
+}
+
+/* Load the maps and a default policy from @def_opts; the set holds only default. */
+static bool rk_start(struct rk *k, const char *const *def_opts)
+{
+	char err[RL_ERRLEN];
+	struct rl_policy pol;
+	struct rl_opts o;
+
+	memset(k, 0, sizeof(*k));
+	if (!rl_build_config(&k->def, def_opts, NULL))
+		return false;
+	if (!rl_prog_load(&k->p, true, TEST_MAX_SOURCES))
+		return false;
+	k->loaded = true;
+	rl_config_policy(&k->def, &pol, &o);
+	if (!ASSERT_OK(rl_ruleset_init(&k->set, &pol, &o, err, sizeof(err)), err))
+		return false;
+	k->has_set = true;
+	return true;
+}
+
+/* Forget the simulator: before the set it runs on changes. */
+static void rk_sim_drop(struct rk *k)
+{
+	if (k->has_sim)
+		rl_rsim_free(&k->sim);
+	k->has_sim = false;
+}
+
+/*
+ * Make k->set live as a change does: compile against the live copy, fill the
+ * unused pair, commit, load the program (built from the recorded copy).
+ * The simulator restarts unless @keep_sim.
+ */
+static bool rk_apply(struct rk *k)
+{
+	struct rl_rules_cfg old;
+	char err[RL_ERRLEN] = "";
+
+	if (!ASSERT_OK(rl_rules_read(&k->p.maps, &old), "read rules"))
+		return false;
+	if (!ASSERT_OK(rl_rules_compile(&k->set, &old, &k->cfg, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_rules_fill(&k->p.maps, &k->set, &k->cfg, &old, NULL, err, sizeof(err)),
+		       err) ||
+	    !ASSERT_OK(rl_rules_commit(&k->p.maps, &k->cfg, err, sizeof(err)), err))
+		return false;
+	if (!rl_prog_configure(&k->p, 0, &k->def))
+		return false;
+	rk_sim_drop(k);
+	if (!ASSERT_OK(rl_rsim_init(&k->sim, &k->set), "rsim"))
+		return false;
+	k->has_sim = true;
+	return true;
+}
+
+static void rk_stop(struct rk *k)
+{
+	if (k->has_sim)
+		rl_rsim_free(&k->sim);
+	if (k->has_set)
+		rl_ruleset_free(&k->set);
+	if (k->loaded)
+		rl_prog_close(&k->p);
+}
+
+/* A packet as the tests describe it. */
+struct pkt {
+	const char *src;
+	__u8 proto;
+	__u16 dport;
+	__u8 flags;
+	int frag; /* IPv4: a fragment after the first */
+	int ext; /* IPv6: a hop-by-hop header first */
+	int vlan; /* VLAN tags: 0, 1 or 2 */
+	unsigned int pad; /* frame length to pad to */
+};
+
+/* The frame of @x, and what rules see of it (the model of design.md). */
+static bool build(const struct pkt *x, struct frame *f, struct rl_pkt_info *pi)
+{
+	bool v6 = strchr(x->src, ':') != NULL;
+	__u16 ip = v6 ? ETH_P_IPV6 : ETH_P_IP;
+
+	fr_init(f);
+	if (x->vlan == 2) {
+		fr_eth(f, ETH_P_8021AD);
+		fr_vlan(f, 100, ETH_P_8021Q);
+		fr_vlan(f, 200, ip);
+	} else if (x->vlan == 1) {
+		fr_eth(f, ETH_P_8021Q);
+		fr_vlan(f, 100, ip);
+	} else {
+		fr_eth(f, ip);
+	}
+	if (v6)
+		fr_ipv6_l4(f, x->src, x->proto, x->dport, x->flags, x->ext);
+	else
+		fr_ipv4_l4(f, x->src, x->proto, x->dport, x->flags, x->frag ? 0x2000 | 10 : 0);
+	fr_pad(f, x->pad ? x->pad : FRAME_MIN);
+	if (!ASSERT_TRUE(!f->bad, "frame built"))
+		return false;
+	memset(pi, 0, sizeof(*pi));
+	if (!ASSERT_OK(rl_key_parse(x->src, &pi->src), "source"))
+		return false;
+	pi->info = RL_PKT_PROTO;
+	pi->proto = v6 && x->ext ? 0 : x->proto;
+	if ((x->proto == 6 || x->proto == 17) && !x->frag && !(v6 && x->ext)) {
+		pi->info |= RL_PKT_L4;
+		pi->dport = x->dport;
+		pi->tcp_flags = x->proto == 6 ? x->flags : 0;
+	}
+	return true;
+}
+
+/* One packet through both at @now: the kernel's verdict must be the simulator's. */
+static int rk_packet(struct rk *k, const struct pkt *x, __u64 now, struct rl_rsim_result *res)
+{
+	struct rl_rsim_result local;
+	struct rl_pkt_info pi;
+	struct frame f;
+	int kv, sv;
+
+	if (!res)
+		res = &local;
+	if (!build(x, &f, &pi))
+		return -1;
+	kv = rl_prog_run(&k->p, now, f.data, f.len, 1);
+	sv = rl_rsim_packet(&k->sim, &pi, now, f.len, res);
+	if (!ASSERT_TRUE(kv == XDP_PASS || kv == XDP_DROP, "kernel verdict"))
+		return -1;
+	if (kv != (sv ? XDP_PASS : XDP_DROP)) {
+		rl_test_fail(__FILE__, __LINE__,
+			     "%s proto %u dport %u flags %#x frag %d ext %d vlan %d at %llu ns: kernel %s, simulator %s (rule %s)",
+			     x->src, x->proto, x->dport, x->flags, x->frag, x->ext, x->vlan,
+			     (unsigned long long)now, kv == XDP_PASS ? "pass" : "drop",
+			     sv ? "pass" : "drop", k->set.rules[res->rule].name);
+		return -1;
+	}
+	return kv;
+}
+
+/* The kernel's counters of every rule but default equal the simulator's. */
+static bool rk_counters_match(struct rk *k)
+{
+	for (__u32 i = 0; i < k->cfg.n; i++) {
+		struct rl_rule_counters c;
+
+		if (!ASSERT_OK(rl_rules_counters(&k->p.maps, k->cfg.r[i].slot, &c), "counters"))
+			return false;
+		if (memcmp(&c, &k->sim.cnt[i], sizeof(c))) {
+			rl_test_fail(__FILE__, __LINE__,
+				     "rule %s: kernel passed %llu dropped %llu limited %llu blocked %llu allowed %llu denied %llu would_drop %llu; simulator %llu %llu %llu %llu %llu %llu %llu",
+				     k->cfg.r[i].name, c.passed, c.dropped, c.limited, c.blocked,
+				     c.allowed, c.denied, c.would_drop, k->sim.cnt[i].passed,
+				     k->sim.cnt[i].dropped, k->sim.cnt[i].limited,
+				     k->sim.cnt[i].blocked, k->sim.cnt[i].allowed,
+				     k->sim.cnt[i].denied, k->sim.cnt[i].would_drop);
+			return false;
+		}
+	}
+	return true;
+}
+
+static const char *const def_opts[] = { "--rate", "20/s", "--burst", "5", NULL };
+
+/* Sources of the random traces, and prefixes of the random rules that hold some of them. */
+static const char *const srcs[] = {
+	"198.18.0.1",	 "198.18.0.2",	"198.18.1.7", "198.18.200.9", "198.19.255.254",
+	"2001:db8::1",	 "2001:db8::2", "2001:db8:1::5", "2001:db8:ffff::9", "fe80::1",
+	"fe80::2",	 "::ffff:198.18.0.1",
+};
+static const char *const pfxs[] = {
+	"198.18.0.0/15", "198.18.0.0/24", "198.18.0.1",	  "198.18.1.0/24", "198.18.128.0/17",
+	"0.0.0.0/0",	 "2001:db8::/32", "2001:db8::/64", "2001:db8:1::/48", "::/0",
+	"fe80::/10",	 "198.19.255.254/31",
+};
+static const char *const protos[] = { "tcp", "udp", "icmp", "icmpv6", "47" };
+static const __u8 proto_nums[] = { 6, 17, 1, 58, 47 };
+
+static unsigned int rnd(unsigned int n)
+{
+	return (unsigned int)(random() % n);
+}
+
+/* A random rule named @name into @buf. */
+static void random_rule(char *buf, size_t len, const char *name)
+{
+	size_t o = snprintf(buf, len, "%s", name);
+	unsigned int p = rnd(6);
+
+	if (rnd(2)) {
+		o += snprintf(buf + o, len - o, " --src %s", pfxs[rnd(ARRAY_SIZE(pfxs))]);
+		if (rnd(2))
+			o += snprintf(buf + o, len - o, ",%s", pfxs[rnd(ARRAY_SIZE(pfxs))]);
+	}
+	if (p < ARRAY_SIZE(protos)) {
+		o += snprintf(buf + o, len - o, " --proto %s", protos[p]);
+		if (p < 2 && rnd(2)) {
+			unsigned int lo = 50 + rnd(10);
+
+			o += snprintf(buf + o, len - o, " --dport %u-%u", lo, lo + rnd(5));
+		}
+		if (p == 0 && rnd(2))
+			o += snprintf(buf + o, len - o, " --tcp-flags %s",
+				      rnd(2) ? "syn" : "A/AR");
+	}
+	switch (rnd(5)) {
+	case 0:
+		snprintf(buf + o, len - o, " --allow");
+		break;
+	case 1:
+		snprintf(buf + o, len - o, " --deny%s", rnd(3) ? "" : " --action dry-run");
+		break;
+	default:
+		if (rnd(4))
+			o += snprintf(buf + o, len - o, " --rate %u/s --burst %u%s", 1 + rnd(50),
+				      1 + rnd(4), rnd(3) ? "" : " --algo gcra");
+		else
+			o += snprintf(buf + o, len - o,
+				      " --rate %u/s --algo sliding-window --window 100ms",
+				      10 * (1 + rnd(5)));
+		snprintf(buf + o, len - o, "%s%s%s", rnd(2) ? " --block 300ms" : "",
+			 rnd(4) ? "" : " --action dry-run", rnd(3) ? "" : " --prefix4 24");
+		break;
+	}
+}
+
+static void random_pkt(struct pkt *x)
+{
+	unsigned int p = rnd(ARRAY_SIZE(proto_nums));
+
+	memset(x, 0, sizeof(*x));
+	x->src = srcs[rnd(ARRAY_SIZE(srcs))];
+	x->proto = proto_nums[p];
+	if (strchr(x->src, ':') && x->proto == 1)
+		x->proto = 58;
+	x->dport = 48 + rnd(18);
+	x->flags = rnd(4) ? (rnd(2) ? RL_TCP_SYN : RL_TCP_SYN | RL_TCP_ACK) : (__u8)rnd(256);
+	x->frag = !strchr(x->src, ':') && !rnd(8);
+	x->ext = strchr(x->src, ':') && !rnd(8);
+	x->vlan = rnd(5) ? 0 : 1 + rnd(2);
+	x->pad = FRAME_MIN + rnd(200);
+}
+
+TEST_FLAGS(rk_vs_sim, RL_TEST_ROOT)
+{
+	unsigned int seed = (unsigned int)rl_test_seed();
+	char rule[512], name[16];
+
+	srandom(seed);
+	for (int set = 0; set < 12; set++) {
+		unsigned int nrules = 1 + rnd(8);
+		__u64 now = SEC;
+		struct rk k;
+		bool ok = true;
+
+		if (!rk_start(&k, def_opts)) {
+			rk_stop(&k);
+			return;
+		}
+		for (unsigned int i = 0; i < nrules && ok; i++) {
+			snprintf(name, sizeof(name), "r%u", i);
+			random_rule(rule, sizeof(rule), name);
+			ok = rk_add(&k.set, rule, NULL);
+		}
+		ok = ok && rk_apply(&k);
+		for (int n = 0; n < 600 && ok; n++) {
+			struct pkt x;
+
+			random_pkt(&x);
+			now += rnd(4) ? rnd(20 * MSEC) : 0;
+			ok = rk_packet(&k, &x, now, NULL) >= 0;
+		}
+		ok = ok && rk_counters_match(&k);
+		if (!ok) {
+			rl_test_fail(__FILE__, __LINE__, "seed %u, rule set %d:", seed, set);
+			for (size_t i = 0; i < k.set.n; i++) {
+				rl_rule_format(&k.set.rules[i], rule, sizeof(rule));
+				rl_test_fail(__FILE__, __LINE__, "  %s", rule);
+			}
+		}
+		rk_stop(&k);
+		if (!ok)
+			return;
+	}
+}
+
+/* One packet at @now, expected verdict and deciding rule. */
+#define EXPECT(k, x, now, verdict, rulename)                                                 \
+	do {                                                                                  \
+		struct rl_rsim_result res_;                                                   \
+		int v_ = rk_packet(k, x, now, &res_);                                         \
+		if (v_ < 0)                                                                   \
+			goto out;                                                             \
+		if (!ASSERT_EQ(v_, verdict, "verdict") ||                                     \
+		    !ASSERT_STREQ((k)->set.rules[res_.rule].name, rulename, "deciding rule")) \
+			goto out;                                                             \
+	} while (0)
+
+TEST_FLAGS(rk_fields, RL_TEST_ROOT)
+{
+	struct rk k;
+	struct pkt x;
+	struct frame f;
+	__u64 t = SEC;
+
+	if (!rk_start(&k, def_opts))
+		goto out;
+	if (!rk_add(&k.set, "mon --src 198.18.5.0/24,2001:db8:5::/48 --allow", NULL) ||
+	    !rk_add(&k.set, "syn --proto tcp --dport 1000-2000 --tcp-flags syn --deny", NULL) ||
+	    !rk_add(&k.set, "dns --proto udp --dport 53 --deny", NULL) ||
+	    !rk_add(&k.set, "gre --proto 47 --deny", NULL) ||
+	    !rk_add(&k.set, "frag --src 198.18.9.0/24 --proto udp --deny", NULL) ||
+	    !rk_add(&k.set, "hbh --src 2001:db8:9::/48 --proto 0 --deny", NULL) ||
+	    !rk_add(&k.set, "all --src 198.18.7.0/24 --deny", NULL) || !rk_apply(&k))
+		goto out;
+	/* Ports at the edges of the range, SYN and SYN+ACK. */
+	x = (struct pkt){ .src = "198.18.0.1", .proto = 6, .flags = RL_TCP_SYN };
+	x.dport = 999;
+	EXPECT(&k, &x, t, XDP_PASS, "default");
+	x.dport = 1000;
+	EXPECT(&k, &x, t, XDP_DROP, "syn");
+	x.dport = 2000;
+	EXPECT(&k, &x, t, XDP_DROP, "syn");
+	x.dport = 2001;
+	EXPECT(&k, &x, t, XDP_PASS, "default");
+	x.dport = 1500;
+	x.flags = RL_TCP_SYN | RL_TCP_ACK;
+	EXPECT(&k, &x, t, XDP_PASS, "default");
+	x.flags = RL_TCP_SYN | RL_TCP_ECE | RL_TCP_CWR;
+	EXPECT(&k, &x, t, XDP_DROP, "syn");
+	/* The same with two VLAN tags, and from IPv6. */
+	x.vlan = 2;
+	EXPECT(&k, &x, t, XDP_DROP, "syn");
+	x.src = "2001:db8::7";
+	EXPECT(&k, &x, t, XDP_DROP, "syn");
+	/* With a hop-by-hop header first: proto 0, no L4. */
+	x.ext = 1;
+	EXPECT(&k, &x, t, XDP_PASS, "default");
+	x.src = "2001:db8:9::1";
+	EXPECT(&k, &x, t, XDP_DROP, "hbh");
+	/* First match: the allowed source's SYN passes. */
+	x = (struct pkt){ .src = "198.18.5.9", .proto = 6, .dport = 1000, .flags = RL_TCP_SYN };
+	EXPECT(&k, &x, t, XDP_PASS, "mon");
+	x.src = "2001:db8:5:ffff::1";
+	EXPECT(&k, &x, t, XDP_PASS, "mon");
+	x.src = "2001:db8:6::1";
+	EXPECT(&k, &x, t, XDP_DROP, "syn");
+	/* UDP 53, and a non-first fragment (no port): it falls through to a rule without one. */
+	x = (struct pkt){ .src = "198.18.9.1", .proto = 17, .dport = 53 };
+	EXPECT(&k, &x, t, XDP_DROP, "dns");
+	x.frag = 1;
+	EXPECT(&k, &x, t, XDP_DROP, "frag");
+	x.src = "198.18.0.1";
+	EXPECT(&k, &x, t, XDP_PASS, "default");
+	x = (struct pkt){ .src = "198.18.0.1", .proto = 47 };
+	EXPECT(&k, &x, t, XDP_DROP, "gre");
+	/* An IPv4-mapped IPv6 source is the IPv4 source. */
+	x = (struct pkt){ .src = "::ffff:198.18.7.3", .proto = 1 };
+	EXPECT(&k, &x, t, XDP_DROP, "all");
+	x.src = "198.18.7.255";
+	EXPECT(&k, &x, t, XDP_DROP, "all");
+	x.src = "198.18.8.0";
+	EXPECT(&k, &x, t, XDP_PASS, "default");
+	/* A TCP header cut short: no L4, so not the SYN rule. */
+	x = (struct pkt){ .src = "198.18.0.1", .proto = 6, .dport = 1000, .flags = RL_TCP_SYN };
+	{
+		struct rl_pkt_info pi;
+
+		if (!build(&x, &f, &pi))
+			goto out;
+		fr_cut(&f, ETH_HLEN + 20 + 19);
+		ASSERT_EQ(rl_prog_run(&k.p, t, f.data, f.len, 1), XDP_PASS, "cut TCP header");
+	}
+	/* ARP and neighbour discovery pass whatever the rules say. */
+	rk_sim_drop(&k);
+	rl_ruleset_free(&k.set);
+	k.has_set = false;
+	{
+		struct rl_policy pol;
+		struct rl_opts o;
+		char err[RL_ERRLEN];
+
+		rl_config_policy(&k.def, &pol, &o);
+		if (!ASSERT_OK(rl_ruleset_init(&k.set, &pol, &o, err, sizeof(err)), err))
+			goto out;
+		k.has_set = true;
+	}
+	if (!rk_add(&k.set, "none --deny", NULL) || !rk_apply(&k))
+		goto out;
+	fr_init(&f);
+	fr_eth(&f, ETH_P_ARP);
+	fr_arp(&f);
+	ASSERT_EQ(rl_prog_run(&k.p, t, f.data, f.len, 1), XDP_PASS, "ARP under deny-all");
+	fr_init(&f);
+	fr_eth(&f, ETH_P_IPV6);
+	fr_icmp6(&f, "fe80::1", 135, 255);
+	ASSERT_EQ(rl_prog_run(&k.p, t, f.data, f.len, 1), XDP_PASS, "ND under deny-all");
+	x = (struct pkt){ .src = "198.18.0.1", .proto = 17, .dport = 53 };
+	EXPECT(&k, &x, t, XDP_DROP, "none");
+out:
+	rk_stop(&k);
+}
+
+TEST_FLAGS(rk_block, RL_TEST_ROOT)
+{
+	struct pkt x = { .src = "198.18.0.1", .proto = 17, .dport = 53 };
+	struct pkt y = { .src = "198.18.0.2", .proto = 17, .dport = 53 };
+	struct rl_rule_counters c;
+	struct rk k;
+	__u64 t = 10 * SEC;
+
+	if (!rk_start(&k, def_opts) ||
+	    !rk_add(&k.set, "dns --proto udp --dport 53 --rate 10/s --burst 2 --block 1s",
+		    NULL) ||
+	    !rk_apply(&k))
+		goto out;
+	EXPECT(&k, &x, t, XDP_PASS, "dns");
+	EXPECT(&k, &x, t, XDP_PASS, "dns");
+	EXPECT(&k, &x, t, XDP_DROP, "dns"); /* limited: blocked until t + 1 s */
+	EXPECT(&k, &y, t, XDP_PASS, "dns"); /* another source is not */
+	EXPECT(&k, &x, t + 500 * MSEC, XDP_DROP, "dns"); /* would have earned credit */
+	EXPECT(&k, &x, t + SEC - 1, XDP_DROP, "dns");
+	EXPECT(&k, &x, t + SEC, XDP_PASS, "dns"); /* afresh */
+	EXPECT(&k, &x, t + SEC, XDP_PASS, "dns");
+	EXPECT(&k, &x, t + SEC, XDP_DROP, "dns");
+	EXPECT(&k, &x, t + 2 * SEC - 1, XDP_DROP, "dns");
+	if (!ASSERT_OK(rl_rules_counters(&k.p.maps, k.cfg.r[0].slot, &c), "counters"))
+		goto out;
+	ASSERT_EQ(c.limited, 2, "limited");
+	ASSERT_EQ(c.blocked, 3, "blocked");
+	ASSERT_EQ(c.passed, 5, "passed");
+	rk_counters_match(&k);
+out:
+	rk_stop(&k);
+}
+
+TEST_FLAGS(rk_change, RL_TEST_ROOT)
+{
+	struct pkt a = { .src = "198.18.0.1", .proto = 17, .dport = 53 };
+	struct pkt b = { .src = "198.18.0.1", .proto = 6, .dport = 80 };
+	struct rl_rules_cfg cfg;
+	struct rl_lpm4 n4;
+	char err[RL_ERRLEN];
+	__u64 t = SEC, n;
+	struct rk k;
+
+	if (!rk_start(&k, def_opts) ||
+	    !rk_add(&k.set, "a --src 198.18.0.0/24 --proto udp --rate 1/s --burst 1", NULL) ||
+	    !rk_add(&k.set, "b --proto tcp --rate 1/s --burst 1", NULL) || !rk_apply(&k))
+		goto out;
+	EXPECT(&k, &a, t, XDP_PASS, "a");
+	EXPECT(&k, &a, t, XDP_DROP, "a");
+	EXPECT(&k, &b, t, XDP_PASS, "b");
+	/* Add c in front: a and b keep their sources' states. */
+	rk_sim_drop(&k);
+	if (!rk_add(&k.set, "c --src 198.18.1.0/24 --allow", "a") || !rk_apply(&k))
+		goto out;
+	ASSERT_EQ(k.cfg.pair, 0, "second change: pair a again");
+	ASSERT_TRUE(bpf_map_get_next_key(k.p.maps.src4b, NULL, &n4) && errno == ENOENT,
+		    "the old pair is empty");
+	/* The simulator restarted: only the kernel remembers. */
+	{
+		struct pkt a2 = a;
+		struct frame f;
+		struct rl_pkt_info pi;
+
+		if (!build(&a2, &f, &pi))
+			goto out;
+		ASSERT_EQ(rl_prog_run(&k.p, t + 1, f.data, f.len, 1), XDP_DROP, "a's state kept");
+		if (!build(&b, &f, &pi))
+			goto out;
+		ASSERT_EQ(rl_prog_run(&k.p, t + 1, f.data, f.len, 1), XDP_DROP, "b's state kept");
+	}
+	/* Delete a and add it again: it starts afresh, and a's old states are gone. */
+	rk_sim_drop(&k);
+	if (!ASSERT_OK(rl_ruleset_del(&k.set, "a", err, sizeof(err)), err) || !rk_apply(&k))
+		goto out;
+	if (!ASSERT_OK(rl_rules_read(&k.p.maps, &cfg), "read"))
+		goto out;
+	ASSERT_EQ(cfg.n, 2, "two rules");
+	rk_sim_drop(&k);
+	if (!rk_add(&k.set, "a --src 198.18.0.0/24 --proto udp --rate 1/s --burst 1", NULL) ||
+	    !rk_apply(&k))
+		goto out;
+	EXPECT(&k, &a, t + 2, XDP_PASS, "a");
+	ASSERT_OK(rl_rules_sources(&k.p.maps, k.cfg.r[2].slot, k.cfg.r[2].gen, &n), "sources");
+	ASSERT_EQ(n, 1, "a's sources");
+out:
+	rk_stop(&k);
+}
+
+TEST_FLAGS(rk_readback, RL_TEST_ROOT)
+{
+	static const char *const rules[] = {
+		"mon --src 198.18.5.0/24,198.18.0.0/15,2001:db8:5::/48 --allow",
+		"syn --proto tcp --dport 1000-2000 --tcp-flags syn --rate 10/s --burst 3 --block 5s",
+		"dns --src 198.18.5.0/24 --proto udp --dport 53 --deny --action dry-run",
+		"web --proto tcp --dport 443 --rate 1mbit --prefix4 24 --prefix6 48",
+	};
+	struct rl_ruleset back;
+	char a[512], b[512], err[RL_ERRLEN];
+	struct rk k;
+
+	if (!rk_start(&k, def_opts))
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(rules); i++)
+		if (!rk_add(&k.set, rules[i], NULL))
+			goto out;
+	if (!rk_apply(&k))
+		goto out;
+	if (!ASSERT_OK(rl_rules_load(&k.p.maps, &k.cfg, &k.def, &back, err, sizeof(err)), err))
+		goto out;
+	if (ASSERT_EQ(back.n, k.set.n, "rules read back")) {
+		for (size_t i = 0; i < back.n; i++) {
+			rl_rule_format(&k.set.rules[i], a, sizeof(a));
+			rl_rule_format(&back.rules[i], b, sizeof(b));
+			ASSERT_STREQ(b, a, "rule read back");
+		}
+	}
+	rl_ruleset_free(&back);
+out:
+	rk_stop(&k);
+}
+
+TEST_FLAGS(rk_million, RL_TEST_ROOT)
+{
+	struct rl_rule *r;
+	struct rk k;
+	char err[RL_ERRLEN];
+	__u64 ns = 0;
+	struct rl_rules_cfg old;
+	size_t n = 0;
+
+	if (!rk_start(&k, def_opts) || !rk_add(&k.set, "big --src 198.18.0.0/32 --deny", NULL))
+		goto out;
+	/* 1,000,000 prefixes of mixed lengths: /32s, /24s and IPv6 /64s. */
+	r = &k.set.rules[0];
+	free(r->src4);
+	r->n4 = r->cap4 = 0;
+	r->src4 = calloc(800000, sizeof(*r->src4));
+	r->src6 = calloc(200000, sizeof(*r->src6));
+	if (!ASSERT_TRUE(r->src4 && r->src6, "memory"))
+		goto out;
+	r->cap4 = 800000;
+	r->cap6 = 200000;
+	for (__u32 i = 0; i < 600000; i++)
+		r->src4[r->n4++] = (struct rl_prefix4){ htonl(0x0a000000 + i), 32 };
+	for (__u32 i = 0; i < 200000; i++)
+		r->src4[r->n4++] = (struct rl_prefix4){ htonl(0x40000000 + (i << 8)), 24 };
+	for (__u32 i = 0; i < 200000; i++) {
+		r->src6[r->n6].addr[0] = htonl(0x20010db8);
+		r->src6[r->n6].addr[1] = htonl(i);
+		r->src6[r->n6++].len = 64;
+	}
+	if (!ASSERT_OK(rl_rule_prepare(r, err, sizeof(err)), err))
+		goto out;
+	n = r->n4 + r->n6;
+	k.set.nprefixes = n;
+	ASSERT_EQ(n, 1000000, "prefixes");
+	if (!ASSERT_OK(rl_rules_read(&k.p.maps, &old), "read") ||
+	    !ASSERT_OK(rl_rules_compile(&k.set, &old, &k.cfg, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_rules_fill(&k.p.maps, &k.set, &k.cfg, &old, &ns, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_rules_commit(&k.p.maps, &k.cfg, err, sizeof(err)), err) ||
+	    !rl_prog_configure(&k.p, 0, &k.def))
+		goto out;
+	fprintf(stderr, "     1,000,000 prefixes written in %.2f s\n", ns / 1e9);
+	ASSERT_LE(ns, 30 * SEC, "written in seconds");
+	{
+		struct pkt x = { .proto = 17, .dport = 53 };
+		struct frame f;
+		struct rl_pkt_info pi;
+		static const struct {
+			const char *src;
+			int verdict;
+		} c[] = { { "10.0.0.0", XDP_DROP },	  { "10.9.39.191", XDP_DROP },
+			  { "10.9.39.192", XDP_PASS },	  { "64.0.0.255", XDP_DROP },
+			  { "67.13.63.255", XDP_DROP },  { "67.13.64.0", XDP_PASS },
+			  { "2001:db8:0:3::1", XDP_DROP }, { "2001:db8:3:d40::1", XDP_PASS },
+			  { "198.18.0.0", XDP_PASS } };
+
+		for (size_t i = 0; i < ARRAY_SIZE(c); i++) {
+			x.src = c[i].src;
+			if (!build(&x, &f, &pi))
+				goto out;
+			ASSERT_EQ(rl_prog_run(&k.p, SEC, f.data, f.len, 1), c[i].verdict, c[i].src);
+		}
+	}
+out:
+	rk_stop(&k);
+}
