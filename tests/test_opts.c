@@ -174,7 +174,8 @@ TEST(opts_file_key_is_the_flag)
 TEST(opts_documented)
 {
 	static const char *const cmds[] = { "",	     "attach", "set",	   "detach",  "status",
-					    "stats", "top",    "simulate", "cleanup", "exporter" };
+					    "stats", "top",    "simulate", "cleanup", "exporter",
+					    "rule",  "blocked", "unblock" };
 	char *help = NULL, *man = NULL, cmd[512], needle[96];
 	size_t len = 0;
 

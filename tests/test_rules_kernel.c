@@ -12,6 +12,8 @@
  *				starts afresh, the old prefix tries are emptied
  *	rk_readback		the rule set read back from the maps is the one written
  *	rk_million		1,000,000 prefixes: written in seconds, matched
+ *	rk_cli			rule add/list/del, blocked, unblock, stats and every
+ *				refusal through the CLI, on a veth pair
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,10 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include "frames.h"
 #include "harness.h"
+#include "netns.h"
 #include "opts.h"
 #include "rulemaps.h"
 #include "rules.h"
@@ -660,4 +664,141 @@ TEST_FLAGS(rk_million, RL_TEST_ROOT)
 	}
 out:
 	rk_stop(&k);
+}
+
+/* "rule list IFACE" now, for before/after comparisons. */
+static char *rk_list(struct rl_ns *ns)
+{
+	char *out = NULL;
+
+	if (rl_ns_cli(ns, &out, NULL, "rule list %s", ns->rx_if)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* A refused change: non-zero exit, @msg in its error, the rules as they were. */
+static void rk_refused(struct rl_ns *ns, const char *before, const char *args, const char *msg)
+{
+	char *out = NULL, *err = NULL, *now;
+
+	ASSERT_TRUE(rl_ns_cli(ns, &out, &err, "%s", args) != 0, args);
+	ASSERT_CONTAINS(err, msg, args);
+	now = rk_list(ns);
+	ASSERT_STREQ(now, before, "nothing changed");
+	free(now);
+	free(out);
+	free(err);
+}
+
+TEST_FLAGS(rk_cli, RL_TEST_ROOT)
+{
+	struct rl_flow fl = { .src = RL_NS_TX_ADDR4, .dport = 53, .count = 40, .gap = "200us" };
+	char *out = NULL, *err = NULL, *list = NULL, cmd[512], path[] = "/tmp/rk-srcXXXXXX";
+	struct rl_ns ns;
+	FILE *f = NULL;
+	int fd;
+
+	memset(&ns, 0, sizeof(ns));
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 1000 --burst 1000 --mode skb",
+				 ns.rx_if),
+		       0, "attach"))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "rule add %s mon --src 198.18.0.0/24 --allow",
+			    ns.rx_if),
+		  0, "rule add mon");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL,
+			    "rule add %s dns --proto udp --dport 53 --rate 10/s --burst 5 --block 30s --before mon",
+			    ns.rx_if),
+		  0, "rule add dns --before mon");
+	list = rk_list(&ns);
+	if (!ASSERT_TRUE(list != NULL, "rule list"))
+		goto out;
+	ASSERT_TRUE(strstr(list, "dns ") == list, "dns first");
+	ASSERT_CONTAINS(list, "\nmon --src 198.18.0.0/24 --allow\ndefault ", "then mon, then default");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule list %s --json", ns.rx_if), 0, "list --json");
+	ASSERT_CONTAINS(out, "\"dns\"", "JSON names the rule");
+	free(out);
+	out = NULL;
+	/* Refusals: a message, a non-zero exit, nothing changed. */
+	snprintf(cmd, sizeof(cmd), "rule add %s x --src 198.18.0.1/24 --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "198.18.0.1/24");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --src 198.18.0.300 --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "198.18.0.300");
+	snprintf(cmd, sizeof(cmd), "rule add %s mon --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "mon");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --dport 53 --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "--dport");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --proto udp --dport 70000 --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "70000");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --proto tcp --dport 90-80 --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "90-80");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --proto udp --tcp-flags syn --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "--tcp-flags");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --allow --deny", ns.rx_if);
+	rk_refused(&ns, list, cmd, "--allow");
+	snprintf(cmd, sizeof(cmd), "rule add %s x --deny --before nosuch", ns.rx_if);
+	rk_refused(&ns, list, cmd, "nosuch");
+	snprintf(cmd, sizeof(cmd), "rule del %s nosuch", ns.rx_if);
+	rk_refused(&ns, list, cmd, "nosuch");
+	snprintf(cmd, sizeof(cmd), "rule del %s default", ns.rx_if);
+	rk_refused(&ns, list, cmd, "default");
+	fd = mkstemp(path);
+	if (ASSERT_TRUE(fd >= 0, "prefix file")) {
+		f = fdopen(fd, "w");
+		for (int i = 0; f && i < 100000; i++)
+			fprintf(f, i == 54321 ? "198.18.%d.%d/33\n" : "10.%d.%d.0/24\n", i >> 8,
+				i & 255);
+		if (f)
+			fclose(f);
+		snprintf(cmd, sizeof(cmd), "rule add %s big --src-file %s --deny", ns.rx_if, path);
+		{
+			char where[96];
+
+			snprintf(where, sizeof(where), "%s:54322", path);
+			rk_refused(&ns, list, cmd, where);
+		}
+		unlink(path);
+	}
+	/* A UDP flood on 53 from 198.18.0.1: limited, then blocked for 30 s. */
+	if (ASSERT_OK(rl_flow_start(&ns, &fl), "flow"))
+		ASSERT_OK(rl_flow_wait(&fl), "flow done");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "blocked %s", ns.rx_if), 0, "blocked");
+	ASSERT_CONTAINS(out, RL_NS_TX_ADDR4, "the flooding source is blocked");
+	ASSERT_CONTAINS(out, "dns", "by the dns rule");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "blocked %s --json", ns.rx_if), 0, "blocked --json");
+	ASSERT_CONTAINS(out, "\"left_ns\"", "time left");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "unblock %s %s", ns.rx_if, RL_NS_TX_ADDR4), 0,
+		  "unblock");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "blocked %s", ns.rx_if), 0, "blocked after");
+	ASSERT_TRUE(out && !strstr(out, RL_NS_TX_ADDR4), "no longer blocked");
+	free(out);
+	out = NULL;
+	ASSERT_TRUE(rl_ns_cli(&ns, NULL, &err, "unblock %s %s", ns.rx_if, RL_NS_TX_ADDR4) == 1,
+		    "unblock of a source not blocked");
+	ASSERT_CONTAINS(err, "not blocked", "says so");
+	free(err);
+	err = NULL;
+	/* Per-rule counters in stats. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s --json", ns.rx_if), 0, "stats --json");
+	ASSERT_CONTAINS(out, "\"rules\"", "per-rule counters");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "rule del %s dns", ns.rx_if), 0, "rule del");
+	free(list);
+	list = rk_list(&ns);
+	ASSERT_TRUE(list && !strstr(list, "dns"), "dns gone");
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "detach %s", ns.rx_if), 0, "detach");
+out:
+	free(out);
+	free(err);
+	free(list);
+	rl_ns_destroy(&ns);
 }

@@ -21,6 +21,13 @@ struct rl_cmd {
 	const char *description; /* --help's prose; paragraphs end in "\n" */
 };
 
+/*
+ * In rl_cmd.groups: the command parses its own words (a->argc, a->argv), as
+ * rule add hands a rule's words to rl_rule_parse(); its groups are what it
+ * documents.
+ */
+#define RL_CMD_RAW (1U << 31)
+
 extern const struct rl_cmd rl_cmds[];
 extern const size_t rl_ncmds;
 
@@ -39,5 +46,8 @@ int cmd_stats(const struct rl_args *a);
 int cmd_top(const struct rl_args *a);
 int cmd_cleanup(const struct rl_args *a);
 int cmd_exporter(const struct rl_args *a);
+int cmd_rule(const struct rl_args *a);
+int cmd_blocked(const struct rl_args *a);
+int cmd_unblock(const struct rl_args *a);
 
 #endif /* RL_CLI_H */

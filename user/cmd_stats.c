@@ -14,6 +14,7 @@
 #include "env.h"
 #include "json_writer.h"
 #include "pins.h"
+#include "rulemaps.h"
 #include "xdp_attach.h"
 #include "source.h"
 #include "srctab.h"
@@ -78,8 +79,77 @@ static int open_iface(const char *name, struct rl_iface *ifc, struct rl_pins *pi
 	return 0;
 }
 
-static void print_once(const char *iface, const struct rl_counters *c, __u64 sources, bool json)
+/* One rule's counters, as a JSON object or a line of the table. */
+static void print_rule(struct rl_json *w, const char *name, const struct rl_rule_counters *r,
+		       __u64 sources)
 {
+	static const char *const names[] = { "passed",	"passed_bytes", "dropped",
+					      "dropped_bytes", "allowed", "denied",
+					      "limited", "blocked",	"would_drop" };
+	const __u64 *v = (const __u64 *)r;
+
+	if (!w) {
+		printf("  %-31s %12llu %12llu %10llu %10llu %10llu %10llu %10llu %10llu\n", name,
+		       (unsigned long long)r->passed, (unsigned long long)r->dropped,
+		       (unsigned long long)r->allowed, (unsigned long long)r->denied,
+		       (unsigned long long)r->limited, (unsigned long long)r->blocked,
+		       (unsigned long long)r->would_drop, (unsigned long long)sources);
+		return;
+	}
+	jw_start_object(w);
+	jw_string_field(w, "name", name);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		jw_uint_field(w, names[i], v[i]);
+	jw_uint_field(w, "sources", sources);
+	jw_end_object(w);
+}
+
+/*
+ * Per rule, when there are rules: each rule's own counters, and default's,
+ * which are the interface's less those of the other rules (the frames no
+ * rule looks at, such as ARP, count as default's).
+ */
+static void print_rules(struct rl_json *w, const struct rl_pins *pins,
+			const struct rl_rules_cfg *cfg, const struct rl_counters *c, __u64 sources)
+{
+	struct rl_rule_counters r, d = {};
+
+	if (w) {
+		jw_name(w, "rules");
+		jw_start_array(w);
+	} else {
+		printf("  rules:\n  %-31s %12s %12s %10s %10s %10s %10s %10s %10s\n", "RULE", "PASSED",
+		       "DROPPED", "ALLOWED", "DENIED", "LIMITED", "BLOCKED", "WOULD_DROP", "SOURCES");
+	}
+	d.passed = c->passed;
+	d.passed_bytes = c->passed_bytes;
+	d.dropped = c->dropped;
+	d.dropped_bytes = c->dropped_bytes;
+	for (__u32 i = 0; i < cfg->n; i++) {
+		__u64 n = 0;
+
+		if (rl_rules_counters(pins, cfg->r[i].slot, &r) ||
+		    rl_rules_sources(pins, cfg->r[i].slot, cfg->r[i].gen, &n))
+			memset(&r, 0, sizeof(r));
+		print_rule(w, cfg->r[i].name, &r, n);
+		d.passed -= r.passed;
+		d.passed_bytes -= r.passed_bytes;
+		d.dropped -= r.dropped;
+		d.dropped_bytes -= r.dropped_bytes;
+	}
+	d.limited = c->limited;
+	d.would_drop = c->would_drop;
+	print_rule(w, RL_RULE_DEFAULT, &d, sources);
+	if (w)
+		jw_end_array(w);
+}
+
+static void print_once(const char *iface, const struct rl_pins *pins, const struct rl_counters *c,
+		       __u64 sources, bool json)
+{
+	struct rl_rules_cfg cfg;
+	bool rules = !rl_rules_read(pins, &cfg) && cfg.n;
+
 	if (json) {
 		struct rl_json w;
 
@@ -89,6 +159,8 @@ static void print_once(const char *iface, const struct rl_counters *c, __u64 sou
 		for (size_t i = 0; i < N_FIELDS; i++)
 			jw_uint_field(&w, fields[i].name, get(c, i));
 		jw_uint_field(&w, "sources", sources);
+		if (rules)
+			print_rules(&w, pins, &cfg, c, sources);
 		jw_end_object(&w);
 		jw_end(&w);
 		return;
@@ -97,6 +169,8 @@ static void print_once(const char *iface, const struct rl_counters *c, __u64 sou
 	for (size_t i = 0; i < N_FIELDS; i++)
 		printf("  %-18s %llu\n", fields[i].name, (unsigned long long)get(c, i));
 	printf("  %-18s %llu\n", "sources", (unsigned long long)sources);
+	if (rules)
+		print_rules(NULL, pins, &cfg, c, sources);
 }
 
 static double now_s(void)
@@ -210,7 +284,7 @@ int cmd_stats(const struct rl_args *args)
 			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));
 			goto out;
 		}
-		print_once(ifc.name, &a, sources, json);
+		print_once(ifc.name, &pins, &a, sources, json);
 		ret = 0;
 		goto out;
 	}

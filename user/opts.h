@@ -81,6 +81,9 @@ struct rl_args {
 	__u64 block_ns;
 	const char *before;
 	const char *listen; /* exporter --listen; NULL: RL_EXPORTER_LISTEN_STR */
+	/* A command that parses its own words (rule): all of them, the command's name first. */
+	int argc;
+	char **argv;
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;
