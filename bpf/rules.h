@@ -169,19 +169,27 @@ static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *
 	return -1;
 }
 
-/* The verdict of rule @r for the packet, counted in the rule's and the interface's counters. */
-static __noinline int rule_decide(const struct rl_krule *r, struct rl_kcounters *cnt,
-				  const struct rl_key *src, __u64 len)
+/*
+ * The verdict of rule @idx (in rl_rules.r[]) for the packet @pi of @len
+ * bytes, counted in the rule's and the interface's counters. A global
+ * function: the verifier checks it once, for any @idx, rather than once for
+ * each rule that could match (which exceeds its budget with many rules).
+ */
+__noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
 {
+	const struct rl_krule *r;
 	struct rl_rule_counters *rc;
-	__u32 slot;
+	struct rl_kcounters *cnt;
+	__u32 slot, zero = 0;
 	int pass, v;
 
-	if (!r || !cnt)
+	if (!pi || idx >= RL_RULE_SLOTS)
 		return XDP_PASS;
+	r = &rl_rules.r[idx];
+	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	slot = r->slot;
 	rc = bpf_map_lookup_elem(&rl_rcnt, &slot);
-	if (!rc)
+	if (!cnt || !rc)
 		return XDP_PASS; /* cannot happen: slots are below max_entries */
 	if (r->action == RL_RULE_ALLOW) {
 		rc->allowed++;
@@ -190,7 +198,7 @@ static __noinline int rule_decide(const struct rl_krule *r, struct rl_kcounters 
 		rc->denied++;
 		pass = 0;
 	} else {
-		v = rule_limit(r, src, len);
+		v = rule_limit(r, &pi->src, len);
 		if (v == RL_BLOCK_PASS) {
 			pass = 1;
 		} else if (v == RL_BLOCK_LIMITED) {
@@ -219,6 +227,34 @@ static __noinline int rule_decide(const struct rl_krule *r, struct rl_kcounters 
 	return rl_count_drop(cnt, len);
 }
 
+/* What the matching loop reads and finds (bpf_loop() passes it to match_one()). */
+struct rl_match {
+	struct rl_pkt_info pi;
+	__u64 mask; /* the slots whose source prefixes hold the source */
+	__u32 found; /* the first rule that matches, or RL_RULE_SLOTS */
+};
+
+/*
+ * Rule @i against the packet: 1 (stop) when it matches. Run by bpf_loop(),
+ * so the verifier checks it once for any rule, with nothing known of the
+ * rule: unrolled over constant rules, the matches split its states past its
+ * budget with a few dozen rules.
+ */
+static long match_one(__u64 i, void *ctx)
+{
+	struct rl_match *m = ctx;
+	const struct rl_krule *r;
+
+	if (i >= RL_RULE_SLOTS)
+		return 1;
+	r = &rl_rules.r[i];
+	if ((m->mask & (1ULL << (r->slot & 63))) && rl_l4_match(&r->l4, &m->pi)) {
+		m->found = i;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * The first rule that matches the packet decides it: its verdict, or -1 for
  * a packet no rule matched (the default rule's), or one rules do not look
@@ -228,10 +264,11 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data, mask = rl_rules.any_mask;
-	struct rl_pkt_info pi = {};
+	__u64 len = ctx->data_end - ctx->data;
+	struct rl_match m = { .mask = rl_rules.any_mask, .found = RL_RULE_SLOTS };
+	struct rl_pkt_info *pi = &m.pi;
 	struct rl_lpm_val *v = NULL;
-	__u32 bad = 0, i;
+	__u32 bad = 0;
 	__be16 proto;
 	int nd, v4;
 
@@ -242,52 +279,43 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = c.pos;
 
-		if (parse_ipv4(&c, &pi.src, &bad))
+		if (parse_ipv4(&c, &pi->src, &bad))
 			return -1;
-		pi.proto = ip->protocol;
+		pi->proto = ip->protocol;
 		c.pos += ip->ihl * 4;
-		parse_l4(&c, &pi, !(ip->frag_off & bpf_htons(0x1fff)));
+		parse_l4(&c, pi, !(ip->frag_off & bpf_htons(0x1fff)));
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = c.pos;
 
-		if (parse_ipv6(&c, &pi.src, &bad, &nd) || nd)
+		if (parse_ipv6(&c, &pi->src, &bad, &nd) || nd)
 			return -1;
-		pi.proto = ip6->nexthdr;
+		pi->proto = ip6->nexthdr;
 		c.pos = ip6 + 1;
-		parse_l4(&c, &pi, 1);
+		parse_l4(&c, pi, 1);
 	} else {
 		return -1;
 	}
 	if (rl_rules.has_src) {
-		v4 = !pi.src.addr[0] && !pi.src.addr[1] && pi.src.addr[2] == bpf_htonl(0xffff);
+		v4 = !pi->src.addr[0] && !pi->src.addr[1] && pi->src.addr[2] == bpf_htonl(0xffff);
 		if (v4) {
-			struct rl_lpm4 k4 = { .prefixlen = 32, .addr = pi.src.addr[3] };
+			struct rl_lpm4 k4 = { .prefixlen = 32, .addr = pi->src.addr[3] };
 
 			v = bpf_map_lookup_elem(rl_rules.pair ? (void *)&rl_src4b : (void *)&rl_src4a,
 						&k4);
 		} else {
 			struct rl_lpm6 k6 = { .prefixlen = 128 };
 
-			__builtin_memcpy(k6.addr, pi.src.addr, sizeof(k6.addr));
+			__builtin_memcpy(k6.addr, pi->src.addr, sizeof(k6.addr));
 			v = bpf_map_lookup_elem(rl_rules.pair ? (void *)&rl_src6b : (void *)&rl_src6a,
 						&k6);
 		}
 		if (v)
-			mask |= v->match;
+			m.mask |= v->match;
 	}
-	for (i = 0; i < RL_RULE_SLOTS; i++) {
-		const struct rl_krule *r;
-
-		if (i >= rl_rules.n)
-			break;
-		r = &rl_rules.r[i];
-		if (!(mask & (1ULL << (r->slot & 63))))
-			continue;
-		if (!rl_l4_match(&r->l4, &pi))
-			continue;
-		return rule_decide(r, cnt, &pi.src, len);
-	}
-	return -1;
+	bpf_loop(rl_rules.n, match_one, &m, 0);
+	if (m.found >= rl_rules.n)
+		return -1;
+	return rl_rule_apply(m.found, pi, len);
 }
 
 #endif /* RL_BPF_RULES_H */

@@ -763,6 +763,13 @@ TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 		}
 		unlink(path);
 	}
+	/* set changes the default policy: the program it loads keeps the rules. */
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "set %s --rate 2000", ns.rx_if), 0, "set");
+	out = rk_list(&ns);
+	ASSERT_TRUE(out && !strncmp(out, list, strstr(list, "default") - list), "rules kept by set");
+	ASSERT_CONTAINS(out, "--rate 2000", "default changed by set");
+	free(out);
+	out = NULL;
 	/* A UDP flood on 53 from 198.18.0.1: limited, then blocked for 30 s. */
 	if (ASSERT_OK(rl_flow_start(&ns, &fl), "flow"))
 		ASSERT_OK(rl_flow_wait(&fl), "flow done");
@@ -801,4 +808,50 @@ out:
 	free(err);
 	free(list);
 	rl_ns_destroy(&ns);
+}
+
+/* The most rules an interface holds: the verifier takes the program, the first match still wins. */
+TEST_FLAGS(rk_max_rules, RL_TEST_ROOT)
+{
+	struct pkt x = { .src = "198.18.0.9", .proto = 6, .dport = 62, .flags = RL_TCP_SYN };
+	struct rl_rule r;
+	char rule[256], err[RL_ERRLEN];
+	const char *w[] = { "extra", "--deny", NULL };
+	struct rk k;
+
+	if (!rk_start(&k, def_opts))
+		goto out;
+	for (int i = 0; i < RL_RULE_SLOTS; i++) {
+		if (i % 3 == 0)
+			snprintf(rule, sizeof(rule),
+				 "r%d --src 198.18.%d.0/24,2001:db8:%x::/48 --proto tcp --dport %d --tcp-flags syn --rate %d/s --block 1s",
+				 i, i, i, i, i + 1);
+		else if (i % 3 == 1)
+			snprintf(rule, sizeof(rule), "r%d --proto udp --dport %d-%d --deny", i, i,
+				 i + 1);
+		else
+			snprintf(rule, sizeof(rule), "r%d --proto tcp --dport %d --allow", i, i);
+		if (!rk_add(&k.set, rule, NULL))
+			goto out;
+	}
+	ASSERT_EQ(k.set.n, RL_MAX_RULES, "rules");
+	if (ASSERT_OK(rl_rule_parse(&r, NULL, w, err, sizeof(err)), err)) {
+		ASSERT_EQ(rl_ruleset_add(&k.set, &r, NULL, err, sizeof(err)), -ENOSPC, "one more");
+		rl_rule_free(&r);
+	}
+	if (!rk_apply(&k))
+		goto out;
+	/* r62 (allow tcp 62) is the last rule; 198.18.0.9 is in r0's /24 but not its port. */
+	EXPECT(&k, &x, SEC, XDP_PASS, "r62");
+	x.dport = 0;
+	EXPECT(&k, &x, SEC, XDP_PASS, "r0");
+	EXPECT(&k, &x, SEC, XDP_DROP, "r0");
+	x.dport = 61;
+	x.proto = 17;
+	EXPECT(&k, &x, SEC, XDP_DROP, "r61");
+	x.dport = 63;
+	EXPECT(&k, &x, SEC, XDP_PASS, "default");
+	rk_counters_match(&k);
+out:
+	rk_stop(&k);
 }
