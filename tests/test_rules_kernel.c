@@ -855,3 +855,46 @@ TEST_FLAGS(rk_max_rules, RL_TEST_ROOT)
 out:
 	rk_stop(&k);
 }
+
+/* Rule changes under a flood from an allowed source: not one of its packets dropped. */
+TEST_FLAGS(rk_live_change, RL_TEST_ROOT)
+{
+	struct rl_flow fl = { .src = RL_NS_TX_ADDR4, .count = 40000, .gap = "50us" };
+	unsigned long long dropped = ~0ULL, passed = 0;
+	char *out = NULL;
+	struct rl_ns ns;
+	int changes = 0;
+
+	memset(&ns, 0, sizeof(ns));
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		goto out;
+	/* The default rule drops nearly everything: only the allow rule lets the flow through. */
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 1/s --burst 1 --mode skb",
+				 ns.rx_if),
+		       0, "attach") ||
+	    !ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "rule add %s mon --src 198.18.0.0/24 --allow",
+				 ns.rx_if),
+		       0, "rule add mon"))
+		goto out;
+	if (!ASSERT_OK(rl_flow_start(&ns, &fl), "flow"))
+		goto out;
+	for (int i = 0; !rl_flow_done(&fl) && i < 10; i++) {
+		changes += !rl_ns_cli(&ns, NULL, NULL, "rule add %s x%d --proto 47 --deny --before mon",
+				      ns.rx_if, i);
+		changes += !rl_ns_cli(&ns, NULL, NULL, "rule add %s y%d --proto udp --dport 7 --deny",
+				      ns.rx_if, i);
+		changes += !rl_ns_cli(&ns, NULL, NULL, "rule del %s x%d", ns.rx_if, i);
+		changes += !rl_ns_cli(&ns, NULL, NULL, "rule del %s y%d", ns.rx_if, i);
+	}
+	ASSERT_OK(rl_flow_wait(&fl), "flow done");
+	ASSERT_LE(8, changes, "rule changes during the flood");
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s --json", ns.rx_if), 0, "stats")) {
+		ASSERT_TRUE(rl_json_u64(out, "dropped", &dropped), "dropped");
+		ASSERT_TRUE(rl_json_u64(out, "passed", &passed), "passed");
+	}
+	ASSERT_EQ(dropped, 0, "packets of the allowed source dropped");
+	ASSERT_LE((unsigned long long)fl.sent, passed, "every packet sent passed");
+out:
+	free(out);
+	rl_ns_destroy(&ns);
+}
