@@ -782,6 +782,15 @@ TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 	ASSERT_CONTAINS(out, "\"left_ns\"", "time left");
 	free(out);
 	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s", ns.rx_if), 0, "top");
+	ASSERT_CONTAINS(out, "BLOCKED", "top lists blocked sources");
+	ASSERT_CONTAINS(out, RL_NS_TX_ADDR4, "top names it");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --json", ns.rx_if), 0, "top --json");
+	ASSERT_CONTAINS(out, "\"blocked\":[{", "top --json lists it");
+	free(out);
+	out = NULL;
 	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "unblock %s %s", ns.rx_if, RL_NS_TX_ADDR4), 0,
 		  "unblock");
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "blocked %s", ns.rx_if), 0, "blocked after");

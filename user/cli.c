@@ -47,13 +47,17 @@ const struct rl_cmd rl_cmds[] = {
 	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, "
 	  "nd (IPv6 neighbour discovery, passed untouched); "
 	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
-	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n" },
+	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n"
+	  "With rules, also per rule: passed, dropped, allowed, denied, limited, blocked, "
+	  "would_drop and the sources it tracks; default's passed and dropped are the "
+	  "interface's less the other rules'.\n" },
 	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "
 	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
-	  "(for a byte rate: a 64-byte packet).\n" },
+	  "(for a byte rate: a 64-byte packet). Then the sources blocked by rules with "
+	  "--block, with the rule and the time left.\n" },
 	{ "cleanup", cmd_cleanup, IFACE_CMD(0), 0, 0, "",
 	  "remove orphaned pins (their namespace or interface is gone)",
 	  "Removes every orphaned pin directory under " RL_PIN_ROOT ": maps that no loaded "

@@ -49,5 +49,13 @@ int cmd_exporter(const struct rl_args *a);
 int cmd_rule(const struct rl_args *a);
 int cmd_blocked(const struct rl_args *a);
 int cmd_unblock(const struct rl_args *a);
+/*
+ * The sources blocked by rules, with the time left: a table (@w NULL, none
+ * printed when none is blocked) or a "blocked" array in the object @w is in.
+ */
+struct rl_pins;
+struct rl_config;
+struct rl_json;
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w);
 
 #endif /* RL_CLI_H */

@@ -284,7 +284,8 @@ static const struct rl_krule *key_rule(const struct rl_rules_cfg *cfg,
 typedef int (*blocked_fn)(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
 			  void *ctx);
 
-static int blocked_walk(const struct rl_live *l, blocked_fn fn, void *ctx)
+static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			blocked_fn fn, void *ctx)
 {
 	struct rl_rstate_key k, next, *keys = NULL;
 	struct rl_block_state s;
@@ -293,7 +294,7 @@ static int blocked_walk(const struct rl_live *l, blocked_fn fn, void *ctx)
 	int ret = 0;
 	__u64 now;
 
-	while (!bpf_map_get_next_key(l->pins.rstate, prev, &next)) {
+	while (!bpf_map_get_next_key(pins->rstate, prev, &next)) {
 		k = next;
 		prev = &k;
 		if (n == cap) {
@@ -307,7 +308,8 @@ static int blocked_walk(const struct rl_live *l, blocked_fn fn, void *ctx)
 		}
 		keys[n++] = k;
 	}
-	now = l->def.clock == RL_CLOCK_COARSE ? 0 : mono_ns();
+	/* The packet clock: bpf_ktime_get_ns() is CLOCK_MONOTONIC, the coarse one its _COARSE. */
+	now = clock == RL_CLOCK_COARSE ? 0 : mono_ns();
 	if (!now) {
 		struct timespec ts;
 
@@ -315,9 +317,9 @@ static int blocked_walk(const struct rl_live *l, blocked_fn fn, void *ctx)
 		now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	}
 	for (size_t i = 0; i < n && !ret; i++) {
-		const struct rl_krule *r = key_rule(&l->cfg, &keys[i]);
+		const struct rl_krule *r = key_rule(cfg, &keys[i]);
 
-		if (!r || bpf_map_lookup_elem(l->pins.rstate, &keys[i], &s))
+		if (!r || bpf_map_lookup_elem(pins->rstate, &keys[i], &s))
 			continue;
 		if (s.until > now)
 			ret = fn(&keys[i], r, s.until - now, ctx);
@@ -329,6 +331,7 @@ static int blocked_walk(const struct rl_live *l, blocked_fn fn, void *ctx)
 struct blocked_out {
 	struct rl_json *w;
 	unsigned long n;
+	const char *title; /* of the first column: SOURCE, or BLOCKED after top's table */
 };
 
 static int print_blocked(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
@@ -346,7 +349,8 @@ static int print_blocked(const struct rl_rstate_key *k, const struct rl_krule *r
 		jw_end_object(o->w);
 	} else {
 		if (!o->n)
-			printf("%-40s %-31s %s\n", "SOURCE", "RULE", "LEFT");
+			printf("%s%-40s %-31s %s\n", o->title ? "\n" : "",
+			       o->title ? o->title : "SOURCE", "RULE", "LEFT");
 		printf("%-40s %-31s %.3fs\n", src, r->name, left / 1e9);
 	}
 	o->n++;
@@ -372,7 +376,7 @@ int cmd_blocked(const struct rl_args *a)
 		jw_init(&w, stdout);
 		jw_start_array(&w);
 	}
-	ret = blocked_walk(&l, print_blocked, &o);
+	ret = blocked_walk(&l.pins, &l.cfg, l.def.clock, print_blocked, &o);
 	if (a->json) {
 		jw_end_array(&w);
 		jw_end(&w);
@@ -436,7 +440,7 @@ int cmd_unblock(const struct rl_args *a)
 		return 1;
 	}
 	u.l = &l;
-	ret = blocked_walk(&l, unblock_one, &u);
+	ret = blocked_walk(&l.pins, &l.cfg, l.def.clock, unblock_one, &u);
 	if (!ret)
 		ret = u.err;
 	live_close(&l);
@@ -460,4 +464,22 @@ int cmd_unblock(const struct rl_args *a)
 		printf("unblocked %s (%lu rule state%s)\n", a->pos[1], u.n, u.n == 1 ? "" : "s");
 	}
 	return 0;
+}
+
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w)
+{
+	struct blocked_out o = { .w = w, .title = "BLOCKED" };
+	struct rl_rules_cfg cfg;
+	int ret = rl_rules_read(pins, &cfg);
+
+	if (ret || !cfg.n)
+		return ret;
+	if (w) {
+		jw_name(w, "blocked");
+		jw_start_array(w);
+	}
+	ret = blocked_walk(pins, &cfg, def->clock, print_blocked, &o);
+	if (w)
+		jw_end_array(w);
+	return ret;
 }

@@ -516,12 +516,20 @@ int cmd_top(const struct rl_args *a)
 			       rows[i].credit, fmt_wait(rows[i].wait_s, w, sizeof(w)));
 		}
 	}
-	if (json) {
+	if (json)
 		jw_end_array(&jw);
+	else if (!nrows)
+		printf("(no sources seen under the current configuration)\n");
+	/* Sources that rules with --block hold, with the time left. */
+	if (!json)
+		fflush(stdout);
+	r = rl_blocked_show(&pins, &cfg, json ? &jw : NULL);
+	if (r)
+		pr_warn("couldn't read the blocked sources of '%s': %s", name, strerror(-r));
+	if (json) {
 		jw_end_object(&jw);
 		jw_end(&jw);
-	} else if (!nrows)
-		printf("(no sources seen under the current configuration)\n");
+	}
 	ret = 0;
 out:
 	rl_srctab_free(&t.tab);
