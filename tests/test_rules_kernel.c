@@ -907,3 +907,42 @@ out:
 	free(out);
 	rl_ns_destroy(&ns);
 }
+
+/* A UDP flood on 53 is limited by its rule while ping from the same source passes. */
+TEST_FLAGS(rk_dns_ping, RL_TEST_ROOT)
+{
+	struct rl_flow fl = { .src = RL_NS_TX_ADDR4, .dport = 53, .count = 20000, .gap = "50us" };
+	unsigned long long dropped = 0;
+	char *out = NULL;
+	struct rl_ns ns;
+
+	memset(&ns, 0, sizeof(ns));
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 10000 --burst 1000 --mode skb",
+				 ns.rx_if),
+		       0, "attach") ||
+	    !ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL,
+				 "rule add %s dns --proto udp --dport 53 --rate 50/s --burst 10",
+				 ns.rx_if),
+		       0, "rule add dns"))
+		goto out;
+	if (!ASSERT_OK(rl_flow_start(&ns, &fl), "flow"))
+		goto out;
+	/* 20 pings during the flood, from the flooding source: every one answered. */
+	ASSERT_EQ(rl_sh(&out, "timeout 20 nsenter --net=/run/netns/%s ping -n -q -c 20 -i 0.05 -W 2 %s",
+			ns.tx, RL_NS_RX_ADDR4),
+		  0, "ping during the flood");
+	ASSERT_CONTAINS(out, "20 received", "no ping lost");
+	free(out);
+	out = NULL;
+	ASSERT_OK(rl_flow_wait(&fl), "flow done");
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s --json", ns.rx_if), 0, "stats"))
+		ASSERT_TRUE(rl_json_u64(out, "dropped", &dropped), "dropped");
+	/* 20000 datagrams in about a second against 50/s: nearly all dropped by the rule. */
+	ASSERT_LE(15000, dropped, "the flood on 53 is limited");
+	ASSERT_CONTAINS(out, "\"name\":\"dns\"", "per-rule counters");
+out:
+	free(out);
+	rl_ns_destroy(&ns);
+}
