@@ -12,11 +12,16 @@
  *				starts afresh, the old prefix tries are emptied
  *	rk_readback		the rule set read back from the maps is the one written
  *	rk_million		1,000,000 prefixes: written in seconds, matched
- *	rk_cli			rule add/list/del, blocked, unblock, stats and every
- *				refusal through the CLI, on a veth pair
+ *	rk_max_rules		64 rules: the verifier takes them
+ *	rk_cli			rule add/list/del, blocked, unblock, top, stats, set
+ *				and every refusal through the CLI, on a veth pair
+ *	rk_live_change		rule changes under a flood drop no allowed packet
+ *	rk_dns_ping		a UDP flood on 53 limited, ping from it passes
+ *	rk_syn_flood		hping3 SYN flood limited, an established flow untouched
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -944,5 +949,96 @@ TEST_FLAGS(rk_dns_ping, RL_TEST_ROOT)
 	ASSERT_CONTAINS(out, "\"name\":\"dns\"", "per-rule counters");
 out:
 	free(out);
+	rl_ns_destroy(&ns);
+}
+
+/* Received bits per second from iperf3 -J output (end.sum_received), or -1. */
+static double rk_received_bps(const char *json)
+{
+	const char *p = json ? strstr(json, "\"sum_received\"") : NULL;
+
+	if (!p || !(p = strstr(p, "\"bits_per_second\":")))
+		return -1;
+	return strtod(p + strlen("\"bits_per_second\":"), NULL);
+}
+
+/*
+ * hping3 -S --flood from the address of an established TCP flow, scoped by a
+ * "tcp --tcp-flags syn" rule: the SYNs are limited, the flow is untouched.
+ * The flood's source is the client's own (-a): test traffic keeps to
+ * 198.18.0.0/15, so not --rand-source.
+ */
+TEST_FLAGS(rk_syn_flood, RL_TEST_ROOT)
+{
+	char *out = NULL, *json = NULL, file[] = "/tmp/rk-iperfXXXXXX";
+	unsigned long long dropped = ~0ULL;
+	struct rl_rule_counters syn = {};
+	struct rl_ns ns = {};
+	long server = 0;
+	int fd = -1;
+	double bps;
+
+	if (rl_run("command -v iperf3 >/dev/null && command -v hping3 >/dev/null", NULL, NULL)) {
+		rl_test_skip("iperf3 or hping3 is not installed (make deps)");
+		return;
+	}
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 1000000 --burst 1000000 --mode skb",
+				 ns.rx_if),
+		       0, "attach") ||
+	    !ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL,
+				 "rule add %s syn --proto tcp --tcp-flags syn --rate 10/s --burst 5",
+				 ns.rx_if),
+		       0, "rule add syn"))
+		goto out;
+	rl_sh(&out, "ip netns exec %s timeout 20 iperf3 -s -1 -B %s -p 5299 >/dev/null 2>&1 & echo $!",
+	      ns.rx, RL_NS_RX_ADDR4);
+	server = out ? strtol(out, NULL, 10) : 0;
+	free(out);
+	out = NULL;
+	if (!ASSERT_TRUE(server > 0, "iperf3 server started"))
+		goto out;
+	for (int i = 0; i < 40; i++) {
+		if (!rl_ns_rx_sh(&ns, NULL, "ss -Hltn sport = :5299 | grep -q LISTEN"))
+			break;
+		usleep(50000);
+	}
+	fd = mkstemp(file);
+	if (!ASSERT_TRUE(fd >= 0, "temporary file"))
+		goto out;
+	/* The flow first (connected within its burst), then 2 s of SYN flood while it runs. */
+	ASSERT_EQ(rl_sh(&out,
+			"ip netns exec %1$s timeout 15 iperf3 -c %2$s -p 5299 -t 4 -b 20M -J >%3$s 2>&1 & c=$!;"
+			" sleep 1; timeout -s INT 2 ip netns exec %1$s hping3 -S --flood -a %4$s -p 80 %2$s 2>&1;"
+			" wait $c",
+			ns.tx, RL_NS_RX_ADDR4, file, RL_NS_TX_ADDR4),
+		  0, "iperf3 client through the flood");
+	ASSERT_CONTAINS(out, "packets transmitted", "hping3 flooded");
+	rl_sh(&json, "cat %s", file);
+	bps = rk_received_bps(json);
+	printf("    TCP flow during a SYN flood from its own address: %.1f Mbit/s of 20\n", bps / 1e6);
+	ASSERT_LE(15e6, bps, "the established flow is untouched");
+	free(out);
+	out = NULL;
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s --json", ns.rx_if), 0, "stats")) {
+		const char *p = strstr(out, "\"name\":\"syn\"");
+
+		ASSERT_TRUE(rl_json_u64(out, "dropped", &dropped), "dropped");
+		ASSERT_TRUE(p && rl_json_u64(p, "limited", &syn.limited) &&
+				    rl_json_u64(p, "dropped", &syn.dropped),
+			    "the syn rule's counters");
+	}
+	ASSERT_LE(1000, syn.limited, "SYNs limited");
+	ASSERT_EQ(dropped, syn.dropped, "nothing dropped but by the syn rule");
+out:
+	if (server > 0)
+		kill((pid_t)server, SIGTERM);
+	if (fd >= 0) {
+		close(fd);
+		unlink(file);
+	}
+	free(out);
+	free(json);
 	rl_ns_destroy(&ns);
 }
