@@ -244,15 +244,21 @@ static long match_one(__u64 i, void *ctx)
 {
 	struct rl_match *m = ctx;
 	const struct rl_krule *r;
+	__u64 bit;
 
 	if (i >= RL_RULE_SLOTS)
 		return 1;
 	r = &rl_rules.r[i];
-	if ((m->mask & (1ULL << (r->slot & 63))) && rl_l4_match(&r->l4, &m->pi)) {
+	bit = 1ULL << (r->slot & 63);
+	if (!(m->mask & bit))
+		return 0;
+	if (rl_l4_match(&r->l4, &m->pi)) {
 		m->found = i;
 		return 1;
 	}
-	return 0;
+	/* No rule left that could match: stop early. */
+	m->mask &= ~bit;
+	return !m->mask;
 }
 
 /*
@@ -312,6 +318,9 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 		if (v)
 			m.mask |= v->match;
 	}
+	m.mask &= rl_rules.proto_mask[pi->proto];
+	if (!m.mask)
+		return -1;
 	bpf_loop(rl_rules.n, match_one, &m, 0);
 	if (m.found >= rl_rules.n)
 		return -1;

@@ -176,6 +176,12 @@ struct rl_rules_cfg {
 	__u32 need_l4; /* some rule matches on proto, port or flags */
 	__u32 has_src; /* some rule has source prefixes */
 	__u64 any_mask; /* the slots of the rules without source prefixes */
+	/*
+	 * Per IP protocol, the slots of the rules that can match it (those
+	 * without --proto and those with it): a packet of a protocol no rule
+	 * names skips the rules that name one without looking at them.
+	 */
+	__u64 proto_mask[256];
 	__u16 slot_gen[RL_RULE_SLOTS]; /* the last generation each slot was given */
 	__u16 pad[RL_MAX_RULES - RL_RULE_SLOTS];
 	struct rl_krule r[RL_RULE_SLOTS];

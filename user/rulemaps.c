@@ -67,6 +67,9 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 			out->any_mask |= 1ULL << k->slot;
 		if (r->l4.fields & (RL_MATCH_DPORT | RL_MATCH_FLAGS))
 			out->need_l4 = 1;
+		for (unsigned int p = 0; p < 256; p++)
+			if (!(r->l4.fields & RL_MATCH_PROTO) || r->l4.proto == p)
+				out->proto_mask[p] |= 1ULL << k->slot;
 		k->given = (r->pol.algo_set ? RL_GIVEN_ALGO : 0) |
 			   (r->pol.burst_set ? RL_GIVEN_BURST : 0) |
 			   (r->pol.window_set ? RL_GIVEN_WINDOW : 0) |
