@@ -40,6 +40,14 @@ RL_LPM_MAP(rl_src6a, struct rl_lpm6);
 RL_LPM_MAP(rl_src4b, struct rl_lpm4);
 RL_LPM_MAP(rl_src6b, struct rl_lpm6);
 
+/* The port table (RL_PORT_TABLE); a change fills the half of the pair not in use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RL_PORT_TABLE);
+} rl_ports SEC(".maps");
+
 /* Per-source state of limit rules, keyed by rule slot and generation. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -319,6 +327,14 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 			m.mask |= v->match;
 	}
 	m.mask &= rl_rules.proto_mask[pi->proto];
+	if (rl_rules.need_ports && (pi->info & RL_PKT_L4)) {
+		__u32 idx = (rl_rules.pair ? 2 * 65536 : 0) +
+			    (pi->proto == IPPROTO_UDP ? 65536 : 0) + pi->dport;
+		__u64 *ports = bpf_map_lookup_elem(&rl_ports, &idx);
+
+		if (ports)
+			m.mask &= *ports;
+	}
 	if (!m.mask)
 		return -1;
 	bpf_loop(rl_rules.n, match_one, &m, 0);

@@ -175,6 +175,8 @@ struct rl_rules_cfg {
 	__u32 pair; /* the prefix tries in use: 0 rl_src4a/rl_src6a, 1 the b pair */
 	__u32 need_l4; /* some rule matches on proto, port or flags */
 	__u32 has_src; /* some rule has source prefixes */
+	__u32 need_ports; /* some rule has --dport: look the port up in rl_ports */
+	__u32 pad0;
 	__u64 any_mask; /* the slots of the rules without source prefixes */
 	/*
 	 * Per IP protocol, the slots of the rules that can match it (those
@@ -186,6 +188,14 @@ struct rl_rules_cfg {
 	__u16 pad[RL_MAX_RULES - RL_RULE_SLOTS];
 	struct rl_krule r[RL_RULE_SLOTS];
 };
+
+/*
+ * rl_ports: per pair (the tries' pair), per protocol (0 tcp, 1 udp), per
+ * destination port, the slots of the rules that a packet with that port can
+ * match (those without --dport, and those whose range holds it). A packet
+ * to a port no rule names skips the port rules without looking at them.
+ */
+#define RL_PORT_TABLE (2 * 2 * 65536)
 
 /* Keys of the prefix tries (BPF_MAP_TYPE_LPM_TRIE): prefix length, then the address. */
 struct rl_lpm4 {

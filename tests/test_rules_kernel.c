@@ -528,7 +528,7 @@ TEST_FLAGS(rk_change, RL_TEST_ROOT)
 
 	if (!rk_start(&k, def_opts) ||
 	    !rk_add(&k.set, "a --src 198.18.0.0/24 --proto udp --rate 1/s --burst 1", NULL) ||
-	    !rk_add(&k.set, "b --proto tcp --rate 1/s --burst 1", NULL) || !rk_apply(&k))
+	    !rk_add(&k.set, "b --proto tcp --dport 80 --rate 1/s --burst 1", NULL) || !rk_apply(&k))
 		goto out;
 	EXPECT(&k, &a, t, XDP_PASS, "a");
 	EXPECT(&k, &a, t, XDP_DROP, "a");
@@ -553,6 +553,24 @@ TEST_FLAGS(rk_change, RL_TEST_ROOT)
 			goto out;
 		ASSERT_EQ(rl_prog_run(&k.p, t + 1, f.data, f.len, 1), XDP_DROP, "b's state kept");
 	}
+	/* The port table of the other half: port 80 is b's, 81 nobody's. */
+	{
+		struct pkt b81 = b;
+
+		b81.dport = 81;
+		if (!rk_apply(&k))
+			goto out;
+		ASSERT_EQ(k.cfg.pair, 1, "third change: pair b");
+		struct frame f;
+		struct rl_pkt_info pi;
+
+		/* Not through the simulator, which restarted: the kernel kept b's state. */
+		if (!build(&b, &f, &pi))
+			goto out;
+		ASSERT_EQ(rl_prog_run(&k.p, t + 1, f.data, f.len, 1), XDP_DROP, "b, port 80");
+		EXPECT(&k, &b81, t + 1, XDP_PASS, "default");
+	}
+	rk_sim_drop(&k);
 	/* Delete a and add it again: it starts afresh, and a's old states are gone. */
 	rk_sim_drop(&k);
 	if (!ASSERT_OK(rl_ruleset_del(&k.set, "a", err, sizeof(err)), err) || !rk_apply(&k))

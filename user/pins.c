@@ -13,7 +13,7 @@
 
 const char *const rl_map_names[RL_N_MAPS] = { "rl_state4", "rl_state6", "rl_config", "rl_ctl",
 					      "rl_counters", "rl_rcfg",	  "rl_rcnt",  "rl_rstate",
-					      "rl_src4a",    "rl_src6a",  "rl_src4b", "rl_src6b" };
+					      "rl_src4a",    "rl_src6a",  "rl_src4b", "rl_src6b", "rl_ports" };
 
 static bool valid_ifname(const char *name)
 {

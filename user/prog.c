@@ -50,9 +50,11 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 	struct bpf_map *maps[] = { skel->maps.rl_state4, skel->maps.rl_state6, skel->maps.rl_config,
 				   skel->maps.rl_ctl,	 skel->maps.rl_counters, skel->maps.rl_rcfg,
 				   skel->maps.rl_rcnt,	 skel->maps.rl_rstate,	 skel->maps.rl_src4a,
-				   skel->maps.rl_src6a,	 skel->maps.rl_src4b,	 skel->maps.rl_src6b };
+				   skel->maps.rl_src6a,	 skel->maps.rl_src4b,	 skel->maps.rl_src6b,
+				   skel->maps.rl_ports };
 	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters, p->rcfg,
-		      p->rcnt,	 p->rstate, p->src4a,  p->src6a, p->src4b,    p->src6b };
+		      p->rcnt,	 p->rstate, p->src4a,  p->src6a, p->src4b,    p->src6b,
+		      p->ports };
 	int ret;
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -167,4 +169,5 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->src6a = bpf_map__fd(skel->maps.rl_src6a);
 	fds->src4b = bpf_map__fd(skel->maps.rl_src4b);
 	fds->src6b = bpf_map__fd(skel->maps.rl_src6b);
+	fds->ports = bpf_map__fd(skel->maps.rl_ports);
 }

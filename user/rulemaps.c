@@ -67,6 +67,8 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 			out->any_mask |= 1ULL << k->slot;
 		if (r->l4.fields & (RL_MATCH_DPORT | RL_MATCH_FLAGS))
 			out->need_l4 = 1;
+		if (r->l4.fields & RL_MATCH_DPORT)
+			out->need_ports = 1;
 		for (unsigned int p = 0; p < 256; p++)
 			if (!(r->l4.fields & RL_MATCH_PROTO) || r->l4.proto == p)
 				out->proto_mask[p] |= 1ULL << k->slot;
@@ -221,6 +223,41 @@ out:
 	return ret;
 }
 
+/* The half of rl_ports of @cfg->pair (see RL_PORT_TABLE), in one batch. */
+static int fill_ports(int fd, const struct rl_rules_cfg *cfg, char *err, size_t errlen)
+{
+	__u32 n = 2 * 65536, *keys = malloc(n * sizeof(*keys));
+	__u64 *vals = calloc(n, sizeof(*vals));
+	int ret = 0;
+
+	if (!keys || !vals) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = (cfg->pair ? n : 0) + i;
+	for (__u32 i = 0; i < cfg->n; i++) {
+		const struct rl_rule_l4 *l4 = &cfg->r[i].l4;
+		__u64 bit = 1ULL << cfg->r[i].slot;
+
+		for (__u32 p = 0; p < 65536; p++) {
+			if ((l4->fields & RL_MATCH_DPORT) && (p < l4->dport_lo || p > l4->dport_hi))
+				continue;
+			vals[p] |= bit;
+			vals[65536 + p] |= bit;
+		}
+	}
+	if (bpf_map_update_batch(fd, keys, vals, &n, NULL)) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't write the port table: %s", strerror(errno));
+	}
+out:
+	free(keys);
+	free(vals);
+	return ret;
+}
+
 static __u64 now_ns(void)
 {
 	struct timespec ts;
@@ -249,6 +286,8 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 	ret = fill_family(fd4, set, cfg, 0, err, errlen);
 	if (!ret)
 		ret = fill_family(fd6, set, cfg, 1, err, errlen);
+	if (!ret && cfg->need_ports)
+		ret = fill_ports(pins->ports, cfg, err, errlen);
 	if (ret)
 		return ret;
 	if (elapsed_ns)
