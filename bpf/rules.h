@@ -26,13 +26,13 @@ struct rl_rules_cfg rl_rules SEC(".rodata.cfg");
  * program bound to it and swaps it in, then empties the other (user/rulemaps.c).
  * Not preallocated (LPM tries never are): sized for the most prefixes.
  */
-#define RL_LPM_MAP(name, key_t)                                  \
-	struct {                                                 \
-		__uint(type, BPF_MAP_TYPE_LPM_TRIE);             \
-		__type(key, key_t);                              \
-		__type(value, struct rl_lpm_val);                \
-		__uint(max_entries, RL_MAX_PREFIXES);            \
-		__uint(map_flags, BPF_F_NO_PREALLOC);            \
+#define RL_LPM_MAP(name, key_t)                       \
+	struct {                                      \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);  \
+		__type(key, key_t);                   \
+		__type(value, struct rl_lpm_val);     \
+		__uint(max_entries, RL_MAX_PREFIXES); \
+		__uint(map_flags, BPF_F_NO_PREALLOC); \
 	} name SEC(".maps")
 
 RL_LPM_MAP(rl_src4a, struct rl_lpm4);
@@ -122,7 +122,8 @@ static __always_inline int rule_block_step(const struct rl_krule *r, struct rl_b
 			if (now < until)
 				return RL_BLOCK_BLOCKED;
 			if (__sync_val_compare_and_swap(&s->until, until, 0) == until)
-				*(volatile __u64 *)&s->state = rl_initial_state(&r->cfg.params, now);
+				*(volatile __u64 *)&s->state =
+					rl_initial_state(&r->cfg.params, now);
 			continue;
 		}
 		old = *(volatile __u64 *)&s->state;
@@ -314,14 +315,14 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 		if (v4) {
 			struct rl_lpm4 k4 = { .prefixlen = 32, .addr = pi->src.addr[3] };
 
-			v = bpf_map_lookup_elem(rl_rules.pair ? (void *)&rl_src4b : (void *)&rl_src4a,
-						&k4);
+			v = bpf_map_lookup_elem(
+				rl_rules.pair ? (void *)&rl_src4b : (void *)&rl_src4a, &k4);
 		} else {
 			struct rl_lpm6 k6 = { .prefixlen = 128 };
 
 			__builtin_memcpy(k6.addr, pi->src.addr, sizeof(k6.addr));
-			v = bpf_map_lookup_elem(rl_rules.pair ? (void *)&rl_src6b : (void *)&rl_src6a,
-						&k6);
+			v = bpf_map_lookup_elem(
+				rl_rules.pair ? (void *)&rl_src6b : (void *)&rl_src6a, &k6);
 		}
 		if (v)
 			m.mask |= v->match;

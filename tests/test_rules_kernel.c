@@ -39,9 +39,9 @@
 #include "test.h"
 #include "trace.h"
 
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define MSEC	      1000000ULL
-#define SEC	      1000000000ULL
+#define ARRAY_SIZE(a)	 (sizeof(a) / sizeof((a)[0]))
+#define MSEC		 1000000ULL
+#define SEC		 1000000000ULL
 #define TEST_MAX_SOURCES 16384
 
 /* The kernel, its rules and the simulator of the same rules. */
@@ -210,11 +210,12 @@ static int rk_packet(struct rk *k, const struct pkt *x, __u64 now, struct rl_rsi
 	if (!ASSERT_TRUE(kv == XDP_PASS || kv == XDP_DROP, "kernel verdict"))
 		return -1;
 	if (kv != (sv ? XDP_PASS : XDP_DROP)) {
-		rl_test_fail(__FILE__, __LINE__,
-			     "%s proto %u dport %u flags %#x frag %d ext %d vlan %d at %llu ns: kernel %s, simulator %s (rule %s)",
-			     x->src, x->proto, x->dport, x->flags, x->frag, x->ext, x->vlan,
-			     (unsigned long long)now, kv == XDP_PASS ? "pass" : "drop",
-			     sv ? "pass" : "drop", k->set.rules[res->rule].name);
+		rl_test_fail(
+			__FILE__, __LINE__,
+			"%s proto %u dport %u flags %#x frag %d ext %d vlan %d at %llu ns: kernel %s, simulator %s (rule %s)",
+			x->src, x->proto, x->dport, x->flags, x->frag, x->ext, x->vlan,
+			(unsigned long long)now, kv == XDP_PASS ? "pass" : "drop",
+			sv ? "pass" : "drop", k->set.rules[res->rule].name);
 		return -1;
 	}
 	return kv;
@@ -229,13 +230,14 @@ static bool rk_counters_match(struct rk *k)
 		if (!ASSERT_OK(rl_rules_counters(&k->p.maps, k->cfg.r[i].slot, &c), "counters"))
 			return false;
 		if (memcmp(&c, &k->sim.cnt[i], sizeof(c))) {
-			rl_test_fail(__FILE__, __LINE__,
-				     "rule %s: kernel passed %llu dropped %llu limited %llu blocked %llu allowed %llu denied %llu would_drop %llu; simulator %llu %llu %llu %llu %llu %llu %llu",
-				     k->cfg.r[i].name, c.passed, c.dropped, c.limited, c.blocked,
-				     c.allowed, c.denied, c.would_drop, k->sim.cnt[i].passed,
-				     k->sim.cnt[i].dropped, k->sim.cnt[i].limited,
-				     k->sim.cnt[i].blocked, k->sim.cnt[i].allowed,
-				     k->sim.cnt[i].denied, k->sim.cnt[i].would_drop);
+			rl_test_fail(
+				__FILE__, __LINE__,
+				"rule %s: kernel passed %llu dropped %llu limited %llu blocked %llu allowed %llu denied %llu would_drop %llu; simulator %llu %llu %llu %llu %llu %llu %llu",
+				k->cfg.r[i].name, c.passed, c.dropped, c.limited, c.blocked,
+				c.allowed, c.denied, c.would_drop, k->sim.cnt[i].passed,
+				k->sim.cnt[i].dropped, k->sim.cnt[i].limited, k->sim.cnt[i].blocked,
+				k->sim.cnt[i].allowed, k->sim.cnt[i].denied,
+				k->sim.cnt[i].would_drop);
 			return false;
 		}
 	}
@@ -246,14 +248,14 @@ static const char *const def_opts[] = { "--rate", "20/s", "--burst", "5", NULL }
 
 /* Sources of the random traces, and prefixes of the random rules that hold some of them. */
 static const char *const srcs[] = {
-	"198.18.0.1",	 "198.18.0.2",	"198.18.1.7", "198.18.200.9", "198.19.255.254",
-	"2001:db8::1",	 "2001:db8::2", "2001:db8:1::5", "2001:db8:ffff::9", "fe80::1",
-	"fe80::2",	 "::ffff:198.18.0.1",
+	"198.18.0.1",	    "198.18.0.2",  "198.18.1.7",  "198.18.200.9",
+	"198.19.255.254",   "2001:db8::1", "2001:db8::2", "2001:db8:1::5",
+	"2001:db8:ffff::9", "fe80::1",	   "fe80::2",	  "::ffff:198.18.0.1",
 };
 static const char *const pfxs[] = {
-	"198.18.0.0/15", "198.18.0.0/24", "198.18.0.1",	  "198.18.1.0/24", "198.18.128.0/17",
-	"0.0.0.0/0",	 "2001:db8::/32", "2001:db8::/64", "2001:db8:1::/48", "::/0",
-	"fe80::/10",	 "198.19.255.254/31",
+	"198.18.0.0/15",   "198.18.0.0/24", "198.18.0.1",    "198.18.1.0/24",
+	"198.18.128.0/17", "0.0.0.0/0",	    "2001:db8::/32", "2001:db8::/64",
+	"2001:db8:1::/48", "::/0",	    "fe80::/10",     "198.19.255.254/31",
 };
 static const char *const protos[] = { "tcp", "udp", "icmp", "icmpv6", "47" };
 static const __u8 proto_nums[] = { 6, 17, 1, 58, 47 };
@@ -282,8 +284,7 @@ static void random_rule(char *buf, size_t len, const char *name)
 			o += snprintf(buf + o, len - o, " --dport %u-%u", lo, lo + rnd(5));
 		}
 		if (p == 0 && rnd(2))
-			o += snprintf(buf + o, len - o, " --tcp-flags %s",
-				      rnd(2) ? "syn" : "A/AR");
+			o += snprintf(buf + o, len - o, " --tcp-flags %s", rnd(2) ? "syn" : "A/AR");
 	}
 	switch (rnd(5)) {
 	case 0:
@@ -367,7 +368,7 @@ TEST_FLAGS(rk_vs_sim, RL_TEST_ROOT)
 }
 
 /* One packet at @now, expected verdict and deciding rule. */
-#define EXPECT(k, x, now, verdict, rulename)                                                 \
+#define EXPECT(k, x, now, verdict, rulename)                                                  \
 	do {                                                                                  \
 		struct rl_rsim_result res_;                                                   \
 		int v_ = rk_packet(k, x, now, &res_);                                         \
@@ -492,8 +493,7 @@ TEST_FLAGS(rk_block, RL_TEST_ROOT)
 	__u64 t = 10 * SEC;
 
 	if (!rk_start(&k, def_opts) ||
-	    !rk_add(&k.set, "dns --proto udp --dport 53 --rate 10/s --burst 2 --block 1s",
-		    NULL) ||
+	    !rk_add(&k.set, "dns --proto udp --dport 53 --rate 10/s --burst 2 --block 1s", NULL) ||
 	    !rk_apply(&k))
 		goto out;
 	EXPECT(&k, &x, t, XDP_PASS, "dns");
@@ -659,7 +659,8 @@ TEST_FLAGS(rk_million, RL_TEST_ROOT)
 	ASSERT_EQ(n, 1000000, "prefixes");
 	if (!ASSERT_OK(rl_rules_read(&k.p.maps, &old), "read") ||
 	    !ASSERT_OK(rl_rules_compile(&k.set, &old, &k.cfg, err, sizeof(err)), err) ||
-	    !ASSERT_OK(rl_rules_fill(&k.p.maps, &k.set, &k.cfg, &old, &ns, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_rules_fill(&k.p.maps, &k.set, &k.cfg, &old, &ns, err, sizeof(err)),
+		       err) ||
 	    !ASSERT_OK(rl_rules_commit(&k.p.maps, &k.cfg, err, sizeof(err)), err) ||
 	    !rl_prog_configure(&k.p, 0, &k.def))
 		goto out;
@@ -672,9 +673,9 @@ TEST_FLAGS(rk_million, RL_TEST_ROOT)
 		static const struct {
 			const char *src;
 			int verdict;
-		} c[] = { { "10.0.0.0", XDP_DROP },	  { "10.9.39.191", XDP_DROP },
-			  { "10.9.39.192", XDP_PASS },	  { "64.0.0.255", XDP_DROP },
-			  { "67.13.63.255", XDP_DROP },  { "67.13.64.0", XDP_PASS },
+		} c[] = { { "10.0.0.0", XDP_DROP },	   { "10.9.39.191", XDP_DROP },
+			  { "10.9.39.192", XDP_PASS },	   { "64.0.0.255", XDP_DROP },
+			  { "67.13.63.255", XDP_DROP },	   { "67.13.64.0", XDP_PASS },
 			  { "2001:db8:0:3::1", XDP_DROP }, { "2001:db8:3:d40::1", XDP_PASS },
 			  { "198.18.0.0", XDP_PASS } };
 
@@ -730,18 +731,21 @@ TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 				 ns.rx_if),
 		       0, "attach"))
 		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "rule add %s mon --src 198.18.0.0/24 --allow",
-			    ns.rx_if),
-		  0, "rule add mon");
-	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL,
-			    "rule add %s dns --proto udp --dport 53 --rate 10/s --burst 5 --block 30s --before mon",
-			    ns.rx_if),
-		  0, "rule add dns --before mon");
+	ASSERT_EQ(
+		rl_ns_cli(&ns, NULL, NULL, "rule add %s mon --src 198.18.0.0/24 --allow", ns.rx_if),
+		0, "rule add mon");
+	ASSERT_EQ(
+		rl_ns_cli(
+			&ns, NULL, NULL,
+			"rule add %s dns --proto udp --dport 53 --rate 10/s --burst 5 --block 30s --before mon",
+			ns.rx_if),
+		0, "rule add dns --before mon");
 	list = rk_list(&ns);
 	if (!ASSERT_TRUE(list != NULL, "rule list"))
 		goto out;
 	ASSERT_TRUE(strstr(list, "dns ") == list, "dns first");
-	ASSERT_CONTAINS(list, "\nmon --src 198.18.0.0/24 --allow\ndefault ", "then mon, then default");
+	ASSERT_CONTAINS(list, "\nmon --src 198.18.0.0/24 --allow\ndefault ",
+			"then mon, then default");
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule list %s --json", ns.rx_if), 0, "list --json");
 	ASSERT_CONTAINS(out, "\"dns\"", "JSON names the rule");
 	free(out);
@@ -789,7 +793,8 @@ TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 	/* set changes the default policy: the program it loads keeps the rules. */
 	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "set %s --rate 2000", ns.rx_if), 0, "set");
 	out = rk_list(&ns);
-	ASSERT_TRUE(out && !strncmp(out, list, strstr(list, "default") - list), "rules kept by set");
+	ASSERT_TRUE(out && !strncmp(out, list, strstr(list, "default") - list),
+		    "rules kept by set");
 	ASSERT_CONTAINS(out, "--rate 2000", "default changed by set");
 	free(out);
 	out = NULL;
@@ -855,9 +860,10 @@ TEST_FLAGS(rk_max_rules, RL_TEST_ROOT)
 		goto out;
 	for (int i = 0; i < RL_RULE_SLOTS; i++) {
 		if (i % 3 == 0)
-			snprintf(rule, sizeof(rule),
-				 "r%d --src 198.18.%d.0/24,2001:db8:%x::/48 --proto tcp --dport %d --tcp-flags syn --rate %d/s --block 1s",
-				 i, i, i, i, i + 1);
+			snprintf(
+				rule, sizeof(rule),
+				"r%d --src 198.18.%d.0/24,2001:db8:%x::/48 --proto tcp --dport %d --tcp-flags syn --rate %d/s --block 1s",
+				i, i, i, i, i + 1);
 		else if (i % 3 == 1)
 			snprintf(rule, sizeof(rule), "r%d --proto udp --dport %d-%d --deny", i, i,
 				 i + 1);
@@ -911,10 +917,11 @@ TEST_FLAGS(rk_live_change, RL_TEST_ROOT)
 	if (!ASSERT_OK(rl_flow_start(&ns, &fl), "flow"))
 		goto out;
 	for (int i = 0; !rl_flow_done(&fl) && i < 10; i++) {
-		changes += !rl_ns_cli(&ns, NULL, NULL, "rule add %s x%d --proto 47 --deny --before mon",
-				      ns.rx_if, i);
-		changes += !rl_ns_cli(&ns, NULL, NULL, "rule add %s y%d --proto udp --dport 7 --deny",
-				      ns.rx_if, i);
+		changes +=
+			!rl_ns_cli(&ns, NULL, NULL,
+				   "rule add %s x%d --proto 47 --deny --before mon", ns.rx_if, i);
+		changes += !rl_ns_cli(&ns, NULL, NULL,
+				      "rule add %s y%d --proto udp --dport 7 --deny", ns.rx_if, i);
 		changes += !rl_ns_cli(&ns, NULL, NULL, "rule del %s x%d", ns.rx_if, i);
 		changes += !rl_ns_cli(&ns, NULL, NULL, "rule del %s y%d", ns.rx_if, i);
 	}
@@ -953,7 +960,8 @@ TEST_FLAGS(rk_dns_ping, RL_TEST_ROOT)
 	if (!ASSERT_OK(rl_flow_start(&ns, &fl), "flow"))
 		goto out;
 	/* 20 pings during the flood, from the flooding source: every one answered. */
-	ASSERT_EQ(rl_sh(&out, "timeout 20 nsenter --net=/run/netns/%s ping -n -q -c 20 -i 0.05 -W 2 %s",
+	ASSERT_EQ(rl_sh(&out,
+			"timeout 20 nsenter --net=/run/netns/%s ping -n -q -c 20 -i 0.05 -W 2 %s",
 			ns.tx, RL_NS_RX_ADDR4),
 		  0, "ping during the flood");
 	ASSERT_CONTAINS(out, "20 received", "no ping lost");
@@ -1002,15 +1010,17 @@ TEST_FLAGS(rk_syn_flood, RL_TEST_ROOT)
 	}
 	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
 		goto out;
-	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 1000000 --burst 1000000 --mode skb",
-				 ns.rx_if),
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL,
+				 "attach %s --rate 1000000 --burst 1000000 --mode skb", ns.rx_if),
 		       0, "attach") ||
-	    !ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL,
-				 "rule add %s syn --proto tcp --tcp-flags syn --rate 10/s --burst 5",
-				 ns.rx_if),
-		       0, "rule add syn"))
+	    !ASSERT_EQ(
+		    rl_ns_cli(&ns, NULL, NULL,
+			      "rule add %s syn --proto tcp --tcp-flags syn --rate 10/s --burst 5",
+			      ns.rx_if),
+		    0, "rule add syn"))
 		goto out;
-	rl_sh(&out, "ip netns exec %s timeout 20 iperf3 -s -1 -B %s -p 5299 >/dev/null 2>&1 & echo $!",
+	rl_sh(&out,
+	      "ip netns exec %s timeout 20 iperf3 -s -1 -B %s -p 5299 >/dev/null 2>&1 & echo $!",
 	      ns.rx, RL_NS_RX_ADDR4);
 	server = out ? strtol(out, NULL, 10) : 0;
 	free(out);
@@ -1026,16 +1036,18 @@ TEST_FLAGS(rk_syn_flood, RL_TEST_ROOT)
 	if (!ASSERT_TRUE(fd >= 0, "temporary file"))
 		goto out;
 	/* The flow first (connected within its burst), then 2 s of SYN flood while it runs. */
-	ASSERT_EQ(rl_sh(&out,
-			"ip netns exec %1$s timeout 15 iperf3 -c %2$s -p 5299 -t 4 -b 20M -J >%3$s 2>&1 & c=$!;"
-			" sleep 1; timeout -s INT 2 ip netns exec %1$s hping3 -S --flood -a %4$s -p 80 %2$s 2>&1;"
-			" wait $c",
-			ns.tx, RL_NS_RX_ADDR4, file, RL_NS_TX_ADDR4),
-		  0, "iperf3 client through the flood");
+	ASSERT_EQ(
+		rl_sh(&out,
+		      "ip netns exec %1$s timeout 15 iperf3 -c %2$s -p 5299 -t 4 -b 20M -J >%3$s 2>&1 & c=$!;"
+		      " sleep 1; timeout -s INT 2 ip netns exec %1$s hping3 -S --flood -a %4$s -p 80 %2$s 2>&1;"
+		      " wait $c",
+		      ns.tx, RL_NS_RX_ADDR4, file, RL_NS_TX_ADDR4),
+		0, "iperf3 client through the flood");
 	ASSERT_CONTAINS(out, "packets transmitted", "hping3 flooded");
 	rl_sh(&json, "cat %s", file);
 	bps = rk_received_bps(json);
-	printf("    TCP flow during a SYN flood from its own address: %.1f Mbit/s of 20\n", bps / 1e6);
+	printf("    TCP flow during a SYN flood from its own address: %.1f Mbit/s of 20\n",
+	       bps / 1e6);
 	ASSERT_LE(15e6, bps, "the established flow is untouched");
 	free(out);
 	out = NULL;

@@ -128,8 +128,7 @@ static int rule_add(int argc, char **argv)
 	int ret;
 
 	if (argc < 4) {
-		pr_err("rule add: give an interface and a rule name (see " RL_PROG
-		       " rule --help)");
+		pr_err("rule add: give an interface and a rule name (see " RL_PROG " rule --help)");
 		return 2;
 	}
 	/* The rule first: a bad one is refused before the limiter is looked at. */
@@ -298,7 +297,8 @@ static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *c
 		k = next;
 		prev = &k;
 		if (n == cap) {
-			struct rl_rstate_key *p = realloc(keys, (cap = cap ? 2 * cap : 64) * sizeof(*p));
+			struct rl_rstate_key *p =
+				realloc(keys, (cap = cap ? 2 * cap : 64) * sizeof(*p));
 
 			if (!p) {
 				free(keys);

@@ -172,8 +172,8 @@ static size_t close_prefixes(struct pfx *p, size_t n, unsigned int bits, size_t 
 	return m;
 }
 
-static int fill_family(int fd, const struct rl_ruleset *set, const struct rl_rules_cfg *cfg,
-		       int v6, char *err, size_t errlen)
+static int fill_family(int fd, const struct rl_ruleset *set, const struct rl_rules_cfg *cfg, int v6,
+		       char *err, size_t errlen)
 {
 	size_t n = 0, total = 0, *stack = NULL;
 	struct pfx *p = NULL;
@@ -196,10 +196,12 @@ static int fill_family(int fd, const struct rl_ruleset *set, const struct rl_rul
 
 		if (v6) {
 			for (size_t j = 0; j < r->n6; j++)
-				p[n++] = (struct pfx){ u128_of(r->src6[j].addr), r->src6[j].len, bit, 0 };
+				p[n++] = (struct pfx){ u128_of(r->src6[j].addr), r->src6[j].len,
+						       bit, 0 };
 		} else {
 			for (size_t j = 0; j < r->n4; j++)
-				p[n++] = (struct pfx){ ntohl(r->src4[j].addr), r->src4[j].len, bit, 0 };
+				p[n++] = (struct pfx){ ntohl(r->src4[j].addr), r->src4[j].len, bit,
+						       0 };
 		}
 	}
 	n = close_prefixes(p, n, v6 ? 128 : 32, stack);
@@ -270,7 +272,8 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 		  const struct rl_rules_cfg *cfg, const struct rl_rules_cfg *old, __u64 *elapsed_ns,
 		  char *err, size_t errlen)
 {
-	int fd4 = cfg->pair ? pins->src4b : pins->src4a, fd6 = cfg->pair ? pins->src6b : pins->src6a;
+	int fd4 = cfg->pair ? pins->src4b : pins->src4a,
+	    fd6 = cfg->pair ? pins->src6b : pins->src6a;
 	int ncpu = libbpf_num_possible_cpus(), ret;
 	struct rl_rule_counters *zero;
 	__u64 t0 = now_ns();
@@ -328,7 +331,8 @@ static int live_slot(const struct rl_rules_cfg *cfg, __u32 slot, __u32 gen)
 int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, char *err,
 		    size_t errlen)
 {
-	int fd4 = cfg->pair ? pins->src4a : pins->src4b, fd6 = cfg->pair ? pins->src6a : pins->src6b;
+	int fd4 = cfg->pair ? pins->src4a : pins->src4b,
+	    fd6 = cfg->pair ? pins->src6a : pins->src6b;
 	struct rl_rstate_key k, next, *dead = NULL;
 	size_t n = 0, cap = 0;
 	__u32 zero = 0;
@@ -353,7 +357,8 @@ int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, 
 		if (live_slot(cfg, k.slot, k.gen))
 			continue;
 		if (n == cap) {
-			struct rl_rstate_key *d = realloc(dead, (cap = cap ? 2 * cap : 256) * sizeof(*d));
+			struct rl_rstate_key *d =
+				realloc(dead, (cap = cap ? 2 * cap : 256) * sizeof(*d));
 
 			if (!d) {
 				snprintf(err, errlen, "out of memory");
