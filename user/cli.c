@@ -50,7 +50,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n"
 	  "With rules, also per rule: passed, dropped, allowed, denied, limited, blocked, "
 	  "would_drop and the sources it tracks; default's passed and dropped are the "
-	  "interface's less the other rules'.\n" },
+	  "interface's less the other rules'. With --watch, each rule's rates after each "
+	  "line.\n" },
 	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "

@@ -181,8 +181,64 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The rules and their counters at one time (stats --watch). */
+struct rule_snap {
+	struct rl_rules_cfg cfg;
+	struct rl_rule_counters c[RL_RULE_SLOTS]; /* by position in cfg.r[] */
+};
+
+static void rule_snap_read(const struct rl_pins *pins, struct rule_snap *s)
+{
+	if (rl_rules_read(pins, &s->cfg))
+		s->cfg.n = 0;
+	for (__u32 i = 0; i < s->cfg.n; i++)
+		if (rl_rules_counters(pins, s->cfg.r[i].slot, &s->c[i]))
+			memset(&s->c[i], 0, sizeof(s->c[i]));
+}
+
+/* Per rule, the rates between @a and @b; a rule made in between is left out until the next. */
+static void print_rule_rates(struct rl_json *w, const struct rule_snap *a,
+			     const struct rule_snap *b, double dt)
+{
+	static const char *const names[] = { "passed",	"passed_bytes", "dropped",
+					      "dropped_bytes", "allowed", "denied",
+					      "limited", "blocked",	"would_drop" };
+	char key[64];
+
+	if (w) {
+		jw_name(w, "rules");
+		jw_start_array(w);
+	}
+	for (__u32 i = 0; i < b->cfg.n; i++) {
+		const __u64 *vb = (const __u64 *)&b->c[i], *va = NULL;
+
+		for (__u32 j = 0; j < a->cfg.n; j++)
+			if (a->cfg.r[j].slot == b->cfg.r[i].slot && a->cfg.r[j].gen == b->cfg.r[i].gen)
+				va = (const __u64 *)&a->c[j];
+		if (!va)
+			continue;
+		if (!w) {
+			printf("  %-31s pass/s %.0f drop/s %.0f allow/s %.0f deny/s %.0f limit/s %.0f block/s %.0f\n",
+			       b->cfg.r[i].name, (vb[0] - va[0]) / dt, (vb[2] - va[2]) / dt,
+			       (vb[4] - va[4]) / dt, (vb[5] - va[5]) / dt, (vb[6] - va[6]) / dt,
+			       (vb[7] - va[7]) / dt);
+			continue;
+		}
+		jw_start_object(w);
+		jw_string_field(w, "name", b->cfg.r[i].name);
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			snprintf(key, sizeof(key), "%s_per_s", names[k]);
+			jw_double_field(w, key, "%.1f", (vb[k] - va[k]) / dt);
+		}
+		jw_end_object(w);
+	}
+	if (w)
+		jw_end_array(w);
+}
+
 static void print_rates(const char *iface, const struct rl_counters *a, const struct rl_counters *b,
-			double dt, bool json, unsigned long line)
+			const struct rule_snap *ra, const struct rule_snap *rb, double dt, bool json,
+			unsigned long line)
 {
 #define RATE(f) ((double)(b->f - a->f) / dt)
 	char when[16];
@@ -202,6 +258,8 @@ static void print_rates(const char *iface, const struct rl_counters *a, const st
 			snprintf(key, sizeof(key), "%s_per_s", fields[i].name);
 			jw_double_field(&w, key, "%.1f", (double)(get(b, i) - get(a, i)) / dt);
 		}
+		if (rb->cfg.n)
+			print_rule_rates(&w, ra, rb, dt);
 		jw_end_object(&w);
 		jw_end(&w);
 	} else {
@@ -211,6 +269,8 @@ static void print_rates(const char *iface, const struct rl_counters *a, const st
 		printf("%-8s %10.0f %10.0f %10.0f %10.0f %10.0f %9.0f %10.2f\n", when,
 		       RATE(rx_packets), RATE(passed), RATE(dropped), RATE(limited),
 		       RATE(would_drop), RATE(new_sources), RATE(rx_bytes) * 8 / 1e6);
+		if (rb->cfg.n)
+			print_rule_rates(NULL, ra, rb, dt);
 	}
 	fflush(stdout);
 #undef RATE
@@ -255,6 +315,7 @@ static void print_event(const char *iface, const char *event, const char *text, 
 
 int cmd_stats(const struct rl_args *args)
 {
+	struct rule_snap *ra = NULL, *rb = NULL, *rt;
 	struct rl_counters a, b;
 	struct rl_iface ifc;
 	struct rl_pins pins;
@@ -288,6 +349,13 @@ int cmd_stats(const struct rl_args *args)
 		ret = 0;
 		goto out;
 	}
+	ra = calloc(1, sizeof(*ra));
+	rb = calloc(1, sizeof(*rb));
+	if (!ra || !rb) {
+		pr_err("stats: out of memory");
+		goto out;
+	}
+	rule_snap_read(&pins, ra);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (unsigned long line = 0; !stop && (!count || line < count); line++) {
@@ -316,6 +384,7 @@ int cmd_stats(const struct rl_args *args)
 				gone = true;
 				continue;
 			}
+			rule_snap_read(&pins, ra);
 			/* A new baseline: rates across two attachments mean nothing. */
 			print_event(ifc.name, "reattached",
 				    "re-attached: new maps, rates start again", json);
@@ -326,12 +395,18 @@ int cmd_stats(const struct rl_args *args)
 			pr_err("couldn't read the counters of '%s': %s", name, strerror(errno));
 			goto out;
 		}
+		rule_snap_read(&pins, rb);
 		dt = now_s() - t0;
-		print_rates(ifc.name, &a, &b, dt, json, line);
+		print_rates(ifc.name, &a, &b, ra, rb, dt, json, line);
 		a = b;
+		rt = ra;
+		ra = rb;
+		rb = rt;
 	}
 	ret = 0;
 out:
+	free(ra);
+	free(rb);
 	rl_pins_close(&pins);
 	return ret;
 }
