@@ -79,44 +79,16 @@ static int live_open(struct rl_live *l, const char *name, bool set, char *err, s
 	return ret;
 }
 
-/* Make l->set live: the tries not in use, a program built for it, the swap, the cleanup. */
+/* Make l->set live (rl_rules_make_live()); l->cfg follows. */
 static int live_apply(struct rl_live *l, char *err, size_t errlen)
 {
-	struct rl_prog_opts po = { .reuse = &l->pins };
 	struct rl_rules_cfg cfg;
-	struct xdp_ratelimit *skel;
-	char why[RL_ERRLEN];
-	__u64 ns = 0;
 	int ret;
 
-	ret = rl_rules_compile(&l->set, &l->cfg, &cfg, why, sizeof(why));
-	if (!ret)
-		ret = rl_rules_fill(&l->pins, &l->set, &cfg, &l->cfg, &ns, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	pr_debug("source prefixes written in %llu ms", (unsigned long long)(ns / 1000000));
-	po.rules = &cfg;
-	skel = rl_prog_open(&l->def, &po, why, sizeof(why));
-	if (!skel) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	ret = rl_replace(&l->ifc, rl_prog_fd(skel), why, sizeof(why));
-	rl_prog_destroy(skel);
-	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	ret = rl_rules_commit(&l->pins, &cfg, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "the new rules are live, but %s", why);
-		return 1;
-	}
-	l->cfg = cfg;
-	return 0;
+	ret = rl_rules_make_live(&l->ifc, &l->pins, &l->def, &l->cfg, &l->set, &cfg, err, errlen);
+	if (ret >= 0)
+		l->cfg = cfg;
+	return ret;
 }
 
 static int rule_add(int argc, char **argv)
