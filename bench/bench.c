@@ -36,6 +36,7 @@
 #include "maps.h"
 #include "config.h"
 #include "prog.h"
+#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
 #include "xdp_ratelimit.skel.h"
 
 static void fill_eth(struct bench_frame *f, __u16 proto)

@@ -56,6 +56,7 @@
 #include "config.h"
 #include "maps.h"
 #include "prog.h"
+#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
 #include "xdp_ratelimit.skel.h"
 
 #define M1	   (1U << 20)

@@ -427,6 +427,8 @@ static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, 
 	return rl_count_pass(cnt, len);
 }
 
+#include "rules.h"
+
 /* Everything but untagged IPv4: VLAN tags, IPv6, what passes untouched, malformed frames. */
 static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
@@ -491,6 +493,13 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
+	/* Rules first, when there are any; -1: the default rule's packet. */
+	if (rl_rules.n) {
+		int v = rules_path(ctx, cnt);
+
+		if (v >= 0)
+			return v;
+	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)

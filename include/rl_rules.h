@@ -10,6 +10,7 @@
 
 #include <linux/types.h>
 #include "rl_algo.h"
+#include "rl_common.h"
 #include "rl_key.h"
 
 /*
@@ -124,6 +125,103 @@ struct rl_rule_counters {
 	__u64 limited; /* limit rule, over the limit (the packet that starts a block too) */
 	__u64 blocked; /* limit rule, source blocked */
 	__u64 would_drop; /* dry-run: would have been dropped, passed */
+};
+
+/*
+ * Rules in the data path (docs/design.md, "Rules in the data path"). Every
+ * rule but "default" is compiled into the program (struct rl_rules_cfg in
+ * ".rodata.cfg", like struct rl_config), so with no rules the verifier drops
+ * every rule path. A rule has a slot, 0 to RL_MAX_RULES - 2, that stays its
+ * own while it exists: it indexes the per-rule counters, is its bit in the
+ * source-prefix masks and is part of its per-source state keys, with a
+ * generation that changes whenever the slot is given to a new rule.
+ */
+#define RL_RULE_SLOTS (RL_MAX_RULES - 1)
+/*
+ * Per-source states of all limit rules of an interface (an LRU hash): sized
+ * for the sources of a few busy limit rules, a quarter of the default table.
+ */
+#define RL_RULE_MAX_SOURCES (RL_DEFAULT_MAX_SOURCES / 4)
+
+/* struct rl_krule.given */
+#define RL_GIVEN_ALGO	 0x01
+#define RL_GIVEN_BURST	 0x02
+#define RL_GIVEN_WINDOW	 0x04
+#define RL_GIVEN_INITIAL 0x08
+#define RL_GIVEN_PREFIX4 0x10
+#define RL_GIVEN_PREFIX6 0x20
+#define RL_GIVEN_ACTION	 0x40
+
+struct rl_krule {
+	char name[RL_RULE_NAME_LEN];
+	__u8 slot; /* 0 to RL_RULE_SLOTS - 1 */
+	__u8 action; /* enum rl_rule_action */
+	__u8 has_src; /* matched by prefix: its bit in the prefix tries */
+	__u8 pad;
+	__u16 gen; /* of the slot, in the state keys */
+	__u16 given; /* RL_GIVEN_*: which options the rule names (rule list prints them) */
+	struct rl_rule_l4 l4;
+	__u64 block_ns; /* limit rules: 0, or --block */
+	/*
+	 * Limit rules: params, mask4/mask6 (the rule's prefixes), action
+	 * (dry-run), the policy as given (rule list). Deny rules: action.
+	 */
+	struct rl_config cfg;
+};
+
+struct rl_rules_cfg {
+	__u32 n; /* rules before "default", in order in r[] */
+	__u32 pair; /* the prefix tries in use: 0 rl_src4a/rl_src6a, 1 the b pair */
+	__u32 need_l4; /* some rule matches on proto, port or flags */
+	__u32 has_src; /* some rule has source prefixes */
+	__u32 need_ports; /* some rule has --dport: look the port up in rl_ports */
+	__u32 pad0;
+	__u64 any_mask; /* the slots of the rules without source prefixes */
+	/*
+	 * Per IP protocol, the slots of the rules that can match it (those
+	 * without --proto and those with it): a packet of a protocol no rule
+	 * names skips the rules that name one without looking at them.
+	 */
+	__u64 proto_mask[256];
+	__u16 slot_gen[RL_RULE_SLOTS]; /* the last generation each slot was given */
+	__u16 pad[RL_MAX_RULES - RL_RULE_SLOTS];
+	struct rl_krule r[RL_RULE_SLOTS];
+};
+
+/*
+ * rl_ports: per pair (the tries' pair), per protocol (0 tcp, 1 udp), per
+ * destination port, the slots of the rules that a packet with that port can
+ * match (those without --dport, and those whose range holds it). A packet
+ * to a port no rule names skips the port rules without looking at them.
+ */
+#define RL_PORT_TABLE (2 * 2 * 65536)
+
+/* Keys of the prefix tries (BPF_MAP_TYPE_LPM_TRIE): prefix length, then the address. */
+struct rl_lpm4 {
+	__u32 prefixlen;
+	__u32 addr; /* network order */
+};
+
+struct rl_lpm6 {
+	__u32 prefixlen;
+	__u32 addr[4]; /* network order */
+};
+
+/*
+ * A prefix's value: match, the slots of every rule with this prefix or a
+ * shorter one that covers it (so the longest match alone answers for all
+ * rules), and own, those that list this prefix (to read the rules back).
+ */
+struct rl_lpm_val {
+	__u64 match;
+	__u64 own;
+};
+
+/* A source's state under one limit rule (rl_rstate). */
+struct rl_rstate_key {
+	struct rl_key src; /* masked by the rule's prefixes, link-local whole */
+	__u16 slot;
+	__u16 gen;
 };
 
 #endif /* RL_RULES_H */

@@ -473,7 +473,7 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 	free(err);
 	out = err = NULL;
 
-	/* Rules cannot reach the kernel in this build: refused before any change. */
+	/* apply does not make rules live yet: refused before any change. */
 	unlink(path);
 	if (!write_file(path, sizeof(path),
 			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
@@ -481,7 +481,8 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 			ns.rx_if))
 		goto out;
 	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "rules");
-	ASSERT_CONTAINS(err, "cannot apply rules to the kernel yet; nothing was changed",
+	ASSERT_CONTAINS(err,
+			"cannot apply rules to the kernel yet (use rule add); nothing was changed",
 			"the message says why");
 	if (!live(&ns, ns.rx_if, &gen, NULL))
 		goto out;

@@ -669,17 +669,17 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 {
 	*done = 0;
 	/*
-	 * The XDP program has no rules yet (they are being built): a file
-	 * whose rules would have to reach the kernel fails before any change.
+	 * apply does not make rules live yet (the rule commands do): a
+	 * file with rules fails before any change rather than half applied.
 	 */
 	for (size_t i = 0; i < p->n; i++) {
 		const struct rl_apply_iface *w = p->steps[i].want;
 
 		if (w && w->nrules) {
 			snprintf(err, errlen,
-				 "%s: rules: %zu rule%s in the file, but this build cannot apply "
-				 "rules to the kernel yet; nothing was changed (apply --check "
-				 "validates them)",
+				 "%s: rules: %zu rule%s in the file, but apply cannot apply "
+				 "rules to the kernel yet (use rule add); nothing was changed "
+				 "(apply --check validates them)",
 				 w->name, w->nrules, w->nrules == 1 ? "" : "s");
 			return -EOPNOTSUPP;
 		}

@@ -63,13 +63,18 @@ const struct rl_cmd rl_cmds[] = {
 	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, "
 	  "nd (IPv6 neighbour discovery, passed untouched); "
 	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
-	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n" },
+	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n"
+	  "With rules, also per rule: passed, dropped, allowed, denied, limited, blocked, "
+	  "would_drop and the sources it tracks; default's passed and dropped are the "
+	  "interface's less the other rules'. With --watch, each rule's rates after each "
+	  "line.\n" },
 	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "
 	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
-	  "(for a byte rate: a 64-byte packet).\n" },
+	  "(for a byte rate: a 64-byte packet). Then the sources blocked by rules with "
+	  "--block, with the rule and the time left.\n" },
 	{ "events", cmd_events, IFACE_CMD(RL_G_EVENTS), 1, 1,
 	  "IFACE [--json | --pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
 	  "show samples of the packets the limiter drops",
@@ -107,6 +112,29 @@ const struct rl_cmd rl_cmds[] = {
 	  "to read the pins; its clients need none.\n"
 	  "Each scrape walks the source tables to count the sources: about a thousand batched "
 	  "lookups for a million sources. Scrapes run one at a time.\n" },
+	{ "rule", cmd_rule, RL_CMD_RAW | IFACE_CMD(RL_G_RULE | RL_G_POLICY), 2, 3,
+	  "add IFACE NAME [--src CIDR[,CIDR...]] [--src-file FILE] [--proto PROTO] "
+	  "[--dport N|N-M] [--tcp-flags FLAGS] (--allow | --deny | --rate RATE [POLICY OPTIONS] "
+	  "[--action dry-run] [--block DUR]) [--before NAME]\n"
+	  "       " RL_PROG " rule del IFACE NAME\n"
+	  "       " RL_PROG " rule list IFACE [--json]",
+	  "add, delete or list the rules of a running limiter",
+	  "Rules decide packets before the policy given to attach, which is the last rule, "
+	  "'default': the first rule that matches a packet decides it (see RULES in the "
+	  "manual). rule add puts the new rule after the others, before default, or before "
+	  "the rule --before names; rule del deletes one; rule list prints them in order, each "
+	  "as the words of rule add (with every source prefix), or as JSON.\n"
+	  "A change is live and atomic: the program built for the new rules replaces the "
+	  "running one in one step, and every rule that stays keeps its sources' states and "
+	  "counters. On any error nothing changes.\n" },
+	{ "blocked", cmd_blocked, IFACE_CMD(0), 1, 1, "IFACE [--json]",
+	  "the sources blocked by --block rules, with the time left",
+	  "Lists the sources that a limit rule with --block has blocked: the source (masked "
+	  "by the rule's prefixes), the rule and the time left.\n" },
+	{ "unblock", cmd_unblock, IFACE_CMD(0), 2, 2, "IFACE ADDR", "lift the blocks of a source",
+	  "Lifts every block that holds ADDR (under each rule, the source ADDR belongs to once "
+	  "masked by that rule's prefixes): its next packet is a new source's. Exit status 1 "
+	  "if ADDR is not blocked.\n" },
 	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
 	  "replay a packet trace through the rate algorithms",
@@ -217,6 +245,19 @@ int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
 	struct rl_args a;
 
 	rl_args_defaults(&a);
+	if (cmd->groups & RL_CMD_RAW) {
+		for (int i = 1; i < argc; i++) {
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				rl_cmd_usage(stdout, cmd);
+				return 0;
+			}
+			if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+				rl_json_errors = true;
+		}
+		a.argc = argc;
+		a.argv = argv;
+		return cmd->fn(&a);
+	}
 	/* --json before the first error, so that a parse error is JSON too. */
 	for (int i = 1; i < argc && (cmd->groups & RL_G_JSON); i++)
 		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))

@@ -21,6 +21,13 @@ struct rl_cmd {
 	const char *description; /* --help's prose; paragraphs end in "\n" */
 };
 
+/*
+ * In rl_cmd.groups: the command parses its own words (a->argc, a->argv), as
+ * rule add hands a rule's words to rl_rule_parse(); its groups are what it
+ * documents.
+ */
+#define RL_CMD_RAW (1U << 31)
+
 extern const struct rl_cmd rl_cmds[];
 extern const size_t rl_ncmds;
 
@@ -41,5 +48,16 @@ int cmd_cleanup(const struct rl_args *a);
 int cmd_exporter(const struct rl_args *a);
 int cmd_events(const struct rl_args *a);
 int cmd_apply(const struct rl_args *a);
+int cmd_rule(const struct rl_args *a);
+int cmd_blocked(const struct rl_args *a);
+int cmd_unblock(const struct rl_args *a);
+/*
+ * The sources blocked by rules, with the time left: a table (@w NULL, none
+ * printed when none is blocked) or a "blocked" array in the object @w is in.
+ */
+struct rl_pins;
+struct rl_config;
+struct rl_json;
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w);
 
 #endif /* RL_CLI_H */

@@ -52,7 +52,7 @@ static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 		printf("%s%s %s -> %s", i ? ", " : ": ", s->changes[i].key, s->changes[i].old,
 		       s->changes[i].new);
 	if (want && want->nrules)
-		printf("; rules: %zu (this build cannot apply rules yet)", want->nrules);
+		printf("; rules: %zu (apply cannot apply rules yet: use rule add)", want->nrules);
 	putchar('\n');
 }
 

@@ -14,6 +14,7 @@
 #include "env.h"
 #include "json_writer.h"
 #include "pins.h"
+#include "rulemaps.h"
 #include "xdp_attach.h"
 #include "source.h"
 #include "srctab.h"
@@ -78,8 +79,78 @@ static int open_iface(const char *name, struct rl_iface *ifc, struct rl_pins *pi
 	return 0;
 }
 
-static void print_once(const char *iface, const struct rl_counters *c, __u64 sources, bool json)
+/* One rule's counters, as a JSON object or a line of the table. */
+static void print_rule(struct rl_json *w, const char *name, const struct rl_rule_counters *r,
+		       __u64 sources)
 {
+	static const char *const names[] = { "passed",	      "passed_bytes", "dropped",
+					     "dropped_bytes", "allowed",      "denied",
+					     "limited",	      "blocked",      "would_drop" };
+	const __u64 *v = (const __u64 *)r;
+
+	if (!w) {
+		printf("  %-31s %12llu %12llu %10llu %10llu %10llu %10llu %10llu %10llu\n", name,
+		       (unsigned long long)r->passed, (unsigned long long)r->dropped,
+		       (unsigned long long)r->allowed, (unsigned long long)r->denied,
+		       (unsigned long long)r->limited, (unsigned long long)r->blocked,
+		       (unsigned long long)r->would_drop, (unsigned long long)sources);
+		return;
+	}
+	jw_start_object(w);
+	jw_string_field(w, "name", name);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		jw_uint_field(w, names[i], v[i]);
+	jw_uint_field(w, "sources", sources);
+	jw_end_object(w);
+}
+
+/*
+ * Per rule, when there are rules: each rule's own counters, and default's,
+ * which are the interface's less those of the other rules (the frames no
+ * rule looks at, such as ARP, count as default's).
+ */
+static void print_rules(struct rl_json *w, const struct rl_pins *pins,
+			const struct rl_rules_cfg *cfg, const struct rl_counters *c, __u64 sources)
+{
+	struct rl_rule_counters r, d = {};
+
+	if (w) {
+		jw_name(w, "rules");
+		jw_start_array(w);
+	} else {
+		printf("  rules:\n  %-31s %12s %12s %10s %10s %10s %10s %10s %10s\n", "RULE",
+		       "PASSED", "DROPPED", "ALLOWED", "DENIED", "LIMITED", "BLOCKED", "WOULD_DROP",
+		       "SOURCES");
+	}
+	d.passed = c->passed;
+	d.passed_bytes = c->passed_bytes;
+	d.dropped = c->dropped;
+	d.dropped_bytes = c->dropped_bytes;
+	for (__u32 i = 0; i < cfg->n; i++) {
+		__u64 n = 0;
+
+		if (rl_rules_counters(pins, cfg->r[i].slot, &r) ||
+		    rl_rules_sources(pins, cfg->r[i].slot, cfg->r[i].gen, &n))
+			memset(&r, 0, sizeof(r));
+		print_rule(w, cfg->r[i].name, &r, n);
+		d.passed -= r.passed;
+		d.passed_bytes -= r.passed_bytes;
+		d.dropped -= r.dropped;
+		d.dropped_bytes -= r.dropped_bytes;
+	}
+	d.limited = c->limited;
+	d.would_drop = c->would_drop;
+	print_rule(w, RL_RULE_DEFAULT, &d, sources);
+	if (w)
+		jw_end_array(w);
+}
+
+static void print_once(const char *iface, const struct rl_pins *pins, const struct rl_counters *c,
+		       __u64 sources, bool json)
+{
+	struct rl_rules_cfg cfg;
+	bool rules = !rl_rules_read(pins, &cfg) && cfg.n;
+
 	if (json) {
 		struct rl_json w;
 
@@ -89,6 +160,8 @@ static void print_once(const char *iface, const struct rl_counters *c, __u64 sou
 		for (size_t i = 0; i < N_FIELDS; i++)
 			jw_uint_field(&w, fields[i].name, get(c, i));
 		jw_uint_field(&w, "sources", sources);
+		if (rules)
+			print_rules(&w, pins, &cfg, c, sources);
 		jw_end_object(&w);
 		jw_end(&w);
 		return;
@@ -97,6 +170,8 @@ static void print_once(const char *iface, const struct rl_counters *c, __u64 sou
 	for (size_t i = 0; i < N_FIELDS; i++)
 		printf("  %-18s %llu\n", fields[i].name, (unsigned long long)get(c, i));
 	printf("  %-18s %llu\n", "sources", (unsigned long long)sources);
+	if (rules)
+		print_rules(NULL, pins, &cfg, c, sources);
 }
 
 static double now_s(void)
@@ -107,8 +182,65 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The rules and their counters at one time (stats --watch). */
+struct rule_snap {
+	struct rl_rules_cfg cfg;
+	struct rl_rule_counters c[RL_RULE_SLOTS]; /* by position in cfg.r[] */
+};
+
+static void rule_snap_read(const struct rl_pins *pins, struct rule_snap *s)
+{
+	if (rl_rules_read(pins, &s->cfg))
+		s->cfg.n = 0;
+	for (__u32 i = 0; i < s->cfg.n; i++)
+		if (rl_rules_counters(pins, s->cfg.r[i].slot, &s->c[i]))
+			memset(&s->c[i], 0, sizeof(s->c[i]));
+}
+
+/* Per rule, the rates between @a and @b; a rule made in between is left out until the next. */
+static void print_rule_rates(struct rl_json *w, const struct rule_snap *a,
+			     const struct rule_snap *b, double dt)
+{
+	static const char *const names[] = { "passed",	      "passed_bytes", "dropped",
+					     "dropped_bytes", "allowed",      "denied",
+					     "limited",	      "blocked",      "would_drop" };
+	char key[64];
+
+	if (w) {
+		jw_name(w, "rules");
+		jw_start_array(w);
+	}
+	for (__u32 i = 0; i < b->cfg.n; i++) {
+		const __u64 *vb = (const __u64 *)&b->c[i], *va = NULL;
+
+		for (__u32 j = 0; j < a->cfg.n; j++)
+			if (a->cfg.r[j].slot == b->cfg.r[i].slot &&
+			    a->cfg.r[j].gen == b->cfg.r[i].gen)
+				va = (const __u64 *)&a->c[j];
+		if (!va)
+			continue;
+		if (!w) {
+			printf("  %-31s pass/s %.0f drop/s %.0f allow/s %.0f deny/s %.0f limit/s %.0f block/s %.0f\n",
+			       b->cfg.r[i].name, (vb[0] - va[0]) / dt, (vb[2] - va[2]) / dt,
+			       (vb[4] - va[4]) / dt, (vb[5] - va[5]) / dt, (vb[6] - va[6]) / dt,
+			       (vb[7] - va[7]) / dt);
+			continue;
+		}
+		jw_start_object(w);
+		jw_string_field(w, "name", b->cfg.r[i].name);
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			snprintf(key, sizeof(key), "%s_per_s", names[k]);
+			jw_double_field(w, key, "%.1f", (vb[k] - va[k]) / dt);
+		}
+		jw_end_object(w);
+	}
+	if (w)
+		jw_end_array(w);
+}
+
 static void print_rates(const char *iface, const struct rl_counters *a, const struct rl_counters *b,
-			double dt, bool json, unsigned long line)
+			const struct rule_snap *ra, const struct rule_snap *rb, double dt,
+			bool json, unsigned long line)
 {
 #define RATE(f) ((double)(b->f - a->f) / dt)
 	char when[16];
@@ -128,6 +260,8 @@ static void print_rates(const char *iface, const struct rl_counters *a, const st
 			snprintf(key, sizeof(key), "%s_per_s", fields[i].name);
 			jw_double_field(&w, key, "%.1f", (double)(get(b, i) - get(a, i)) / dt);
 		}
+		if (rb->cfg.n)
+			print_rule_rates(&w, ra, rb, dt);
 		jw_end_object(&w);
 		jw_end(&w);
 	} else {
@@ -137,6 +271,8 @@ static void print_rates(const char *iface, const struct rl_counters *a, const st
 		printf("%-8s %10.0f %10.0f %10.0f %10.0f %10.0f %9.0f %10.2f\n", when,
 		       RATE(rx_packets), RATE(passed), RATE(dropped), RATE(limited),
 		       RATE(would_drop), RATE(new_sources), RATE(rx_bytes) * 8 / 1e6);
+		if (rb->cfg.n)
+			print_rule_rates(NULL, ra, rb, dt);
 	}
 	fflush(stdout);
 #undef RATE
@@ -181,6 +317,7 @@ static void print_event(const char *iface, const char *event, const char *text, 
 
 int cmd_stats(const struct rl_args *args)
 {
+	struct rule_snap *ra = NULL, *rb = NULL, *rt;
 	struct rl_counters a, b;
 	struct rl_iface ifc;
 	struct rl_pins pins;
@@ -210,10 +347,17 @@ int cmd_stats(const struct rl_args *args)
 			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));
 			goto out;
 		}
-		print_once(ifc.name, &a, sources, json);
+		print_once(ifc.name, &pins, &a, sources, json);
 		ret = 0;
 		goto out;
 	}
+	ra = calloc(1, sizeof(*ra));
+	rb = calloc(1, sizeof(*rb));
+	if (!ra || !rb) {
+		pr_err("stats: out of memory");
+		goto out;
+	}
+	rule_snap_read(&pins, ra);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	for (unsigned long line = 0; !stop && (!count || line < count); line++) {
@@ -242,6 +386,7 @@ int cmd_stats(const struct rl_args *args)
 				gone = true;
 				continue;
 			}
+			rule_snap_read(&pins, ra);
 			/* A new baseline: rates across two attachments mean nothing. */
 			print_event(ifc.name, "reattached",
 				    "re-attached: new maps, rates start again", json);
@@ -252,12 +397,18 @@ int cmd_stats(const struct rl_args *args)
 			pr_err("couldn't read the counters of '%s': %s", name, strerror(errno));
 			goto out;
 		}
+		rule_snap_read(&pins, rb);
 		dt = now_s() - t0;
-		print_rates(ifc.name, &a, &b, dt, json, line);
+		print_rates(ifc.name, &a, &b, ra, rb, dt, json, line);
 		a = b;
+		rt = ra;
+		ra = rb;
+		rb = rt;
 	}
 	ret = 0;
 out:
+	free(ra);
+	free(rb);
 	rl_pins_close(&pins);
 	return ret;
 }
@@ -444,12 +595,20 @@ int cmd_top(const struct rl_args *a)
 			       rows[i].credit, fmt_wait(rows[i].wait_s, w, sizeof(w)));
 		}
 	}
-	if (json) {
+	if (json)
 		jw_end_array(&jw);
+	else if (!nrows)
+		printf("(no sources seen under the current configuration)\n");
+	/* Sources that rules with --block hold, with the time left. */
+	if (!json)
+		fflush(stdout);
+	r = rl_blocked_show(&pins, &cfg, json ? &jw : NULL);
+	if (r)
+		pr_warn("couldn't read the blocked sources of '%s': %s", name, strerror(-r));
+	if (json) {
 		jw_end_object(&jw);
 		jw_end(&jw);
-	} else if (!nrows)
-		printf("(no sources seen under the current configuration)\n");
+	}
 	ret = 0;
 out:
 	rl_srctab_free(&t.tab);

@@ -12,13 +12,16 @@
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
+	/* Rules (user/rulemaps.h): their copy, counters, per-source states, prefix tries. */
+	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
 #define RL_PINS_FDS(p)                                                                             \
 	{                                                                                          \
 		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
-			&(p)->evctl, &(p)->evcpu                                                   \
+			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
+			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports            \
 	}
 
 /* The live configuration and its slot. */

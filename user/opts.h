@@ -87,6 +87,9 @@ struct rl_args {
 	const char *pcap;
 	__u64 one_in, max_rate, duration_ns;
 	bool check, diff, prune, detach; /* apply */
+	/* A command that parses its own words (rule): all of them, the command's name first. */
+	int argc;
+	char **argv;
 	/* Words that are not options, in order (the interface name, ...). */
 	const char *pos[4];
 	int npos;

@@ -16,6 +16,9 @@
  *         rl_state4 rl_state6 rl_config       the maps, 0600
  *         rl_ctl rl_counters
  *         rl_events rl_evctl rl_evcpu         drop samples (include/rl_events.h)
+ *         rl_rcfg rl_rcnt rl_rstate          rules (user/rulemaps.h)
+ *         rl_src4a rl_src6a rl_src4b rl_src6b
+ *         rl_ports
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
@@ -36,7 +39,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      8
+#define RL_N_MAPS      16
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 

@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "prog.h"
+#include "rl_rules.h"
 #include "xdp_ratelimit.skel.h"
 
 static bool fault(const char *what)
@@ -49,9 +50,14 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 	struct bpf_map *maps[] = { skel->maps.rl_state4,   skel->maps.rl_state6,
 				   skel->maps.rl_config,   skel->maps.rl_ctl,
 				   skel->maps.rl_counters, skel->maps.rl_events,
-				   skel->maps.data_evctl,  skel->maps.rl_evcpu };
-	int fds[] = { p->state4,   p->state6, p->config, p->ctl,
-		      p->counters, p->events, p->evctl,	 p->evcpu };
+				   skel->maps.data_evctl,  skel->maps.rl_evcpu,
+				   skel->maps.rl_rcfg,	   skel->maps.rl_rcnt,
+				   skel->maps.rl_rstate,   skel->maps.rl_src4a,
+				   skel->maps.rl_src6a,	   skel->maps.rl_src4b,
+				   skel->maps.rl_src6b,	   skel->maps.rl_ports };
+	int fds[] = { p->state4, p->state6, p->config, p->ctl,	p->counters, p->events,
+		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt, p->rstate,   p->src4a,
+		      p->src6a,	 p->src4b,  p->src6b,  p->ports };
 	int ret;
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -84,6 +90,18 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	}
 	skel->rodata_cfg->rl_cfg = *cfg;
 	skel->rodata->rl_test_clock = o->test_clock;
+	if (o->rules) {
+		skel->rodata_cfg->rl_rules = *o->rules;
+	} else if (o->reuse) {
+		/* The rules live now: compiled into every program loaded on these maps. */
+		__u32 zero = 0;
+
+		if (bpf_map_lookup_elem(o->reuse->rcfg, &zero, &skel->rodata_cfg->rl_rules)) {
+			ret = -errno;
+			snprintf(err, errlen, "couldn't read the rules: %s", strerror(errno));
+			goto fail;
+		}
+	}
 	if (o->reuse) {
 		ret = reuse_maps(skel, o->reuse);
 		if (!ret && o->reuse_clock > 0)
@@ -99,6 +117,9 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
 						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
+		/* Rules' sources: never more than the default rule's table. */
+		if (!ret && o->max_sources4 && o->max_sources4 < RL_RULE_MAX_SOURCES)
+			ret = bpf_map__set_max_entries(skel->maps.rl_rstate, o->max_sources4);
 		if (ret) {
 			snprintf(err, errlen, "couldn't size the source tables: %s",
 				 strerror(-ret));
@@ -147,4 +168,12 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->events = bpf_map__fd(skel->maps.rl_events);
 	fds->evctl = bpf_map__fd(skel->maps.data_evctl);
 	fds->evcpu = bpf_map__fd(skel->maps.rl_evcpu);
+	fds->rcfg = bpf_map__fd(skel->maps.rl_rcfg);
+	fds->rcnt = bpf_map__fd(skel->maps.rl_rcnt);
+	fds->rstate = bpf_map__fd(skel->maps.rl_rstate);
+	fds->src4a = bpf_map__fd(skel->maps.rl_src4a);
+	fds->src6a = bpf_map__fd(skel->maps.rl_src6a);
+	fds->src4b = bpf_map__fd(skel->maps.rl_src4b);
+	fds->src6b = bpf_map__fd(skel->maps.rl_src6b);
+	fds->ports = bpf_map__fd(skel->maps.rl_ports);
 }

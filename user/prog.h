@@ -13,12 +13,18 @@
 #include "maps.h"
 
 struct xdp_ratelimit;
+struct rl_rules_cfg;
 
 struct rl_prog_opts {
 	const struct rl_pins *reuse; /* the maps of a live limiter, or NULL: new maps */
 	__u32 max_sources4, max_sources6; /* table sizes of new maps (0: the defaults) */
 	bool test_clock; /* read the clock from rl_clock (tests) */
 	int reuse_clock; /* tests: the rl_clock map of an earlier load, or 0 */
+	/*
+	 * The rule set to compile in; NULL: the one in the reused maps' rl_rcfg
+	 * (none for new maps).
+	 */
+	const struct rl_rules_cfg *rules;
 };
 
 /*

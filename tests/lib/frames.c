@@ -164,6 +164,68 @@ void fr_icmp6(struct frame *f, const char *src, __u8 type, __u8 hops)
 	fr_pad(f, 0);
 }
 
+static void l4(struct frame *f, __u8 proto, __u16 dport, __u8 flags)
+{
+	unsigned int n = proto == 6 ? 20 : proto == 17 || proto == 1 || proto == 58 ? 8 : 0;
+	__u8 *p;
+
+	if (!n)
+		return;
+	p = room(f, n);
+	if (!p)
+		return;
+	if (proto == 6 || proto == 17) {
+		put16(p, 40000);
+		put16(p + 2, dport);
+	}
+	if (proto == 6) {
+		p[12] = 5 << 4; /* data offset: 20 bytes */
+		p[13] = flags;
+	} else if (proto == 17) {
+		put16(p + 4, UDP_HLEN);
+	} else {
+		p[0] = proto == 1 ? 8 : 128; /* echo request */
+	}
+}
+
+void fr_ipv4_l4(struct frame *f, const char *src, __u8 proto, __u16 dport, __u8 flags, __u16 frag)
+{
+	struct fr_ip4 o = { .frag = frag };
+	unsigned int l3 = f->len;
+
+	/* fr_ipv4() writes a UDP header (first fragments): cut it, write ours. */
+	fr_ipv4(f, src, &o);
+	if (f->bad)
+		return;
+	f->data[l3 + 9] = proto;
+	f->len = l3 + IPV4_HLEN;
+	if (!(frag & IP_OFFMASK))
+		l4(f, proto, dport, flags);
+	fr_pad(f, 0);
+}
+
+void fr_ipv6_l4(struct frame *f, const char *src, __u8 proto, __u16 dport, __u8 flags, bool ext)
+{
+	unsigned int l3 = f->len;
+	__u8 *p;
+
+	fr_ipv6(f, src, 0);
+	if (f->bad)
+		return;
+	f->len = l3 + IPV6_HLEN;
+	f->data[l3 + 6] = ext ? 0 : proto;
+	if (ext) {
+		p = room(f, 8);
+		if (!p)
+			return;
+		p[0] = proto; /* next header; length 0: 8 bytes; a PadN option fills them */
+		p[2] = 1;
+		p[3] = 4;
+	}
+	l4(f, proto, dport, flags);
+	fr_pad(f, 0);
+}
+
 void fr_arp(struct frame *f)
 {
 	static const __u8 mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x01 };

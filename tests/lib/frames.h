@@ -57,6 +57,15 @@ void fr_ipv6(struct frame *f, const char *src, unsigned int version);
  * target address (the shape of a neighbour solicitation), 24 bytes in all.
  */
 void fr_icmp6(struct frame *f, const char *src, __u8 type, __u8 hops);
+/*
+ * Headers for rules: an L4 header of protocol @proto after the IP header
+ * (tcp: 20 bytes with destination port @dport and flags @flags; udp: 8 with
+ * @dport; icmp, icmpv6: 8; anything else: none). IPv4 with flags and
+ * fragment offset @frag: a fragment after the first has no L4 header. IPv6
+ * with @ext: an 8-byte hop-by-hop options header first (next header 0).
+ */
+void fr_ipv4_l4(struct frame *f, const char *src, __u8 proto, __u16 dport, __u8 flags, __u16 frag);
+void fr_ipv6_l4(struct frame *f, const char *src, __u8 proto, __u16 dport, __u8 flags, bool ext);
 /* An ARP request, 198.18.0.1 asking for 198.18.0.2. */
 void fr_arp(struct frame *f);
 /* An LLDPDU: chassis ID, port ID, TTL, end. */

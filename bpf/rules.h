@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Rules in the XDP program (docs/design.md, "Rules in the data path"). The
+ * rule set but "default" is compiled in (rl_rules, like rl_cfg); rules_path()
+ * runs first on every packet when there are rules and returns the verdict of
+ * the rule that matched, or -1 to let the default rule (the code that was
+ * there before rules) decide. With no rules, rl_rules.n is the constant 0 and
+ * the verifier removes all of this.
+ *
+ * Included by xdp_ratelimit.bpf.c after rl_now() and its maps.
+ */
+#ifndef RL_BPF_RULES_H
+#define RL_BPF_RULES_H
+
+#include <linux/in.h>
+#include <linux/tcp.h>
+#include <linux/udp.h>
+#include "rl_block.h"
+#include "rl_rules.h"
+
+/* The rule set; not const, for the same reason as rl_cfg. */
+struct rl_rules_cfg rl_rules SEC(".rodata.cfg");
+
+/*
+ * Two pairs of prefix tries: a change fills the pair not in use, loads a
+ * program bound to it and swaps it in, then empties the other (user/rulemaps.c).
+ * Not preallocated (LPM tries never are): sized for the most prefixes.
+ */
+#define RL_LPM_MAP(name, key_t)                       \
+	struct {                                      \
+		__uint(type, BPF_MAP_TYPE_LPM_TRIE);  \
+		__type(key, key_t);                   \
+		__type(value, struct rl_lpm_val);     \
+		__uint(max_entries, RL_MAX_PREFIXES); \
+		__uint(map_flags, BPF_F_NO_PREALLOC); \
+	} name SEC(".maps")
+
+RL_LPM_MAP(rl_src4a, struct rl_lpm4);
+RL_LPM_MAP(rl_src6a, struct rl_lpm6);
+RL_LPM_MAP(rl_src4b, struct rl_lpm4);
+RL_LPM_MAP(rl_src6b, struct rl_lpm6);
+
+/* The port table (RL_PORT_TABLE); a change fills the half of the pair not in use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RL_PORT_TABLE);
+} rl_ports SEC(".maps");
+
+/* Per-source state of limit rules, keyed by rule slot and generation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_rstate_key);
+	__type(value, struct rl_block_state);
+	__uint(max_entries, RL_RULE_MAX_SOURCES);
+} rl_rstate SEC(".maps");
+
+/* Per-rule counters, by slot ("default"'s are rl_counters). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rl_rule_counters);
+	__uint(max_entries, RL_RULE_SLOTS);
+} rl_rcnt SEC(".maps");
+
+/* A copy of rl_rules, for rule list, the next load and bpftool; the program never reads it. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rl_rules_cfg);
+	__uint(max_entries, 1);
+} rl_rcfg SEC(".maps");
+
+/*
+ * L4 fields, when some rule asks for them. No L4 (RL_PKT_L4 clear) for a
+ * non-first IPv4 fragment and for a tcp or udp header cut short; an IPv6
+ * packet with extension headers has their first number as proto, so it is
+ * never tcp or udp here (no extension header is walked).
+ */
+static __always_inline void parse_l4(struct hdr_cursor *c, struct rl_pkt_info *pi, int first)
+{
+	pi->info = RL_PKT_PROTO;
+	if (!rl_rules.need_l4 || !first)
+		return;
+	if (pi->proto == IPPROTO_TCP) {
+		struct tcphdr *th = c->pos;
+
+		if ((void *)(th + 1) > c->end)
+			return;
+		pi->dport = bpf_ntohs(th->dest);
+		pi->tcp_flags = ((__u8 *)th)[13];
+		pi->info |= RL_PKT_L4;
+	} else if (pi->proto == IPPROTO_UDP) {
+		struct udphdr *uh = c->pos;
+
+		if ((void *)(uh + 1) > c->end)
+			return;
+		pi->dport = bpf_ntohs(uh->dest);
+		pi->info |= RL_PKT_L4;
+	}
+}
+
+/*
+ * A packet under the limit rule @r: rl_block_step() on the source's state
+ * under that rule, compare-and-swap on each of its two words. The rate word
+ * is exact across CPUs as in the default rule; a block starts once (until
+ * goes from 0 to its end by one CAS) and ends once (one CPU wins the CAS of
+ * until back to 0 and restarts the state). Between that CAS and the restart,
+ * a packet of the same source on another CPU may still be stepped against
+ * the old word: that race is the only inexactness (see the design notes).
+ */
+static __always_inline int rule_block_step(const struct rl_krule *r, struct rl_block_state *s,
+					   __u64 now, __u64 cost)
+{
+	__u64 old, next, until;
+	int i;
+
+	for (i = 0; i < RL_CAS_TRIES; i++) {
+		until = *(volatile __u64 *)&s->until;
+		if (until) {
+			if (now < until)
+				return RL_BLOCK_BLOCKED;
+			if (__sync_val_compare_and_swap(&s->until, until, 0) == until)
+				*(volatile __u64 *)&s->state =
+					rl_initial_state(&r->cfg.params, now);
+			continue;
+		}
+		old = *(volatile __u64 *)&s->state;
+		if (rl_step(&r->cfg.params, old, now, cost, &next)) {
+			if (__sync_val_compare_and_swap(&s->state, old, next) == old)
+				return RL_BLOCK_PASS;
+			continue;
+		}
+		if (r->block_ns) {
+			until = now + r->block_ns < now ? ~0ULL : now + r->block_ns;
+			__sync_val_compare_and_swap(&s->until, 0, until);
+		}
+		return RL_BLOCK_LIMITED;
+	}
+	return -1;
+}
+
+/* The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1 untracked. */
+static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *src, __u64 len)
+{
+	struct rl_rstate_key k = {};
+	struct rl_block_state *s, init = {};
+	__u64 now = rl_now(), cost;
+	int i;
+
+	if (!r || !src)
+		return -1;
+	cost = r->cfg.params.bytes ? (len < RL_MAX_FRAME ? len : RL_MAX_FRAME) : 1;
+	k.slot = r->slot;
+	k.gen = r->gen;
+	if (!src->addr[0] && !src->addr[1] && src->addr[2] == bpf_htonl(0xffff)) {
+		k.src.addr[2] = src->addr[2];
+		k.src.addr[3] = src->addr[3] & r->cfg.mask4;
+	} else if ((src->addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX)) {
+		k.src = *src;
+	} else {
+		k.src.addr[0] = src->addr[0] & r->cfg.mask6[0];
+		k.src.addr[1] = src->addr[1] & r->cfg.mask6[1];
+		k.src.addr[2] = src->addr[2] & r->cfg.mask6[2];
+		k.src.addr[3] = src->addr[3] & r->cfg.mask6[3];
+	}
+	for (i = 0; i < 2; i++) {
+		s = bpf_map_lookup_elem(&rl_rstate, &k);
+		if (s)
+			return rule_block_step(r, s, now, cost);
+		/* A new source; EEXIST: another CPU inserted it first, look again. */
+		init.state = rl_initial_state(&r->cfg.params, now);
+		if (bpf_map_update_elem(&rl_rstate, &k, &init, BPF_NOEXIST) &&
+		    bpf_map_lookup_elem(&rl_rstate, &k) == NULL)
+			return -1;
+	}
+	return -1;
+}
+
+/*
+ * The verdict of rule @idx (in rl_rules.r[]) for the packet @pi of @len
+ * bytes, counted in the rule's and the interface's counters. A global
+ * function: the verifier checks it once, for any @idx, rather than once for
+ * each rule that could match (which exceeds its budget with many rules).
+ */
+__noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
+{
+	const struct rl_krule *r;
+	struct rl_rule_counters *rc;
+	struct rl_kcounters *cnt;
+	__u32 slot, zero = 0;
+	int pass, v;
+
+	if (!pi || idx >= RL_RULE_SLOTS)
+		return XDP_PASS;
+	r = &rl_rules.r[idx];
+	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
+	slot = r->slot;
+	rc = bpf_map_lookup_elem(&rl_rcnt, &slot);
+	if (!cnt || !rc)
+		return XDP_PASS; /* cannot happen: slots are below max_entries */
+	if (r->action == RL_RULE_ALLOW) {
+		rc->allowed++;
+		pass = 1;
+	} else if (r->action == RL_RULE_DENY) {
+		rc->denied++;
+		pass = 0;
+	} else {
+		v = rule_limit(r, &pi->src, len);
+		if (v == RL_BLOCK_PASS) {
+			pass = 1;
+		} else if (v == RL_BLOCK_LIMITED) {
+			rc->limited++;
+			pass = 0;
+		} else if (v == RL_BLOCK_BLOCKED) {
+			rc->blocked++;
+			pass = 0;
+		} else {
+			/* Untracked (table or CAS): the interface's --on-insert-fail. */
+			cnt->insert_failed++;
+			pass = rl_cfg.fail_policy != RL_FAIL_DROP;
+		}
+	}
+	if (!pass && r->cfg.action == RL_ACTION_DRY_RUN) {
+		rc->would_drop++;
+		pass = 1;
+	}
+	if (pass) {
+		rc->passed++;
+		rc->passed_bytes += len;
+		return rl_count_pass(cnt, len);
+	}
+	rc->dropped++;
+	rc->dropped_bytes += len;
+	return rl_count_drop(cnt, len);
+}
+
+/* What the matching loop reads and finds (bpf_loop() passes it to match_one()). */
+struct rl_match {
+	struct rl_pkt_info pi;
+	__u64 mask; /* the slots whose source prefixes hold the source */
+	__u32 found; /* the first rule that matches, or RL_RULE_SLOTS */
+};
+
+/*
+ * Rule @i against the packet: 1 (stop) when it matches. Run by bpf_loop(),
+ * so the verifier checks it once for any rule, with nothing known of the
+ * rule: unrolled over constant rules, the matches split its states past its
+ * budget with a few dozen rules.
+ */
+static long match_one(__u64 i, void *ctx)
+{
+	struct rl_match *m = ctx;
+	const struct rl_krule *r;
+	__u64 bit;
+
+	if (i >= RL_RULE_SLOTS)
+		return 1;
+	r = &rl_rules.r[i];
+	bit = 1ULL << (r->slot & 63);
+	if (!(m->mask & bit))
+		return 0;
+	if (rl_l4_match(&r->l4, &m->pi)) {
+		m->found = i;
+		return 1;
+	}
+	/* No rule left that could match: stop early. */
+	m->mask &= ~bit;
+	return !m->mask;
+}
+
+/*
+ * The first rule that matches the packet decides it: its verdict, or -1 for
+ * a packet no rule matched (the default rule's), or one rules do not look
+ * at (not IP, ARP, neighbour discovery, malformed: as before rules).
+ */
+static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
+{
+	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
+				.end = (void *)(long)ctx->data_end };
+	__u64 len = ctx->data_end - ctx->data;
+	struct rl_match m = { .mask = rl_rules.any_mask, .found = RL_RULE_SLOTS };
+	struct rl_pkt_info *pi = &m.pi;
+	struct rl_lpm_val *v = NULL;
+	__u32 bad = 0;
+	__be16 proto;
+	int nd, v4;
+
+	if (!cnt)
+		return -1;
+	if (parse_eth(&c, &proto, &bad))
+		return -1;
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *ip = c.pos;
+
+		if (parse_ipv4(&c, &pi->src, &bad))
+			return -1;
+		pi->proto = ip->protocol;
+		c.pos += ip->ihl * 4;
+		parse_l4(&c, pi, !(ip->frag_off & bpf_htons(0x1fff)));
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = c.pos;
+
+		if (parse_ipv6(&c, &pi->src, &bad, &nd) || nd)
+			return -1;
+		pi->proto = ip6->nexthdr;
+		c.pos = ip6 + 1;
+		parse_l4(&c, pi, 1);
+	} else {
+		return -1;
+	}
+	if (rl_rules.has_src) {
+		v4 = !pi->src.addr[0] && !pi->src.addr[1] && pi->src.addr[2] == bpf_htonl(0xffff);
+		if (v4) {
+			struct rl_lpm4 k4 = { .prefixlen = 32, .addr = pi->src.addr[3] };
+
+			v = bpf_map_lookup_elem(
+				rl_rules.pair ? (void *)&rl_src4b : (void *)&rl_src4a, &k4);
+		} else {
+			struct rl_lpm6 k6 = { .prefixlen = 128 };
+
+			__builtin_memcpy(k6.addr, pi->src.addr, sizeof(k6.addr));
+			v = bpf_map_lookup_elem(
+				rl_rules.pair ? (void *)&rl_src6b : (void *)&rl_src6a, &k6);
+		}
+		if (v)
+			m.mask |= v->match;
+	}
+	m.mask &= rl_rules.proto_mask[pi->proto];
+	if (rl_rules.need_ports && (pi->info & RL_PKT_L4)) {
+		__u32 idx = (rl_rules.pair ? 2 * 65536 : 0) +
+			    (pi->proto == IPPROTO_UDP ? 65536 : 0) + pi->dport;
+		__u64 *ports = bpf_map_lookup_elem(&rl_ports, &idx);
+
+		if (ports)
+			m.mask &= *ports;
+	}
+	if (!m.mask)
+		return -1;
+	bpf_loop(rl_rules.n, match_one, &m, 0);
+	if (m.found >= rl_rules.n)
+		return -1;
+	return rl_rule_apply(m.found, pi, len);
+}
+
+#endif /* RL_BPF_RULES_H */

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * rule add/del/list, blocked, unblock: the rules of a running limiter (see
+ * user/rulemaps.h for how a change is made live).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include "cli.h"
+#include "env.h"
+#include "json_writer.h"
+#include "lock.h"
+#include "maps.h"
+#include "pins.h"
+#include "prog.h"
+#include "rl_block.h"
+#include "rulemaps.h"
+#include "rules.h"
+#include "source.h"
+#include "xdp_attach.h"
+
+/* A limiter opened for a rule command: its interface, the lock, its maps, its rules. */
+struct rl_live {
+	struct rl_iface ifc;
+	struct rl_pins pins;
+	struct rl_config def;
+	struct rl_rules_cfg cfg;
+	struct rl_ruleset set;
+	int lock;
+	bool pins_open, has_set;
+};
+
+static void live_close(struct rl_live *l)
+{
+	if (l->has_set)
+		rl_ruleset_free(&l->set);
+	if (l->pins_open)
+		rl_pins_close(&l->pins);
+	if (l->lock >= 0)
+		rl_unlock(l->lock);
+}
+
+/* Open the limiter on @name and read its rules (with their prefixes if @set). */
+static int live_open(struct rl_live *l, const char *name, bool set, char *err, size_t errlen)
+{
+	__u32 active;
+	int ret;
+
+	memset(l, 0, sizeof(*l));
+	l->lock = -1;
+	ret = rl_check_env(err, errlen);
+	if (!ret)
+		ret = rl_iface_get(name, &l->ifc, err, errlen);
+	if (ret)
+		return ret;
+	l->lock = rl_lock(err, errlen);
+	if (l->lock < 0)
+		return l->lock;
+	ret = rl_pins_open(&l->ifc, &l->pins, err, errlen);
+	if (ret)
+		return ret;
+	l->pins_open = true;
+	ret = rl_config_read(&l->pins, &l->def, &active);
+	if (!ret)
+		ret = rl_rules_read(&l->pins, &l->cfg);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the configuration of '%s': %s", l->ifc.name,
+			 strerror(-ret));
+		return ret;
+	}
+	if (!set)
+		return 0;
+	ret = rl_rules_load(&l->pins, &l->cfg, &l->def, &l->set, err, errlen);
+	if (!ret)
+		l->has_set = true;
+	return ret;
+}
+
+/* Make l->set live (rl_rules_make_live()); l->cfg follows. */
+static int live_apply(struct rl_live *l, char *err, size_t errlen)
+{
+	struct rl_rules_cfg cfg;
+	int ret;
+
+	ret = rl_rules_make_live(&l->ifc, &l->pins, &l->def, &l->cfg, &l->set, &cfg, err, errlen);
+	if (ret >= 0)
+		l->cfg = cfg;
+	return ret;
+}
+
+static int rule_add(int argc, char **argv)
+{
+	const char *before = NULL;
+	char err[RL_ERRLEN] = "";
+	struct rl_live l;
+	struct rl_rule r;
+	int ret;
+
+	if (argc < 4) {
+		pr_err("rule add: give an interface and a rule name (see " RL_PROG " rule --help)");
+		return 2;
+	}
+	/* The rule first: a bad one is refused before the limiter is looked at. */
+	ret = rl_rule_parse(&r, &before, (const char *const *)argv + 3, err, sizeof(err));
+	if (ret) {
+		pr_err("rule add: %s", err);
+		return 2;
+	}
+	ret = live_open(&l, argv[2], true, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		rl_rule_free(&r);
+		live_close(&l);
+		return 1;
+	}
+	ret = rl_ruleset_add(&l.set, &r, before, err, sizeof(err));
+	if (ret) {
+		pr_err("rule add: %s", err);
+		rl_rule_free(&r);
+		live_close(&l);
+		return 1;
+	}
+	ret = live_apply(&l, err, sizeof(err));
+	if (ret < 0)
+		pr_err("rule add: %s", err);
+	else if (ret)
+		pr_warn("rule add: %s", err);
+	live_close(&l);
+	return ret < 0;
+}
+
+static int rule_del(const char *iface, const char *name)
+{
+	char err[RL_ERRLEN] = "";
+	struct rl_live l;
+	int ret;
+
+	ret = live_open(&l, iface, true, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		live_close(&l);
+		return 1;
+	}
+	ret = rl_ruleset_del(&l.set, name, err, sizeof(err));
+	if (ret) {
+		pr_err("rule del: %s", err);
+		live_close(&l);
+		return 1;
+	}
+	ret = live_apply(&l, err, sizeof(err));
+	if (ret < 0)
+		pr_err("rule del: %s", err);
+	else if (ret)
+		pr_warn("rule del: %s", err);
+	live_close(&l);
+	return ret < 0;
+}
+
+static int rule_list(const char *iface, bool json)
+{
+	char err[RL_ERRLEN] = "", *buf = NULL;
+	struct rl_json w;
+	struct rl_live l;
+	int ret;
+
+	ret = live_open(&l, iface, true, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		live_close(&l);
+		return 1;
+	}
+	if (json) {
+		jw_init(&w, stdout);
+		jw_start_array(&w);
+		for (size_t i = 0; i < l.set.n; i++)
+			rl_rule_json(&w, &l.set.rules[i]);
+		jw_end_array(&w);
+		jw_end(&w);
+	} else {
+		for (size_t i = 0; i < l.set.n; i++) {
+			size_t need = rl_rule_format(&l.set.rules[i], NULL, 0) + 1;
+
+			buf = malloc(need);
+			if (!buf) {
+				pr_err("rule list: out of memory");
+				live_close(&l);
+				return 1;
+			}
+			rl_rule_format(&l.set.rules[i], buf, need);
+			printf("%s\n", buf);
+			free(buf);
+		}
+	}
+	live_close(&l);
+	return 0;
+}
+
+int cmd_rule(const struct rl_args *a)
+{
+	char err[RL_ERRLEN];
+	struct rl_args b;
+	const char *sub = a->argc > 1 ? a->argv[1] : "";
+
+	if (!strcmp(sub, "add"))
+		return rule_add(a->argc, a->argv);
+	if (strcmp(sub, "del") && strcmp(sub, "list")) {
+		pr_err("rule: give add, del or list (see " RL_PROG " rule --help)");
+		return 2;
+	}
+	rl_args_defaults(&b);
+	if (rl_args_parse(&b, RL_G_JSON | RL_G_GLOBAL, 3, a->argc, a->argv, err, sizeof(err))) {
+		pr_err("rule %s: %s (see " RL_PROG " rule --help)", sub, err);
+		return 2;
+	}
+	rl_verbose += b.verbose;
+	if (!strcmp(sub, "list")) {
+		if (b.npos != 2) {
+			pr_err("rule list: give one interface (see " RL_PROG " rule --help)");
+			return 2;
+		}
+		return rule_list(b.pos[1], b.json);
+	}
+	if (b.npos != 3) {
+		pr_err("rule del: give an interface and a rule name (see " RL_PROG " rule --help)");
+		return 2;
+	}
+	return rule_del(b.pos[1], b.pos[2]);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The rule of a state key, or NULL (a rule deleted since). */
+static const struct rl_krule *key_rule(const struct rl_rules_cfg *cfg,
+				       const struct rl_rstate_key *k)
+{
+	for (__u32 i = 0; i < cfg->n; i++)
+		if (cfg->r[i].slot == k->slot && cfg->r[i].gen == k->gen)
+			return &cfg->r[i];
+	return NULL;
+}
+
+/*
+ * Every blocked source: @fn(key, its rule, ns left) for each. A walk of
+ * rl_rstate; keys are collected first so that @fn may delete.
+ */
+typedef int (*blocked_fn)(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
+			  void *ctx);
+
+static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			blocked_fn fn, void *ctx)
+{
+	struct rl_rstate_key k, next, *keys = NULL;
+	struct rl_block_state s;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+	int ret = 0;
+	__u64 now;
+
+	while (!bpf_map_get_next_key(pins->rstate, prev, &next)) {
+		k = next;
+		prev = &k;
+		if (n == cap) {
+			struct rl_rstate_key *p =
+				realloc(keys, (cap = cap ? 2 * cap : 64) * sizeof(*p));
+
+			if (!p) {
+				free(keys);
+				return -ENOMEM;
+			}
+			keys = p;
+		}
+		keys[n++] = k;
+	}
+	/* The packet clock: bpf_ktime_get_ns() is CLOCK_MONOTONIC, the coarse one its _COARSE. */
+	now = clock == RL_CLOCK_COARSE ? 0 : mono_ns();
+	if (!now) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	}
+	for (size_t i = 0; i < n && !ret; i++) {
+		const struct rl_krule *r = key_rule(cfg, &keys[i]);
+
+		if (!r || bpf_map_lookup_elem(pins->rstate, &keys[i], &s))
+			continue;
+		if (s.until > now)
+			ret = fn(&keys[i], r, s.until - now, ctx);
+	}
+	free(keys);
+	return ret;
+}
+
+struct blocked_out {
+	struct rl_json *w;
+	unsigned long n;
+	const char *title; /* of the first column: SOURCE, or BLOCKED after top's table */
+};
+
+static int print_blocked(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
+			 void *ctx)
+{
+	struct blocked_out *o = ctx;
+	char src[64];
+
+	rl_key_str(&k->src, r->cfg.prefix4, r->cfg.prefix6, src, sizeof(src));
+	if (o->w) {
+		jw_start_object(o->w);
+		jw_string_field(o->w, "source", src);
+		jw_string_field(o->w, "rule", r->name);
+		jw_uint_field(o->w, "left_ns", left);
+		jw_end_object(o->w);
+	} else {
+		if (!o->n)
+			printf("%s%-40s %-31s %s\n", o->title ? "\n" : "",
+			       o->title ? o->title : "SOURCE", "RULE", "LEFT");
+		printf("%-40s %-31s %.3fs\n", src, r->name, left / 1e9);
+	}
+	o->n++;
+	return 0;
+}
+
+int cmd_blocked(const struct rl_args *a)
+{
+	char err[RL_ERRLEN] = "";
+	struct blocked_out o = {};
+	struct rl_json w;
+	struct rl_live l;
+	int ret;
+
+	ret = live_open(&l, a->pos[0], false, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		live_close(&l);
+		return 1;
+	}
+	if (a->json) {
+		o.w = &w;
+		jw_init(&w, stdout);
+		jw_start_array(&w);
+	}
+	ret = blocked_walk(&l.pins, &l.cfg, l.def.clock, print_blocked, &o);
+	if (a->json) {
+		jw_end_array(&w);
+		jw_end(&w);
+	} else if (!o.n && !ret) {
+		printf("no source is blocked on %s\n", l.ifc.name);
+	}
+	live_close(&l);
+	if (ret) {
+		pr_err("blocked: %s", strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
+struct unblock_ctx {
+	const struct rl_live *l;
+	struct rl_key addr;
+	unsigned long n;
+	int err;
+};
+
+/* A blocked source that holds ADDR (its key is ADDR masked by its rule's prefixes): forget it. */
+static int unblock_one(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
+		       void *ctx)
+{
+	struct unblock_ctx *u = ctx;
+	struct rl_key m = u->addr;
+
+	(void)left;
+	rl_key_mask(&m, r->cfg.prefix4, r->cfg.prefix6);
+	if (memcmp(&m, &k->src, sizeof(m)))
+		return 0;
+	/* Deleted: its next packet starts afresh, as after the block. */
+	if (bpf_map_delete_elem(u->l->pins.rstate, k) && errno != ENOENT)
+		u->err = -errno;
+	else
+		u->n++;
+	return 0;
+}
+
+int cmd_unblock(const struct rl_args *a)
+{
+	struct unblock_ctx u = {};
+	char err[RL_ERRLEN] = "";
+	struct rl_live l;
+	int ret;
+
+	if (a->npos != 2) {
+		pr_err("unblock: give an interface and an address (see " RL_PROG
+		       " unblock --help)");
+		return 2;
+	}
+	if (rl_key_parse(a->pos[1], &u.addr)) {
+		pr_err("unblock: '%s' is not an IPv4 or IPv6 address", a->pos[1]);
+		return 2;
+	}
+	ret = live_open(&l, a->pos[0], false, err, sizeof(err));
+	if (ret) {
+		pr_err("%s", err);
+		live_close(&l);
+		return 1;
+	}
+	u.l = &l;
+	ret = blocked_walk(&l.pins, &l.cfg, l.def.clock, unblock_one, &u);
+	if (!ret)
+		ret = u.err;
+	live_close(&l);
+	if (ret) {
+		pr_err("unblock: %s", strerror(-ret));
+		return 1;
+	}
+	if (!u.n) {
+		pr_err("unblock: %s is not blocked on %s", a->pos[1], a->pos[0]);
+		return 1;
+	}
+	if (a->json) {
+		struct rl_json w;
+
+		jw_init(&w, stdout);
+		jw_start_object(&w);
+		jw_uint_field(&w, "unblocked", u.n);
+		jw_end_object(&w);
+		jw_end(&w);
+	} else {
+		printf("unblocked %s (%lu rule state%s)\n", a->pos[1], u.n, u.n == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w)
+{
+	struct blocked_out o = { .w = w, .title = "BLOCKED" };
+	struct rl_rules_cfg cfg;
+	int ret = rl_rules_read(pins, &cfg);
+
+	if (ret || !cfg.n)
+		return ret;
+	if (w) {
+		jw_name(w, "blocked");
+		jw_start_array(w);
+	}
+	ret = blocked_walk(pins, &cfg, def->clock, print_blocked, &o);
+	if (w)
+		jw_end_array(w);
+	return ret;
+}
