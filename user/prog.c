@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Loading the XDP program built for one configuration: see prog.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,11 +21,12 @@ static bool fault(const char *what)
 }
 
 /*
- * File descriptors a load takes at once: the object's maps, BTF, the
- * program, and libbpf's feature probes. With fewer, libbpf's probes fail
- * and it reports the load itself as refused (EINVAL): check first.
+ * File descriptors a load takes at once: one per map of the object (new or
+ * reused), and beyond them the program, BTF and libbpf's feature probes.
+ * With fewer, libbpf's probes fail and it reports the load itself as refused
+ * (EINVAL): check first.
  */
-#define RL_LOAD_FDS 16
+#define RL_LOAD_FDS_EXTRA 8
 
 static int free_fds(void)
 {
@@ -33,11 +35,12 @@ static int free_fds(void)
 	int open = 0;
 	DIR *d;
 
+	/* Where we cannot tell, let the load try and say what failed. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
-		return RL_LOAD_FDS;
+		return INT_MAX;
 	d = opendir("/proc/self/fd");
 	if (!d)
-		return RL_LOAD_FDS;
+		return INT_MAX;
 	while ((e = readdir(d)))
 		open += e->d_name[0] != '.';
 	closedir(d);
@@ -72,21 +75,23 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 				   char *err, size_t errlen)
 {
 	struct xdp_ratelimit *skel;
-	int ret, avail = free_fds();
+	int ret, avail = free_fds(), need = RL_LOAD_FDS_EXTRA;
+	struct bpf_map *map;
 
-	if (avail < RL_LOAD_FDS) {
-		ret = -EMFILE;
-		snprintf(
-			err, errlen,
-			"couldn't load the XDP program: %s (%d file descriptors free, it needs %d: raise ulimit -n)",
-			strerror(EMFILE), avail > 0 ? avail : 0, RL_LOAD_FDS);
-		goto fail_errno;
-	}
 	skel = xdp_ratelimit__open();
 	if (!skel) {
 		ret = -errno;
 		snprintf(err, errlen, "couldn't open the BPF object: %s", strerror(errno));
 		goto fail_errno;
+	}
+	bpf_object__for_each_map(map, skel->obj) need++;
+	if (avail < need) {
+		ret = -EMFILE;
+		snprintf(
+			err, errlen,
+			"couldn't load the XDP program: %s (%d file descriptors free, it needs %d: raise ulimit -n)",
+			strerror(EMFILE), avail > 0 ? avail : 0, need);
+		goto fail;
 	}
 	skel->rodata_cfg->rl_cfg = *cfg;
 	skel->rodata->rl_test_clock = o->test_clock;
