@@ -144,6 +144,12 @@ for part in summary spread mul; do
 	awk -v part="$part" -f "$here/matrix.awk" $matrices > "$tmp/matrix-$part.md"
 done
 
+# === 1b: the cost of rules ===================================================
+# A packet that falls through to the default rule, with the default rule only
+# and behind 100,000 allow-list prefixes and 16 port rules (issue #12).
+say "part 1b: the cost of rules in front of the default rule"
+timeout 300 sh "$here/rules.sh" "$build" >"$res/rules.txt" || die "rules.sh failed"
+
 # === 3a: accuracy from 2 CPUs ================================================
 say "part 3: accuracy, one source at 10x its limit from 2 CPUs, ${acc_s} s per case"
 ip netns exec "$ns_h" timeout 300 "$bench" --ifname "$if_ha" accuracy --out "$tmp/acc" \
