@@ -370,6 +370,30 @@ out:
 		unlink(path);
 }
 
+/*
+ * Files that must change nothing, after a good interface: YAML with %s for
+ * the second interface; the message in stderr with %1$s the file and %2$s
+ * the second interface (NULL: the exit status only).
+ */
+struct refused_file {
+	const char *what;
+	const char *second;
+	int rc;
+	const char *msg;
+};
+
+static const struct refused_file refused[] = {
+	{ "a missing interface", "  rlnosuch0:\n    rate: 10\n", 1, "%1$s:5: rlnosuch0: " },
+	{ "a live mode change", "  %s:\n    mode: native\n    rate: 500\n", 1,
+	  "%1$s:5: %2$s: mode: the limiter runs in skb mode" },
+	{ "a live table size change", "  %s:\n    mode: skb\n    rate: 500\n    max-sources6: 77\n",
+	  1, "%1$s:5: %2$s: max-sources6: the live table holds 262144" },
+	{ "a bad value", "  %s:\n    mode: skb\n    rate: fast\n", 2, NULL },
+	/* apply does not make rules live yet: refused before any change. */
+	{ "rules", "    rules:\n      - name: r\n        proto: udp\n        deny: true\n", 1,
+	  "cannot apply rules to the kernel yet (use rule add); nothing was changed" },
+};
+
 TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 {
 	char path[64] = "", a[IF_NAMESIZE] = "", *out = NULL, *err = NULL, want[128];
@@ -406,90 +430,29 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 	free(err);
 	out = err = NULL;
 
-	/* One bad interface among good ones: nothing changes on any (here a missing one). */
-	unlink(path);
-	if (!write_file(path, sizeof(path),
-			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
-			"  rlnosuch0:\n    rate: 10\n",
-			ns.rx_if))
-		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a missing interface");
-	snprintf(want, sizeof(want), "%s:5: rlnosuch0: ", path);
-	ASSERT_CONTAINS(err, want, "the error names FILE:LINE and the interface");
-	if (!live(&ns, ns.rx_if, &gen, NULL))
-		goto out;
-	ASSERT_EQ(gen, 1, "the good interface is unchanged");
-	free(out);
-	free(err);
-	out = err = NULL;
+	/* One bad interface, or a file apply refuses: nothing changes on the good one. */
+	for (size_t c = 0; c < sizeof(refused) / sizeof(refused[0]); c++) {
+		const struct refused_file *r = &refused[c];
+		char second[256];
 
-	/* An attach option that differs on a live limiter: refused, naming it; nothing changes. */
-	unlink(path);
-	if (!write_file(path, sizeof(path),
-			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
-			"  %s:\n    mode: native\n    rate: 500\n",
-			ns.rx_if, a))
-		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a live mode change");
-	snprintf(want, sizeof(want), "%s:5: %s: mode: the limiter runs in skb mode", path, a);
-	ASSERT_CONTAINS(err, want, "the error names the interface and the key");
-	if (!live(&ns, ns.rx_if, &gen, NULL))
-		goto out;
-	ASSERT_EQ(gen, 1, "the other interface is unchanged");
-	free(out);
-	free(err);
-	out = err = NULL;
-
-	/* A live table size that differs: refused, naming the key. */
-	unlink(path);
-	if (!write_file(path, sizeof(path),
-			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
-			"  %s:\n    mode: skb\n    rate: 500\n    max-sources6: 77\n",
-			ns.rx_if, a))
-		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "a live table size change");
-	snprintf(want, sizeof(want), "%s:5: %s: max-sources6: the live table holds 262144", path,
-		 a);
-	ASSERT_CONTAINS(err, want, "the error names the interface and the key");
-	if (!live(&ns, ns.rx_if, &gen, NULL))
-		goto out;
-	ASSERT_EQ(gen, 1, "the other interface is unchanged");
-	free(out);
-	free(err);
-	out = err = NULL;
-
-	/* A parse error in one interface: nothing changes on the good one. */
-	unlink(path);
-	if (!write_file(path, sizeof(path),
-			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
-			"  %s:\n    mode: skb\n    rate: fast\n",
-			ns.rx_if, a))
-		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 2, "a bad value");
-	if (!live(&ns, ns.rx_if, &gen, NULL))
-		goto out;
-	ASSERT_EQ(gen, 1, "the good interface is unchanged");
-	free(out);
-	free(err);
-	out = err = NULL;
-
-	/* apply does not make rules live yet: refused before any change. */
-	unlink(path);
-	if (!write_file(path, sizeof(path),
-			"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n"
-			"    rules:\n      - name: r\n        proto: udp\n        deny: true\n",
-			ns.rx_if))
-		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 1, "rules");
-	ASSERT_CONTAINS(err,
-			"cannot apply rules to the kernel yet (use rule add); nothing was changed",
-			"the message says why");
-	if (!live(&ns, ns.rx_if, &gen, NULL))
-		goto out;
-	ASSERT_EQ(gen, 1, "unchanged by a file with rules");
-	free(out);
-	free(err);
-	out = err = NULL;
+		snprintf(second, sizeof(second), r->second, a);
+		unlink(path);
+		if (!write_file(path, sizeof(path),
+				"interfaces:\n  %s:\n    mode: skb\n    rate: 3000\n%s", ns.rx_if,
+				second))
+			goto out;
+		ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), r->rc, r->what);
+		if (r->msg) {
+			snprintf(want, sizeof(want), r->msg, path, a);
+			ASSERT_CONTAINS(err, want, r->what);
+		}
+		if (!live(&ns, ns.rx_if, &gen, NULL))
+			goto out;
+		ASSERT_EQ(gen, 1, r->what);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
 
 	/* The second interface left out: left alone, unless --prune. */
 	unlink(path);
