@@ -27,8 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.h"
-#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 
 #define RATE_PPS   20000ULL /* the limit in packets per second */
 #define BURST_PKTS 1000ULL /* b, in packets */

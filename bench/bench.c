@@ -36,8 +36,7 @@
 #include "maps.h"
 #include "config.h"
 #include "prog.h"
-#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 
 static void fill_eth(struct bench_frame *f, __u16 proto)
 {
@@ -126,6 +125,28 @@ int bench_config_next(struct rl_config *cfg, const char *const *args, const stru
 	if (ret)
 		fprintf(stderr, "rl-bench: %s\n", err);
 	return ret;
+}
+
+int bench_parse_args(const char *cmd, int argc, char **argv, const char **out, int *rounds,
+		     __u32 *reps, bool *quick, const char **only)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			*out = argv[++i];
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			*rounds = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+			*reps = (__u32)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--quick"))
+			*quick = true;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			*only = argv[++i];
+		else {
+			fprintf(stderr, "rl-bench %s: unknown option '%s'\n", cmd, argv[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u32 max6)

@@ -86,6 +86,13 @@ struct bpf_link *bench_attach(struct bpf_program *prog, int *err);
  * in *@kern (either may be NULL). 0 or -errno.
  */
 struct bench_ref;
+/*
+ * The options rl-bench micro and setassoc share: --out DIR, --rounds N,
+ * --reps N, --quick, --only LIST. Leaves what is not given as it was.
+ * 0, or -EINVAL with a message naming @cmd.
+ */
+int bench_parse_args(const char *cmd, int argc, char **argv, const char **out, int *rounds,
+		     __u32 *reps, bool *quick, const char **only);
 int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources);
 int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
 		     double *kern);

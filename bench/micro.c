@@ -56,8 +56,7 @@
 #include "config.h"
 #include "maps.h"
 #include "prog.h"
-#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 
 #define M1	   (1U << 20)
 #define M8	   (8U << 20)
@@ -1145,22 +1144,8 @@ int bench_micro(int argc, char **argv)
 	char path[512];
 	int err = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			m.out = argv[++i];
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			m.rounds = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			m.reps = (__u32)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--quick"))
-			m.quick = true;
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
-		else {
-			fprintf(stderr, "rl-bench micro: unknown option '%s'\n", argv[i]);
-			return 2;
-		}
-	}
+	if (bench_parse_args("micro", argc, argv, &m.out, &m.rounds, &m.reps, &m.quick, &only))
+		return 2;
 	if (!m.out || m.rounds < 1 || m.rounds > MAX_ROUNDS || !m.reps) {
 		fprintf(stderr, "rl-bench micro: needs --out DIR, 1-%d rounds, reps > 0\n",
 			MAX_ROUNDS);

@@ -859,22 +859,8 @@ int bench_setassoc(int argc, char **argv)
 	const char *only = NULL;
 	int err = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			m.out = argv[++i];
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			m.rounds = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			m.reps = (__u32)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--quick"))
-			m.quick = true;
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
-		else {
-			fprintf(stderr, "rl-bench setassoc: unknown option '%s'\n", argv[i]);
-			return 2;
-		}
-	}
+	if (bench_parse_args("setassoc", argc, argv, &m.out, &m.rounds, &m.reps, &m.quick, &only))
+		return 2;
 	if (m.quick) {
 		m.rounds = m.rounds > 3 ? 3 : m.rounds;
 		m.reps = m.reps > 200000 ? 200000 : m.reps;

@@ -28,8 +28,7 @@
 #include "source.h"
 #include "test.h"
 #include "trace.h"
-#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MSEC	      1000000ULL

@@ -10,8 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "prog.h"
-#include "rl_rules.h"
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 
 static bool fault(const char *what)
 {

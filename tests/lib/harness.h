@@ -12,8 +12,7 @@
 #include <linux/types.h>
 #include "config.h"
 #include "maps.h"
-#include "rl_rules.h" /* the skeleton's rodata holds struct rl_rules_cfg */
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 
 struct rl_prog {
 	struct xdp_ratelimit *mapskel; /* owns the maps */
