@@ -82,26 +82,12 @@ out:
 	return ok;
 }
 
-static bool cli_ok(struct rl_ns *ns, const char *what, const char *args)
-{
-	char *out = NULL, *err = NULL;
-	int rc = rl_ns_cli(ns, &out, &err, "%s", args);
-	bool ok = ASSERT_EQ(rc, 0, what);
-
-	if (!ok)
-		fprintf(stderr, "    xdp-ratelimit %s:\n%s%s", args, out ? out : "",
-			err ? err : "");
-	free(out);
-	free(err);
-	return ok;
-}
-
 static bool attach(struct rl_ns *ns, const char *policy)
 {
 	char args[512];
 
 	snprintf(args, sizeof(args), "attach %s %s", ns->rx_if, policy);
-	return cli_ok(ns, "attach", args);
+	return rl_ns_cli_ok(ns, "attach", args);
 }
 
 /* The live configuration reads the clock @clock. */
@@ -344,7 +330,7 @@ static int live_tick(struct rl_watch *w, void *arg)
 		return 0;
 	snprintf(args, sizeof(args), "set %s --rate %.0f", ls->ns->rx_if, ls->rates[ls->done + 1]);
 	t0 = rl_now();
-	if (!cli_ok(ls->ns, "set during the flood", args)) {
+	if (!rl_ns_cli_ok(ls->ns, "set during the flood", args)) {
 		ls->failed = true;
 		return 1;
 	}
@@ -626,7 +612,7 @@ TEST_FLAGS(e2e_prefix4_random_sources, RL_TEST_ROOT)
 	ASSERT_NEAR(st.passed, expected, "the /16 is limited as one");
 
 	snprintf(args, sizeof(args), "set %s --prefix4 32", ns.rx_if);
-	if (!cli_ok(&ns, "set --prefix4 32", args))
+	if (!rl_ns_cli_ok(&ns, "set --prefix4 32", args))
 		goto out;
 	/* The /16's bucket (which each /32 inherits) refills in burst / rate = 0.1 s. */
 	usleep(200000);
@@ -667,7 +653,7 @@ TEST_FLAGS(e2e_detach, RL_TEST_ROOT)
 	free(out);
 	out = NULL;
 	snprintf(args, sizeof(args), "detach %s", ns.rx_if);
-	if (!cli_ok(&ns, "detach", args))
+	if (!rl_ns_cli_ok(&ns, "detach", args))
 		goto out;
 	if (ASSERT_OK(rl_ns_rx_sh(&ns, &out, "ip link show dev %s", ns.rx_if), "ip link"))
 		ASSERT_TRUE(!strstr(out, "xdp"), "detached: ip link shows no XDP");

@@ -252,20 +252,6 @@ static int promtool(const char *body)
 	return rc;
 }
 
-static bool ns_cli_ok(struct rl_ns *ns, const char *what, const char *args)
-{
-	char *out = NULL, *err = NULL;
-	int rc = rl_ns_cli(ns, &out, &err, "%s", args);
-	bool ok = ASSERT_EQ(rc, 0, what);
-
-	if (!ok)
-		fprintf(stderr, "    xdp-ratelimit %s:\n%s%s", args, out ? out : "",
-			err ? err : "");
-	free(out);
-	free(err);
-	return ok;
-}
-
 /* "stats IFACE --json" of the receiving end. */
 static char *stats_json(struct rl_ns *ns)
 {
@@ -319,7 +305,7 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 		goto out;
 	ino = netns_ino(ns.rx);
 	snprintf(args, sizeof(args), "attach %s --rate 1000 --burst 100", ns.rx_if);
-	if (!ASSERT_TRUE(ino, "the namespace's inode") || !ns_cli_ok(&ns, "attach", args) ||
+	if (!ASSERT_TRUE(ino, "the namespace's inode") || !rl_ns_cli_ok(&ns, "attach", args) ||
 	    !ASSERT_OK(rl_flow_start(&ns, &f), "start the flow") ||
 	    !ASSERT_OK(rl_flow_wait(&f), "the flow ran"))
 		goto out;
@@ -356,7 +342,8 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 				   "ip link set " LATE_IF " up && ip link set " LATE_IF "p up"),
 		       "make a second interface"))
 		goto out;
-	if (!ns_cli_ok(&ns, "attach the second", "attach " LATE_IF " --rate 50 --action dry-run"))
+	if (!rl_ns_cli_ok(&ns, "attach the second",
+			  "attach " LATE_IF " --rate 50 --action dry-run"))
 		goto out;
 	late = true;
 	free(body);
@@ -365,7 +352,7 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 	if (ASSERT_EQ(http(e.port, "GET", "/metrics", NULL, &body), 200, "GET /metrics"))
 		ASSERT_EQ((unsigned long long)metric(body, s), 1, "the new interface appears");
 	/* ... and vanishes once detached, the first one still there. */
-	if (!ns_cli_ok(&ns, "detach the second", "detach " LATE_IF))
+	if (!rl_ns_cli_ok(&ns, "detach the second", "detach " LATE_IF))
 		goto out;
 	late = false;
 	free(body);
@@ -379,7 +366,7 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 	 * An interface deleted under its limiter leaves pins no program uses: an
 	 * orphan, counted as such and not shown as a limiter.
 	 */
-	if (!ns_cli_ok(&ns, "attach again", "attach " LATE_IF " --rate 50"))
+	if (!rl_ns_cli_ok(&ns, "attach again", "attach " LATE_IF " --rate 50"))
 		goto out;
 	late = true;
 	if (!ASSERT_OK(rl_ns_rx_sh(&ns, NULL, "ip link del " LATE_IF), "delete it"))
@@ -396,7 +383,7 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 	ASSERT_TRUE(body && !strstr(body, "iface=\"" LATE_IF "\""), "a deleted one is gone");
 	ASSERT_TRUE(metric(body, "xdp_ratelimit_orphaned_pins") >= 1, "its pins count as orphaned");
 	/* detach of a name that is gone removes its pins. */
-	if (ns_cli_ok(&ns, "remove the orphan", "detach " LATE_IF))
+	if (rl_ns_cli_ok(&ns, "remove the orphan", "detach " LATE_IF))
 		late = false;
 	ASSERT_EQ(server_stop(&e), 0, "SIGTERM stops the exporter with status 0");
 out:
@@ -638,7 +625,7 @@ TEST_FLAGS(exporter_prometheus, RL_TEST_ROOT)
 	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespaces"))
 		goto out;
 	snprintf(args, sizeof(args), "attach %s --rate 2000 --burst 2000", ns.rx_if);
-	if (!ns_cli_ok(&ns, "attach", args) || !exporter_start(&e))
+	if (!rl_ns_cli_ok(&ns, "attach", args) || !exporter_start(&e))
 		goto out;
 	snprintf(dir, sizeof(dir), "/tmp/rlt-%d-prom-XXXXXX", (int)getpid());
 	if (!ASSERT_TRUE(mkdtemp(dir), "a temporary directory")) {

@@ -310,6 +310,20 @@ int rl_ns_cli(struct rl_ns *ns, char **out, char **err, const char *fmt, ...)
 	return ret;
 }
 
+bool rl_ns_cli_ok(struct rl_ns *ns, const char *what, const char *args)
+{
+	char *out = NULL, *err = NULL;
+	int rc = rl_ns_cli(ns, &out, &err, "%s", args);
+	bool ok = ASSERT_EQ(rc, 0, what);
+
+	if (!ok)
+		fprintf(stderr, "    xdp-ratelimit %s:\n%s%s", args, out ? out : "",
+			err ? err : "");
+	free(out);
+	free(err);
+	return ok;
+}
+
 int rl_ns_rx_sh(struct rl_ns *ns, char **out, const char *fmt, ...)
 {
 	char *inner, *cmd;

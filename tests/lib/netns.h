@@ -81,6 +81,8 @@ void rl_ns_destroy(struct rl_ns *ns);
  */
 int rl_ns_cli(struct rl_ns *ns, char **out, char **err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* rl_ns_cli() with @args, asserted to exit 0 (as @what); on failure its output goes to stderr. */
+bool rl_ns_cli_ok(struct rl_ns *ns, const char *what, const char *args);
 /* The same in network namespace @netns (/run/netns/NAME), or in the host's if NULL. */
 int rl_cli_vin(const char *netns, char **out, char **err, const char *fmt, va_list ap)
 	__attribute__((format(printf, 4, 0)));
