@@ -23,7 +23,7 @@
 #include "xdp_attach.h"
 
 /* A limiter opened for a rule command: its interface, the lock, its maps, its rules. */
-struct rl_live {
+struct rule_target {
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	struct rl_config def;
@@ -33,7 +33,7 @@ struct rl_live {
 	bool pins_open, has_set;
 };
 
-static void live_close(struct rl_live *l)
+static void target_close(struct rule_target *l)
 {
 	if (l->has_set)
 		rl_ruleset_free(&l->set);
@@ -44,7 +44,7 @@ static void live_close(struct rl_live *l)
 }
 
 /* Open the limiter on @name and read its rules (with their prefixes if @set). */
-static int live_open(struct rl_live *l, const char *name, bool set, char *err, size_t errlen)
+static int target_read(struct rule_target *l, const char *name, bool set, char *err, size_t errlen)
 {
 	__u32 active;
 	int ret;
@@ -79,8 +79,21 @@ static int live_open(struct rl_live *l, const char *name, bool set, char *err, s
 	return ret;
 }
 
+/* target_read(), and on failure: the message printed, everything closed. */
+static int target_open(struct rule_target *l, const char *name, bool set)
+{
+	char err[RL_ERRLEN] = "";
+	int ret = target_read(l, name, set, err, sizeof(err));
+
+	if (ret) {
+		pr_err("%s", err);
+		target_close(l);
+	}
+	return ret;
+}
+
 /* Make l->set live (rl_rules_make_live()); l->cfg follows. */
-static int live_apply(struct rl_live *l, char *err, size_t errlen)
+static int target_apply(struct rule_target *l, char *err, size_t errlen)
 {
 	struct rl_rules_cfg cfg;
 	int ret;
@@ -91,11 +104,25 @@ static int live_apply(struct rl_live *l, char *err, size_t errlen)
 	return ret;
 }
 
+/* Make l->set live and close: 0, or 1 when nothing changed (@what names the command). */
+static int target_commit(struct rule_target *l, const char *what)
+{
+	char err[RL_ERRLEN] = "";
+	int ret = target_apply(l, err, sizeof(err));
+
+	if (ret < 0)
+		pr_err("%s: %s", what, err);
+	else if (ret)
+		pr_warn("%s: %s", what, err);
+	target_close(l);
+	return ret < 0;
+}
+
 static int rule_add(int argc, char **argv)
 {
 	const char *before = NULL;
 	char err[RL_ERRLEN] = "";
-	struct rl_live l;
+	struct rule_target l;
 	struct rl_rule r;
 	int ret;
 
@@ -109,69 +136,45 @@ static int rule_add(int argc, char **argv)
 		pr_err("rule add: %s", err);
 		return 2;
 	}
-	ret = live_open(&l, argv[2], true, err, sizeof(err));
-	if (ret) {
-		pr_err("%s", err);
+	if (target_open(&l, argv[2], true)) {
 		rl_rule_free(&r);
-		live_close(&l);
 		return 1;
 	}
 	ret = rl_ruleset_add(&l.set, &r, before, err, sizeof(err));
 	if (ret) {
 		pr_err("rule add: %s", err);
 		rl_rule_free(&r);
-		live_close(&l);
+		target_close(&l);
 		return 1;
 	}
-	ret = live_apply(&l, err, sizeof(err));
-	if (ret < 0)
-		pr_err("rule add: %s", err);
-	else if (ret)
-		pr_warn("rule add: %s", err);
-	live_close(&l);
-	return ret < 0;
+	return target_commit(&l, "rule add");
 }
 
 static int rule_del(const char *iface, const char *name)
 {
 	char err[RL_ERRLEN] = "";
-	struct rl_live l;
+	struct rule_target l;
 	int ret;
 
-	ret = live_open(&l, iface, true, err, sizeof(err));
-	if (ret) {
-		pr_err("%s", err);
-		live_close(&l);
+	if (target_open(&l, iface, true))
 		return 1;
-	}
 	ret = rl_ruleset_del(&l.set, name, err, sizeof(err));
 	if (ret) {
 		pr_err("rule del: %s", err);
-		live_close(&l);
+		target_close(&l);
 		return 1;
 	}
-	ret = live_apply(&l, err, sizeof(err));
-	if (ret < 0)
-		pr_err("rule del: %s", err);
-	else if (ret)
-		pr_warn("rule del: %s", err);
-	live_close(&l);
-	return ret < 0;
+	return target_commit(&l, "rule del");
 }
 
 static int rule_list(const char *iface, bool json)
 {
-	char err[RL_ERRLEN] = "", *buf = NULL;
+	char *buf = NULL;
 	struct rl_json w;
-	struct rl_live l;
-	int ret;
+	struct rule_target l;
 
-	ret = live_open(&l, iface, true, err, sizeof(err));
-	if (ret) {
-		pr_err("%s", err);
-		live_close(&l);
+	if (target_open(&l, iface, true))
 		return 1;
-	}
 	if (json) {
 		jw_init(&w, stdout);
 		jw_start_array(&w);
@@ -186,7 +189,7 @@ static int rule_list(const char *iface, bool json)
 			buf = malloc(need);
 			if (!buf) {
 				pr_err("rule list: out of memory");
-				live_close(&l);
+				target_close(&l);
 				return 1;
 			}
 			rl_rule_format(&l.set.rules[i], buf, need);
@@ -194,7 +197,7 @@ static int rule_list(const char *iface, bool json)
 			free(buf);
 		}
 	}
-	live_close(&l);
+	target_close(&l);
 	return 0;
 }
 
@@ -331,18 +334,13 @@ static int print_blocked(const struct rl_rstate_key *k, const struct rl_krule *r
 
 int cmd_blocked(const struct rl_args *a)
 {
-	char err[RL_ERRLEN] = "";
 	struct blocked_out o = {};
 	struct rl_json w;
-	struct rl_live l;
+	struct rule_target l;
 	int ret;
 
-	ret = live_open(&l, a->pos[0], false, err, sizeof(err));
-	if (ret) {
-		pr_err("%s", err);
-		live_close(&l);
+	if (target_open(&l, a->pos[0], false))
 		return 1;
-	}
 	if (a->json) {
 		o.w = &w;
 		jw_init(&w, stdout);
@@ -355,7 +353,7 @@ int cmd_blocked(const struct rl_args *a)
 	} else if (!o.n && !ret) {
 		printf("no source is blocked on %s\n", l.ifc.name);
 	}
-	live_close(&l);
+	target_close(&l);
 	if (ret) {
 		pr_err("blocked: %s", strerror(-ret));
 		return 1;
@@ -364,7 +362,7 @@ int cmd_blocked(const struct rl_args *a)
 }
 
 struct unblock_ctx {
-	const struct rl_live *l;
+	const struct rule_target *l;
 	struct rl_key addr;
 	unsigned long n;
 	int err;
@@ -392,8 +390,7 @@ static int unblock_one(const struct rl_rstate_key *k, const struct rl_krule *r, 
 int cmd_unblock(const struct rl_args *a)
 {
 	struct unblock_ctx u = {};
-	char err[RL_ERRLEN] = "";
-	struct rl_live l;
+	struct rule_target l;
 	int ret;
 
 	if (a->npos != 2) {
@@ -405,17 +402,13 @@ int cmd_unblock(const struct rl_args *a)
 		pr_err("unblock: '%s' is not an IPv4 or IPv6 address", a->pos[1]);
 		return 2;
 	}
-	ret = live_open(&l, a->pos[0], false, err, sizeof(err));
-	if (ret) {
-		pr_err("%s", err);
-		live_close(&l);
+	if (target_open(&l, a->pos[0], false))
 		return 1;
-	}
 	u.l = &l;
 	ret = blocked_walk(&l.pins, &l.cfg, l.def.clock, unblock_one, &u);
 	if (!ret)
 		ret = u.err;
-	live_close(&l);
+	target_close(&l);
 	if (ret) {
 		pr_err("unblock: %s", strerror(-ret));
 		return 1;
