@@ -91,7 +91,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 mkdir -p "$res"
-rm -f "$res"/*.png "$res"/*.md "$res"/*.tsv "$res"/*.dat
+# What this run writes, and nothing else: the set-associative study's results
+# (setassoc.md, from rl-bench setassoc) and other hand-run files stay.
+rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/*.tsv "$res"/*.dat
 
 if [ "$quick" = 1 ]; then
 	rounds=3 reps=200000 acc_s=2 e2e_runs=1 warm_s=1 meas_s=1 quickflag=--quick micro_runs=2
