@@ -81,7 +81,8 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 			   (r->pol.initial_set ? RL_GIVEN_INITIAL : 0) |
 			   (r->pol.prefix4_set ? RL_GIVEN_PREFIX4 : 0) |
 			   (r->pol.prefix6_set ? RL_GIVEN_PREFIX6 : 0) |
-			   (r->o.action_set ? RL_GIVEN_ACTION : 0);
+			   (r->o.action_set ? RL_GIVEN_ACTION : 0) |
+			   (r->o.fail_set ? RL_GIVEN_FAIL : 0);
 		if (r->action == RL_RULE_LIMIT) {
 			ret = rl_config_build(&k->cfg, &r->pol, &r->o, NULL, err, errlen);
 			if (ret)
@@ -504,6 +505,8 @@ int rl_rules_load(const struct rl_pins *pins, const struct rl_rules_cfg *cfg,
 		}
 		r.o.action = k->cfg.action;
 		r.o.action_set = k->given & RL_GIVEN_ACTION;
+		/* rl_config_policy() restored the value; whether it was given decides printing. */
+		r.o.fail_set = k->given & RL_GIVEN_FAIL;
 		ret = rl_rule_prepare(&r, err, errlen);
 		if (!ret)
 			ret = rl_ruleset_add(set, &r, NULL, err, errlen);
