@@ -16,11 +16,30 @@
 
 typedef unsigned __int128 u128;
 
+/*
+ * Can the per-source states of @o, a rule that stays under the same name,
+ * go on as @k's? Not if the rate state word is read with other parameters
+ * (another algorithm, rate or burst) or the sources are keyed by other
+ * prefixes: the rule then takes a new generation and its sources start
+ * afresh. Its counters stay (rl_rules_fill() keeps them by name).
+ */
+static bool states_carry(const struct rl_krule *o, const struct rl_krule *k)
+{
+	if (o->action != k->action)
+		return false;
+	if (k->action != RL_RULE_LIMIT)
+		return true;
+	return !memcmp(&o->cfg.params, &k->cfg.params, sizeof(k->cfg.params)) &&
+	       o->cfg.mask4 == k->cfg.mask4 &&
+	       !memcmp(o->cfg.mask6, k->cfg.mask6, sizeof(k->cfg.mask6));
+}
+
 int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *old,
 		     struct rl_rules_cfg *out, char *err, size_t errlen)
 {
 	__u64 used = 0;
 	size_t n = set->n ? set->n - 1 : 0;
+	int was[RL_RULE_SLOTS]; /* the index in @old of a rule that stays, or -1 */
 	int ret;
 
 	if (n > RL_RULE_SLOTS) {
@@ -37,11 +56,13 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 		struct rl_krule *k = &out->r[i];
 
 		k->slot = 0xff;
+		was[i] = -1;
 		for (__u32 j = 0; j < old->n; j++) {
 			if (!strcmp(old->r[j].name, set->rules[i].name)) {
 				k->slot = old->r[j].slot;
 				k->gen = old->r[j].gen;
 				used |= 1ULL << k->slot;
+				was[i] = j;
 				break;
 			}
 		}
@@ -91,6 +112,8 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 		} else {
 			k->cfg.action = r->o.action;
 		}
+		if (was[i] >= 0 && !states_carry(&old->r[was[i]], k))
+			k->gen = ++out->slot_gen[k->slot];
 	}
 	return 0;
 }
@@ -311,8 +334,9 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 	for (__u32 i = 0; i < cfg->n; i++) {
 		__u32 slot = cfg->r[i].slot, kept = 0;
 
+		/* By name: a rule that stays keeps its counters, even with new states. */
 		for (__u32 j = 0; j < old->n; j++)
-			kept |= old->r[j].slot == slot && old->r[j].gen == cfg->r[i].gen;
+			kept |= old->r[j].slot == slot && !strcmp(old->r[j].name, cfg->r[i].name);
 		if (!kept && bpf_map_update_elem(pins->rcnt, &slot, zero, BPF_ANY)) {
 			ret = -errno;
 			snprintf(err, errlen, "couldn't reset the counters of rule %s: %s",

@@ -23,14 +23,16 @@
  * @old (all zeros when there are no rules yet): a rule whose name is in @old
  * keeps its slot and generation (so its sources' states), a new one takes a
  * free slot with that slot's next generation; @out uses the other pair of
- * tries. -EINVAL, with a message.
+ * tries. A rule that stays but whose states would mean something else (its
+ * action, rate parameters or prefixes changed) takes its slot's next
+ * generation: its sources start afresh. -EINVAL, with a message.
  */
 int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *old,
 		     struct rl_rules_cfg *out, char *err, size_t errlen);
 /*
  * Write the prefixes of @set into the tries of @cfg->pair (emptied first) and
- * zero the counters of the slots @old did not use. The live program reads
- * neither. @elapsed_ns (optional): the time the tries took.
+ * zero the counters of the slots of rules @old did not have (by name). The
+ * live program reads neither. @elapsed_ns (optional): the time the tries took.
  */
 int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 		  const struct rl_rules_cfg *cfg, const struct rl_rules_cfg *old, __u64 *elapsed_ns,
