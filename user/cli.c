@@ -40,13 +40,13 @@ const struct rl_cmd rl_cmds[] = {
 	  "and limiter options and their rules, keyed by the options' long names (see "
 	  "CONFIGURATION FILE in " RL_PROG "(8)). An interface without the limiter is attached; "
 	  "one with another policy gets it live, as with set (no detach, no state lost); one "
-	  "that matches already is left alone, so applying the same file twice changes nothing. "
-	  "Interfaces attached but not in FILE are left alone unless --prune.\n"
+	  "with other rules gets its file's rules live, as rule add and del would (rules that "
+	  "stay keep their states and counters, the policy its generation); one that matches "
+	  "already is left alone, so applying the same file twice changes nothing. Interfaces "
+	  "attached but not in FILE are left alone unless --prune.\n"
 	  "A file with any error changes nothing on any interface; errors name FILE:LINE and "
 	  "the key. Attach options (mode, max-sources, max-sources6) cannot change on a live "
-	  "limiter: a file that changes them is refused (detach first). Rules are checked, but "
-	  "this build cannot apply them to the kernel yet: a file with rules is refused, "
-	  "unchanged, except by --check and --diff.\n"
+	  "limiter: a file that changes them is refused (detach first).\n"
 	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
 	  "invalid file or options.\n" },
 	{ "status", cmd_status, IFACE_CMD(0), 0, 1, "[IFACE]",
