@@ -11,6 +11,7 @@
 #include "config.h"
 #include "log.h"
 #include "prog.h"
+#include "rl_block.h"
 #include "rulemaps.h"
 #include "xdp_attach.h"
 
@@ -595,6 +596,31 @@ int rl_rules_sources(const struct rl_pins *pins, __u32 slot, __u32 gen, __u64 *n
 		k = next;
 		prev = &k;
 		*n += k.slot == slot && k.gen == gen;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int rl_rules_tally(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u64 now,
+		   __u64 *sources, __u64 *blocked)
+{
+	struct rl_rstate_key k, next;
+	struct rl_block_state st;
+	void *prev = NULL;
+
+	memset(sources, 0, RL_RULE_SLOTS * sizeof(*sources));
+	memset(blocked, 0, RL_RULE_SLOTS * sizeof(*blocked));
+	while (!bpf_map_get_next_key(pins->rstate, prev, &next)) {
+		k = next;
+		prev = &k;
+		for (__u32 i = 0; i < cfg->n && i < RL_RULE_SLOTS; i++) {
+			if (cfg->r[i].slot != k.slot || cfg->r[i].gen != k.gen)
+				continue;
+			sources[i]++;
+			/* Gone since the key was read (the LRU): not blocked any more either. */
+			if (!bpf_map_lookup_elem(pins->rstate, &k, &st) && st.until > now)
+				blocked[i]++;
+			break;
+		}
 	}
 	return errno == ENOENT ? 0 : -errno;
 }

@@ -68,5 +68,14 @@ int rl_rules_load(const struct rl_pins *pins, const struct rl_rules_cfg *cfg,
 int rl_rules_counters(const struct rl_pins *pins, __u32 slot, struct rl_rule_counters *sum);
 /* Sources tracked by the rule in @slot with generation @gen (a walk of rl_rstate). */
 int rl_rules_sources(const struct rl_pins *pins, __u32 slot, __u32 gen, __u64 *n);
+/*
+ * For every rule of @cfg at once (one walk of rl_rstate, where
+ * rl_rules_sources() walks it per rule): @sources[i], the sources the rule
+ * cfg->r[i] tracks, and @blocked[i], those of them blocked at @now (on the
+ * packet clock: CLOCK_MONOTONIC, or its _COARSE for --clock coarse). The
+ * arrays hold RL_RULE_SLOTS each. 0 or -errno.
+ */
+int rl_rules_tally(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u64 now,
+		   __u64 *sources, __u64 *blocked);
 
 #endif /* RL_RULEMAPS_H */
