@@ -1357,9 +1357,10 @@ static int phase_sampling(struct micro *m)
 			"caught up is woken by every sample (bpf_ringbuf_submit() without flags); "
 			"a paused one is woken by the first only.\n",
 			(med[S_ALL] - med[S_CHECK]) * 100, (med[S_NOWAKE] - med[S_CHECK]) * 100);
-		note(m, "sampling: 1 in 100 against off, per drop: %+.2f ns capped, %+.2f ns "
-			"uncapped, %+.2f ns the reader paused, %+.2f ns the countdown alone "
-			"(%.2f ns off); the reader got %llu samples",
+		note(m,
+		     "sampling: 1 in 100 against off, per drop: %+.2f ns capped, %+.2f ns "
+		     "uncapped, %+.2f ns the reader paused, %+.2f ns the countdown alone "
+		     "(%.2f ns off); the reader got %llu samples",
 		     med[S_CAPPED] - med[S_OFF], med[S_ALL] - med[S_OFF],
 		     med[S_NOWAKE] - med[S_OFF], med[S_CHECK] - med[S_OFF], med[S_OFF],
 		     (unsigned long long)rd.samples);

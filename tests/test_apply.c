@@ -193,14 +193,16 @@ TEST(apply_rules_diff)
 	struct rl_apply_rule_change *c = NULL;
 	size_t n = 0;
 
-	if (!write_file(p1, sizeof(p1),
-			"%s      - name: x\n        deny: true\n      - name: y\n        allow: true\n"
-			"      - name: z\n        proto: udp\n        rate: 5\n",
-			head) ||
-	    !write_file(p2, sizeof(p2),
-			"%s      - name: y\n        allow: true\n      - name: x\n        deny: true\n"
-			"      - name: w\n        proto: tcp\n        deny: true\n",
-			head))
+	if (!write_file(
+		    p1, sizeof(p1),
+		    "%s      - name: x\n        deny: true\n      - name: y\n        allow: true\n"
+		    "      - name: z\n        proto: udp\n        rate: 5\n",
+		    head) ||
+	    !write_file(
+		    p2, sizeof(p2),
+		    "%s      - name: y\n        allow: true\n      - name: x\n        deny: true\n"
+		    "      - name: w\n        proto: tcp\n        deny: true\n",
+		    head))
 		goto out;
 	if (!ASSERT_OK(rl_apply_load(&a, p1, err, sizeof(err)), err) ||
 	    !ASSERT_OK(rl_apply_load(&b, p2, err, sizeof(err)), err))
@@ -593,10 +595,10 @@ static bool rules_seen(struct rl_ns *ns, struct rules_seen *s)
 	return ok;
 }
 
-#define RULES_FILE                                                                                 \
-	"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n    burst: 100\n    rules:\n"         \
-	"      - name: deny-other\n        src: %s\n        deny: true\n"                          \
-	"      - name: lim\n        src: 198.18.0.0/24\n        proto: udp\n"                      \
+#define RULES_FILE                                                                        \
+	"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n    burst: 100\n    rules:\n" \
+	"      - name: deny-other\n        src: %s\n        deny: true\n"                 \
+	"      - name: lim\n        src: 198.18.0.0/24\n        proto: udp\n"             \
 	"        rate: %s\n        burst: 1000\n        on-insert-fail: drop\n"
 
 /*
@@ -677,10 +679,11 @@ TEST_FLAGS(apply_rules, RL_TEST_ROOT)
 	free(out);
 	out = NULL;
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 0, "--diff --json");
-	ASSERT_CONTAINS(out,
-			"\"rule_changes\":[{\"op\":\"change\",\"old\":\"deny-other --src "
-			"198.18.1.0/24 --deny\",\"new\":\"deny-other --src 198.18.2.0/24 --deny\"}]",
-			"--diff --json: the change");
+	ASSERT_CONTAINS(
+		out,
+		"\"rule_changes\":[{\"op\":\"change\",\"old\":\"deny-other --src "
+		"198.18.1.0/24 --deny\",\"new\":\"deny-other --src 198.18.2.0/24 --deny\"}]",
+		"--diff --json: the change");
 	free(out);
 	out = NULL;
 	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply the change") ||

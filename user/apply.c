@@ -893,8 +893,7 @@ static int run_rules(struct rl_apply_step *s, char *err, size_t errlen)
 			 strerror(-ret));
 		goto out;
 	}
-	ret = rl_rules_make_live(&s->ifc, &pins, &def, old, &s->want->rules, out, why,
-				 sizeof(why));
+	ret = rl_rules_make_live(&s->ifc, &pins, &def, old, &s->want->rules, out, why, sizeof(why));
 	if (ret < 0) {
 		snprintf(err, errlen, "%s: rules: %s", s->ifc.name, why);
 	} else if (ret > 0) {

@@ -281,8 +281,7 @@ static unsigned long long rule_value(const struct ruledata *r, size_t off)
 }
 
 /* "xdp_ratelimit_NAME{iface=...,netns=...,rule="..."": the caller adds the rest. */
-static void rule_sample(FILE *f, const char *name, const struct ifdata *d,
-			const struct ruledata *r)
+static void rule_sample(FILE *f, const char *name, const struct ifdata *d, const struct ruledata *r)
 {
 	sample(f, name, d);
 	fputs(",rule=\"", f);
