@@ -376,7 +376,15 @@ static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 		else if (proto == bpf_htons(ETH_P_IPV6))
 			parse_ipv6(&c, &e->src, &bad, &nd);
 	}
-	bpf_ringbuf_submit(e, 0);
+	/*
+	 * No wakeup: waking the reader costs microseconds per sample (most of
+	 * the cost of sampling), and it polls every 100 ms anyway. Half a ring
+	 * is over a quarter of a second at the highest cap: then wake it.
+	 */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&rl_events, BPF_RB_AVAIL_DATA) >
+					      (RL_EV_RING_BYTES >> 1) ?
+				      BPF_RB_FORCE_WAKEUP :
+				      BPF_RB_NO_WAKEUP);
 	pc->sent++;
 	return 1;
 }
