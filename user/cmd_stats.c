@@ -51,6 +51,7 @@ static const struct {
 	FIELD(cas_retries),
 	FIELD(cas_exhausted),
 	FIELD(nd),
+	FIELD(sync_lost),
 };
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 

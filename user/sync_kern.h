@@ -77,4 +77,20 @@ int rl_sync_status_write(struct rl_sync_kern *k, const struct rl_sync_status *st
 /* For stats/exporter: from the pins, without an rl_sync_kern. -ENOENT: no agent ever ran. */
 int rl_sync_status_read(const struct rl_pins *pins, struct rl_sync_status *st);
 
+/* Beyond the contract (sync-kern's additions): */
+/* Is the agent that wrote @st still running (its pid exists)? */
+bool rl_sync_agent_alive(const struct rl_sync_status *st);
+/*
+ * Turn counting on or off on a limiter opened with rl_sync_kern_open(): the live configuration
+ * with rl_config.sync_count changed, swapped in like set, same generation, every state kept.
+ */
+int rl_sync_counting(struct rl_sync_kern *k, bool on, char *err, size_t errlen);
+/*
+ * Tests and bench: drain, charge and status on maps that are not attached (BPF_PROG_TEST_RUN);
+ * @clock_fd: the test clock's rl_clock map, or -1. Counting is what the program loaded on @pins
+ * compiles in; the fds stay the caller's.
+ */
+int rl_sync_kern_from_pins(const struct rl_pins *pins, int clock_fd, struct rl_sync_kern **out,
+			   char *err, size_t errlen);
+
 #endif /* RL_SYNC_KERN_H */
