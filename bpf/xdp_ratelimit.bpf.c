@@ -628,8 +628,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
  * sources without state are skipped: nothing to charge.
  */
 struct charge_loop {
-	struct rl_sync_args *args;
 	__u64 now;
+	/* Counted here, written to the ctx at the end: the verifier refuses a ctx pointer kept. */
+	__u32 charged, lost;
 };
 
 static long charge_one(__u64 i, void *data)
@@ -659,26 +660,26 @@ static long charge_one(__u64 i, void *data)
 		old = *(volatile __u64 *)st;
 		if (!rl_charge(&rl_cfg.params, old, lc->now, e->units, &next) ||
 		    __sync_val_compare_and_swap(st, old, next) == old) {
-			lc->args->charged++;
+			lc->charged++;
 			return 0;
 		}
 	}
-	lc->args->lost++;
+	lc->lost++;
 	return 0;
 }
 
 SEC("syscall")
 int rl_charge_prog(struct rl_sync_args *args)
 {
-	struct charge_loop lc = { .args = args };
+	struct charge_loop lc = {};
 	__u32 n = args->n;
 
-	args->charged = 0;
-	args->lost = 0;
 	if (n > RL_SYNC_BATCH)
 		return -22; /* EINVAL */
 	lc.now = rl_now();
 	bpf_loop(n, charge_one, &lc, 0);
+	args->charged = lc.charged;
+	args->lost = lc.lost;
 	return 0;
 }
 

@@ -382,8 +382,8 @@ int rl_sync_charge(struct rl_sync_kern *k, const struct rl_sync_src *in, size_t 
 		idx[i] = i;
 	while (done < n) {
 		struct rl_sync_args args = {};
-		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args),
-			    .ctx_out = &args, .ctx_size_out = sizeof(args));
+		/* A syscall program's ctx is written back to ctx_in (ctx_out is refused). */
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
 		__u32 m = n - done > RL_SYNC_BATCH ? RL_SYNC_BATCH : (__u32)(n - done);
 
 		if (bpf_map_update_batch(k->batch_fd, idx, in + done, &m, NULL))
