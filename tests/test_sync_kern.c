@@ -21,6 +21,7 @@
 #include <linux/bpf.h>
 #include "frames.h"
 #include "harness.h"
+#include "metrics.h"
 #include "netns.h"
 #include "pins.h"
 #include "rl_sync.h"
@@ -647,6 +648,9 @@ TEST_FLAGS(sync_status_round_trip, RL_TEST_ROOT)
 	ASSERT_TRUE(rl_sync_agent_alive(&got), "our pid is alive");
 	got.pid = 0x7ffffff0; /* beyond pid_max */
 	ASSERT_TRUE(!rl_sync_agent_alive(&got), "a gone pid is not");
+	ASSERT_STREQ(rl_sync_state_name(&got), "not-running", "stats says not running");
+	got.state = RL_SYNC_OFF;
+	ASSERT_STREQ(rl_sync_state_name(&got), "off", "stopped cleanly: off");
 	rl_sync_kern_close(k, false);
 	rl_prog_close(&p);
 }
@@ -704,6 +708,22 @@ static int toggle_child(const char *netns, const char *ifname)
 		return 15;
 	if (w1.n != w0.n || memcmp(w0.k, w1.k, sizeof(w0.k)) || memcmp(w0.v, w1.v, sizeof(w0.v)))
 		return 16;
+	/* A status as the agent (our parent, alive) would write it, for stats and the exporter. */
+	{
+		struct rl_sync_status st = { .state = RL_SYNC_CONNECTED,
+					     .pid = (__u32)getppid(),
+					     .interval_ns = 100000000,
+					     .lag_ns = 1500000,
+					     .sources_active = 12,
+					     .sources_shared = 5,
+					     .nodes = 3,
+					     .errors_total = 2 };
+
+		strcpy(st.group, "g1");
+		strcpy(st.node, "n\"1");
+		if (rl_sync_status_write(k, &st))
+			return 21;
+	}
 	rl_sync_kern_close(k, true);
 	id2 = rl_attached_prog_id(&ifc);
 	if (rl_config_read(&pins, &c2, &active) || rl_state_walk(&pins, walk_fn, &w2))
@@ -724,6 +744,7 @@ TEST_FLAGS(sync_counting_toggle_keeps_states, RL_TEST_ROOT)
 	struct rl_flow fl = { .src = "198.18.3.0", .rand_bytes = 1, .count = 500, .gap = "20us" };
 	char *out = NULL, args[128];
 	struct rl_ns ns;
+	size_t len;
 	pid_t pid;
 	int st = -1;
 
@@ -741,6 +762,28 @@ TEST_FLAGS(sync_counting_toggle_keeps_states, RL_TEST_ROOT)
 	if (ASSERT_TRUE(pid > 0, "fork") && waitpid(pid, &st, 0) == pid)
 		ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 100, 0,
 			  "counting on and off: same generation, same states, program replaced");
+	/* stats and the exporter show the status the child wrote. */
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s --json", ns.rx_if), 0, "stats --json")) {
+		ASSERT_CONTAINS(out, "\"state\":\"connected\"", "stats: state");
+		ASSERT_CONTAINS(out, "\"nodes\":3", "stats: nodes");
+		ASSERT_CONTAINS(out, "\"sources_shared\":5", "stats: shared");
+	}
+	free(out);
+	out = NULL;
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s", ns.rx_if), 0, "stats"))
+		ASSERT_CONTAINS(out, "connected (pid", "stats text: state");
+	free(out);
+	out = NULL;
+	if (ASSERT_OK(rl_metrics_render(&out, &len), "exporter")) {
+		snprintf(args, sizeof(args), "xdp_ratelimit_sync_nodes{iface=\"%s\"", ns.rx_if);
+		ASSERT_CONTAINS(out, args, "exporter: sync_nodes");
+		snprintf(args, sizeof(args), "xdp_ratelimit_sync_up{iface=\"%s\"", ns.rx_if);
+		ASSERT_CONTAINS(out, args, "exporter: sync_up");
+		ASSERT_CONTAINS(out, "node=\"n\\\"1\"", "exporter: node label escaped");
+	}
+	free(out);
+	out = NULL;
+	/* set while an agent's status is there: still works, counting stays as it was (off). */
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "set %s --rate 200", ns.rx_if), 0, "set after");
 out:
 	free(out);

@@ -509,3 +509,13 @@ bool rl_sync_agent_alive(const struct rl_sync_status *st)
 {
 	return st->pid && (kill((pid_t)st->pid, 0) == 0 || errno == EPERM);
 }
+
+const char *rl_sync_state_name(const struct rl_sync_status *st)
+{
+	static const char *const names[] = { "off", "connected", "fallback-local",
+					     "fallback-share" };
+
+	if (st->state != RL_SYNC_OFF && !rl_sync_agent_alive(st))
+		return "not-running";
+	return st->state < sizeof(names) / sizeof(names[0]) ? names[st->state] : "unknown";
+}

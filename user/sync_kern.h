@@ -80,6 +80,8 @@ int rl_sync_status_read(const struct rl_pins *pins, struct rl_sync_status *st);
 /* Beyond the contract (sync-kern's additions): */
 /* Is the agent that wrote @st still running (its pid exists)? */
 bool rl_sync_agent_alive(const struct rl_sync_status *st);
+/* "off", "connected", "fallback-local", "fallback-share"; "not-running" if its agent is gone. */
+const char *rl_sync_state_name(const struct rl_sync_status *st);
 /*
  * Turn counting on or off on a limiter opened with rl_sync_kern_open(): the live configuration
  * with rl_config.sync_count changed, swapped in like set, same generation, every state kept.
