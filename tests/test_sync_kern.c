@@ -675,6 +675,45 @@ static int walk_fn(const struct rl_state_key *k, __u64 state, __u64 read_ns, voi
 	return 0;
 }
 
+static int enter(const char *netns)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", netns);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || setns(fd, CLONE_NEWNET))
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* After a set by the CLI: counting still on, under the new generation; then off. */
+static int after_set_child(const char *netns, const char *ifname, __u32 gen_before)
+{
+	struct rl_sync_kern *k;
+	struct rl_config c, c2;
+	struct rl_iface ifc;
+	struct rl_pins pins;
+	char err[RL_ERRLEN];
+	__u32 active;
+
+	if (enter(netns) || rl_iface_get(ifname, &ifc, err, sizeof(err)) ||
+	    rl_pins_open(&ifc, &pins, err, sizeof(err)))
+		return 30;
+	if (rl_config_read(&pins, &c, &active))
+		return 31;
+	if (!c.sync_count || c.gen == gen_before)
+		return 32;
+	if (rl_sync_kern_open(ifname, &k, err, sizeof(err)))
+		return 33;
+	rl_sync_kern_close(k, true);
+	if (rl_config_read(&pins, &c2, &active) || c2.sync_count || c2.gen != c.gen)
+		return 34;
+	rl_pins_close(&pins);
+	return 0;
+}
+
 /* In a child that entered the receiving namespace: 0 if every check held, else the step. */
 static int toggle_child(const char *netns, const char *ifname)
 {
@@ -683,13 +722,10 @@ static int toggle_child(const char *netns, const char *ifname)
 	struct rl_sync_kern *k;
 	struct rl_iface ifc;
 	struct rl_pins pins;
-	char err[RL_ERRLEN], path[128];
+	char err[RL_ERRLEN];
 	__u32 active, id0, id1, id2;
-	int fd;
 
-	snprintf(path, sizeof(path), "/run/netns/%s", netns);
-	fd = open(path, O_RDONLY);
-	if (fd < 0 || setns(fd, CLONE_NEWNET))
+	if (enter(netns))
 		return 10;
 	if (rl_iface_get(ifname, &ifc, err, sizeof(err)) ||
 	    rl_pins_open(&ifc, &pins, err, sizeof(err)))
@@ -732,6 +768,12 @@ static int toggle_child(const char *netns, const char *ifname)
 		return 18;
 	if (w2.n != w0.n || memcmp(w0.k, w2.k, sizeof(w0.k)) || memcmp(w0.v, w2.v, sizeof(w0.v)))
 		return 19;
+	/* Counting on again, left on (as by an agent that runs on) for set_keeps_counting. */
+	if (rl_sync_kern_open(ifname, &k, err, sizeof(err)))
+		return 22;
+	rl_sync_kern_close(k, false);
+	if (rl_config_read(&pins, &c1, &active) || !c1.sync_count || c1.gen != c0.gen)
+		return 23;
 	/* No limiter on the sending side's interface: a clear refusal. */
 	if (rl_sync_kern_open("lo", &k, err, sizeof(err)) != -ENOENT || !strstr(err, "not attached"))
 		return 20;
@@ -783,8 +825,14 @@ TEST_FLAGS(sync_counting_toggle_keeps_states, RL_TEST_ROOT)
 	}
 	free(out);
 	out = NULL;
-	/* set while an agent's status is there: still works, counting stays as it was (off). */
-	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "set %s --rate 200", ns.rx_if), 0, "set after");
+	/* set while counting is on (the child left it on) keeps it on, under a new generation. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "set %s --rate 200", ns.rx_if), 0, "set");
+	pid = fork();
+	if (pid == 0)
+		_exit(after_set_child(ns.rx, ns.rx_if, 1));
+	if (ASSERT_TRUE(pid > 0, "fork") && waitpid(pid, &st, 0) == pid)
+		ASSERT_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 100, 0,
+			  "set keeps counting on; counting off after it");
 out:
 	free(out);
 	rl_ns_destroy(&ns);
