@@ -128,7 +128,7 @@ for run in $(seq 1 "$micro_runs"); do
 	ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only matrix \
 		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
 done
-ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only sets,scale,memory \
+ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only sets,scale,memory,sync \
 	--out "$tmp/micro" --rounds "$rounds" --reps "$reps" $quickflag
 {
 	printf '# run\t'
@@ -139,6 +139,7 @@ ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only sets,s
 	grep -v '^#' "$tmp/micro/micro-raw.tsv" | sed 's/^/-\t/'
 } > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
+cp "$tmp/micro/sync.dat" "$res/sync.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
 matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
 for part in summary spread mul; do

@@ -209,8 +209,7 @@ const volatile __u64 rl_sync_zero = 0;
  * caller keeps one value fewer across the call: the main program's stack
  * has no room for another spill (slow_path() and its subprograms).
  */
-static __noinline int sync_count(struct rl_kcounters *cnt, void *outer, const void *key,
-				 __u64 cost)
+static __noinline int sync_count(struct rl_kcounters *cnt, void *outer, const void *key, __u64 cost)
 {
 	__u64 *u;
 	void *m;
@@ -234,8 +233,8 @@ static __noinline int sync_count(struct rl_kcounters *cnt, void *outer, const vo
 }
 
 /* @ret, after counting a pass when sync counting is compiled in. */
-static __always_inline int counted(int ret, struct rl_kcounters *cnt, void *outer,
-				   const void *key, __u64 cost)
+static __always_inline int counted(int ret, struct rl_kcounters *cnt, void *outer, const void *key,
+				   __u64 cost)
 {
 	if (rl_cfg.sync_count && ret == 1)
 		return sync_count(cnt, outer, key, cost);

@@ -316,8 +316,7 @@ RL_INLINE __u64 rl_initial_state(const struct rl_params *p, __u64 now)
  * window id). Returns 1 with the state to store in *next, 0 when there is
  * nothing to change (no units, or already saturated).
  */
-RL_INLINE int rl_charge(const struct rl_params *p, __u64 state, __u64 now, __u64 units,
-			__u64 *next)
+RL_INLINE int rl_charge(const struct rl_params *p, __u64 state, __u64 now, __u64 units, __u64 *next)
 {
 	__u64 vt, ahead, cap, hi, lo, e, k, prev, cur, max;
 

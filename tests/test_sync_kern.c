@@ -30,10 +30,10 @@
 #include "test.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define NSEC   1000000000ULL
-#define MSEC   1000000ULL
-#define T0     (1000 * NSEC)
-#define MAXSRC 4096
+#define NSEC	      1000000000ULL
+#define MSEC	      1000000ULL
+#define T0	      (1000 * NSEC)
+#define MAXSRC	      4096
 
 typedef unsigned __int128 u128;
 
@@ -52,7 +52,8 @@ static __u64 ref_charge(const struct rl_params *p, __u64 state, __u64 now, __u64
 		return vt + (want > cap ? cap : (__u64)want);
 	} else {
 		__u64 k = now / p->window_ns, bits = p->cnt_bits, max = (1ULL << bits) - 1;
-		__u64 id = k & p->id_mask, shift = p->algo == RL_ALGO_FIXED_WINDOW ? bits : 2 * bits;
+		__u64 id = k & p->id_mask,
+		      shift = p->algo == RL_ALGO_FIXED_WINDOW ? bits : 2 * bits;
 		__u64 sid = state >> shift, prev = 0, cur = 0;
 		u128 sum;
 
@@ -105,8 +106,8 @@ TEST(sync_charge_vs_reference)
 
 			/* Some passes first, so that states are partly used, full or over. */
 			for (int j = random() % 40; j > 0; j--)
-				rl_step(p, st, now - (__u64)(random() % (int)MSEC), 1 + random() % 3,
-					&st) ?: 0;
+				rl_step(p, st, now - (__u64)(random() % (int)MSEC), 1 + random() % 3, &st) ?:
+					0;
 			switch (random() % 4) {
 			case 0:
 				units = 0;
@@ -124,7 +125,8 @@ TEST(sync_charge_vs_reference)
 			if (!rl_charge(p, st, now, units, &next))
 				next = st;
 			if (next != exp && bad++ < 5)
-				fprintf(stderr, "    policy %zu: state %llx now %llu units %llu: %llx, expected %llx\n",
+				fprintf(stderr,
+					"    policy %zu: state %llx now %llu units %llu: %llx, expected %llx\n",
 					i, (unsigned long long)st, (unsigned long long)now,
 					(unsigned long long)units, (unsigned long long)next,
 					(unsigned long long)exp);
@@ -589,8 +591,8 @@ TEST_FLAGS(sync_charge_batches, RL_TEST_ROOT)
 
 TEST_FLAGS(sync_src_text_and_policy, RL_TEST_ROOT)
 {
-	static const char *const pol[] = { "--rate", "10", "--prefix4", "24", "--prefix6", "48",
-					   NULL };
+	static const char *const pol[] = { "--rate",	"10", "--prefix4", "24",
+					   "--prefix6", "48", NULL };
 	struct rl_state_key key;
 	struct rl_sync_kern *k;
 	struct rl_config cfg;
@@ -775,7 +777,8 @@ static int toggle_child(const char *netns, const char *ifname)
 	if (rl_config_read(&pins, &c1, &active) || !c1.sync_count || c1.gen != c0.gen)
 		return 23;
 	/* No limiter on the sending side's interface: a clear refusal. */
-	if (rl_sync_kern_open("lo", &k, err, sizeof(err)) != -ENOENT || !strstr(err, "not attached"))
+	if (rl_sync_kern_open("lo", &k, err, sizeof(err)) != -ENOENT ||
+	    !strstr(err, "not attached"))
 		return 20;
 	rl_pins_close(&pins);
 	return 0;

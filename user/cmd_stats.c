@@ -158,7 +158,8 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if (st.last_sync_ns)
-		age = ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)st.last_sync_ns) / 1e9;
+		age = ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)st.last_sync_ns) /
+		      1e9;
 	if (w) {
 		jw_name(w, "sync");
 		jw_start_object(w);
@@ -191,7 +192,8 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 	printf("    %-16s %s (pid %u, group %s, node %s, every %.3f s)\n", "state",
 	       rl_sync_state_name(&st), st.pid, st.group, st.node, (double)st.interval_ns / 1e9);
 	if (age >= 0)
-		printf("    %-16s %.3f s ago, lag %.3f ms\n", "last sync", age, (double)st.lag_ns / 1e6);
+		printf("    %-16s %.3f s ago, lag %.3f ms\n", "last sync", age,
+		       (double)st.lag_ns / 1e6);
 	else
 		printf("    %-16s never\n", "last sync");
 	printf("    %-16s %llu active, %llu shared, %llu nodes\n", "sources",

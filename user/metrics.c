@@ -241,15 +241,14 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 /* The sync agent's status (user/sync_kern.h), for limiters where an agent ever ran. */
 static void print_sync(FILE *f, const struct ifdata *d, int n)
 {
-#define SYNC_U64(name, type, help, field)                                           \
-	do {                                                                        \
-		family(f, name, type, help);                                        \
-		for (int i = 0; i < n; i++)                                         \
-			if (d[i].has_sync) {                                        \
-				sample(f, name, &d[i]);                             \
-				fprintf(f, "} %llu\n",                              \
-					(unsigned long long)d[i].sync.field);       \
-			}                                                           \
+#define SYNC_U64(name, type, help, field)                                                    \
+	do {                                                                                 \
+		family(f, name, type, help);                                                 \
+		for (int i = 0; i < n; i++)                                                  \
+			if (d[i].has_sync) {                                                 \
+				sample(f, name, &d[i]);                                      \
+				fprintf(f, "} %llu\n", (unsigned long long)d[i].sync.field); \
+			}                                                                    \
 	} while (0)
 	family(f, "sync_up", "gauge",
 	       "1 if the fleet sync agent runs and syncs with Redis, 0 otherwise.");
@@ -283,8 +282,8 @@ static void print_sync(FILE *f, const struct ifdata *d, int n)
 			sample(f, "sync_lag_seconds", &d[i]);
 			fprintf(f, "} %.6f\n", (double)d[i].sync.lag_ns / 1e9);
 		}
-	SYNC_U64("sync_sources_active", "gauge", "Sources that passed traffic in the last interval.",
-		 sources_active);
+	SYNC_U64("sync_sources_active", "gauge",
+		 "Sources that passed traffic in the last interval.", sources_active);
 	SYNC_U64("sync_sources_shared", "gauge",
 		 "Sources of the last interval that other nodes of the group saw too.",
 		 sources_shared);

@@ -96,9 +96,10 @@ int rl_sync_counting(struct rl_sync_kern *k, bool on, char *err, size_t errlen)
 		goto out;
 	ret = rl_config_swap(&k->pins, &cfg, active);
 	if (ret)
-		snprintf(err, errlen,
-			 "sync counting is %s on '%s', but its copy for status couldn't be written: %s",
-			 on ? "on" : "off", k->ifc.name, strerror(-ret));
+		snprintf(
+			err, errlen,
+			"sync counting is %s on '%s', but its copy for status couldn't be written: %s",
+			on ? "on" : "off", k->ifc.name, strerror(-ret));
 out:
 	rl_unlock(lock);
 	return ret;
@@ -187,9 +188,9 @@ int rl_sync_kern_policy(struct rl_sync_kern *k, char *buf, size_t len)
 	n = snprintf(buf, len,
 		     "algo=%s\nbytes=%u\nrate=%llu/%llu\nburst=%llu\nwindow_ns=%llu\n"
 		     "initial=%s%llu\nprefix4=%u\nprefix6=%u\nclock=%s\n",
-		     rl_algo_name(c.params.algo), c.params.bytes,
-		     (unsigned long long)c.rate_num, (unsigned long long)c.rate_den,
-		     (unsigned long long)c.burst, (unsigned long long)c.window_ns,
+		     rl_algo_name(c.params.algo), c.params.bytes, (unsigned long long)c.rate_num,
+		     (unsigned long long)c.rate_den, (unsigned long long)c.burst,
+		     (unsigned long long)c.window_ns,
 		     c.initial_set ? "" : "default:", (unsigned long long)c.initial, c.prefix4,
 		     c.prefix6, c.clock == RL_CLOCK_COARSE ? "coarse" : "precise");
 	if (n < 0 || (size_t)n >= len)

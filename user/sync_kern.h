@@ -48,7 +48,8 @@ int rl_sync_drain(struct rl_sync_kern *k, struct rl_sync_src **out, size_t *n);
  */
 int rl_sync_charge(struct rl_sync_kern *k, const struct rl_sync_src *in, size_t n, size_t *charged);
 /* A source as text, "198.18.0.1/32" or "2001:db8::/64" (its prefix), and back (gen: the live one). */
-int rl_sync_src_format(struct rl_sync_kern *k, const struct rl_state_key *key, char *buf, size_t len);
+int rl_sync_src_format(struct rl_sync_kern *k, const struct rl_state_key *key, char *buf,
+		       size_t len);
 int rl_sync_src_parse(struct rl_sync_kern *k, const char *s, struct rl_state_key *key);
 
 enum rl_sync_state {
