@@ -43,6 +43,7 @@
  *	   memlock read;
  *	sampling: drop samples at 1 in 100 against none, on dropped frames
  *	   (see phase_sampling()).
+ *	sync: fleet sync counting off and on, 1 and 64k sources (phase_sync()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1391,6 +1392,83 @@ static bool wanted(const char *only, const char *name)
 	return false;
 }
 
+/*
+ * Fleet sync counting (include/rl_sync.h): the same token-bucket policy
+ * (every packet passes, so every packet is counted) built with
+ * rl_config.sync_count off and on, with 1 and 64k sources. Counting adds a
+ * lookup of the outer map, one of the counter table and an atomic add per
+ * passed packet; no drain runs here, so every source has its counter entry
+ * (after a drain, each source's first packet inserts it again).
+ */
+static int phase_sync(struct micro *m)
+{
+	static struct target t[MAX_TARGETS];
+	static const __u32 counts[2] = { 1, 65536 };
+	struct xdp_ratelimit *lim[2] = {};
+	struct mpol pol = { .algo = "token-bucket" };
+	struct rl_config cfg[2];
+	struct bench_ref *drv;
+	int nt = 0, err = -EINVAL;
+	FILE *dat;
+
+	drv = load_driver(m, 16, 16);
+	if (!drv)
+		return -EINVAL;
+	for (int k = 0; k < 2; k++) {
+		if (matrix_config(&cfg[k], &pol))
+			goto out;
+		cfg[k].sync_count = k;
+		lim[k] = bench_limiter(&cfg[k], 2 * 65536, 16);
+		if (!lim[k])
+			goto out;
+	}
+	for (int s = 0; s < 2; s++) {
+		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop),
+			   counts[s], 0);
+		add_target(t, &nt, "sync counting off", K_OURS,
+			   bpf_program__fd(lim[0]->progs.xdp_ratelimit), counts[s], 0);
+		add_target(t, &nt, "sync counting on", K_OURS,
+			   bpf_program__fd(lim[1]->progs.xdp_ratelimit), counts[s], 0);
+	}
+	link_targets(t, nt);
+	for (int i = 0; i < nt; i++) {
+		if (t[i].kind == K_DRIVER || t[i].sources != counts[1])
+			continue;
+		err = warm(m, drv, t[i].prog_fd, counts[1], 2ULL * counts[1]);
+		if (err)
+			goto out;
+	}
+	fprintf(stderr, "rl-bench: sync: %d programs x %d rounds\n", nt, m->rounds);
+	err = measure_all(m, drv, t, nt, "sync");
+	if (err)
+		goto out;
+	dat = bench_out(m->out, "sync.dat", "w");
+	if (!dat) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(dat, "# sources\toff_net_ns\ton_net_ns\ton_x_off\n");
+	for (int s = 0; s < 2; s++) {
+		struct stat3 off =
+			summarize(m, t, nt, find_target(t, nt, "sync counting off", counts[s]));
+		struct stat3 on =
+			summarize(m, t, nt, find_target(t, nt, "sync counting on", counts[s]));
+
+		fprintf(dat, "%u\t%.2f\t%.2f\t%.3f\n", counts[s], off.net, on.net,
+			off.net > 0 ? on.net / off.net : 0);
+		note(m, "sync: %u sources: counting off %.2f ns, on %.2f ns net per packet: %.3fx",
+		     counts[s], off.net, on.net, off.net > 0 ? on.net / off.net : 0);
+	}
+	fclose(dat);
+	err = 0;
+out:
+	for (int k = 0; k < 2; k++)
+		if (lim[k])
+			xdp_ratelimit__destroy(lim[k]);
+	unload_driver(m, drv);
+	return err;
+}
+
 int bench_micro(int argc, char **argv)
 {
 	struct micro m = { .rounds = 9, .reps = 1000000, .rt = true };
@@ -1433,6 +1511,7 @@ int bench_micro(int argc, char **argv)
 	PHASE(scale);
 	PHASE(memory);
 	PHASE(sampling);
+	PHASE(sync);
 #undef PHASE
 	fclose(m.raw);
 	return err ? 1 : 0;

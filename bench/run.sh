@@ -131,7 +131,7 @@ for run in $(seq 1 "$micro_runs"); do
 		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
 done
 ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro \
-	--only sets,scale,memory,sampling --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
+	--only sets,scale,memory,sampling,sync --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
 	$quickflag
 cp "$tmp/micro/sampling.md" "$res/sampling.md"
 {
@@ -143,6 +143,7 @@ cp "$tmp/micro/sampling.md" "$res/sampling.md"
 	grep -v '^#' "$tmp/micro/micro-raw.tsv" | sed 's/^/-\t/'
 } > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
+cp "$tmp/micro/sync.dat" "$res/sync.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
 matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
 for part in summary spread mul; do

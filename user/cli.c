@@ -61,13 +61,17 @@ const struct rl_cmd rl_cmds[] = {
 	  "(dropped for being over the limit), would_drop (over the limit in dry-run, passed), "
 	  "ipv4, ipv6, not_ip (passed untouched), malformed_* by reason, new_sources, carried "
 	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, "
-	  "nd (IPv6 neighbour discovery, passed untouched); "
+	  "nd (IPv6 neighbour discovery, passed untouched), sync_lost (cost units fleet sync "
+	  "could not count); "
 	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
 	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n"
 	  "With rules, also per rule: passed, dropped, allowed, denied, limited, blocked, "
 	  "would_drop and the sources it tracks; default's passed and dropped are the "
 	  "interface's less the other rules'. With --watch, each rule's rates after each "
-	  "line.\n" },
+	  "line.\n"
+	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
+	  "or not-running when its process is gone), group and node, the age of its last "
+	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
 	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "

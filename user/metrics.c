@@ -18,6 +18,7 @@
 #include "pins.h"
 #include "policy.h"
 #include "rulemaps.h"
+#include "sync_kern.h"
 
 /* Pin directories one scrape reads: far more interfaces than a host has. */
 #define MAX_PINNED 4096
@@ -38,6 +39,8 @@ struct ifdata {
 	__u64 sources[2], capacity[2]; /* [0] IPv4, [1] IPv6 */
 	struct ruledata *rules; /* malloc'd, nrules of them */
 	__u32 nrules;
+	struct rl_sync_status sync; /* the sync agent's, if has_sync */
+	bool has_sync;
 };
 
 #define C(f) offsetof(struct rl_counters, f)
@@ -83,6 +86,9 @@ static const struct {
 	  C(cas_retries) },
 	{ "cas_exhausted_packets_total", NULL,
 	  "Frames dropped after every compare-and-swap attempt lost a race.", C(cas_exhausted) },
+	{ "sync_lost_units_total", NULL,
+	  "Passed cost units fleet sync could not count (its counter table was full).",
+	  C(sync_lost) },
 };
 
 #define N_COUNTERS (sizeof(counters) / sizeof(counters[0]))
@@ -236,6 +242,7 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 	d->capacity[0] = max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
 	ret = read_rules(&pins, d);
+	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
 out:
 	rl_pins_close(&pins);
 	return ret;
@@ -372,6 +379,71 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 	print_rules(f, d, n);
 }
 
+/* The sync agent's status (user/sync_kern.h), for limiters where an agent ever ran. */
+static void print_sync(FILE *f, const struct ifdata *d, int n)
+{
+#define SYNC_U64(name, type, help, field)                                                    \
+	do {                                                                                 \
+		family(f, name, type, help);                                                 \
+		for (int i = 0; i < n; i++)                                                  \
+			if (d[i].has_sync) {                                                 \
+				sample(f, name, &d[i]);                                      \
+				fprintf(f, "} %llu\n", (unsigned long long)d[i].sync.field); \
+			}                                                                    \
+	} while (0)
+	family(f, "sync_up", "gauge",
+	       "1 if the fleet sync agent runs and syncs with Redis, 0 otherwise.");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_up", &d[i]);
+			fprintf(f, "} %d\n",
+				d[i].sync.state == RL_SYNC_CONNECTED &&
+					rl_sync_agent_alive(&d[i].sync));
+		}
+	family(f, "sync_state_info", "gauge", "The sync agent's state, as a label; always 1.");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_state_info", &d[i]);
+			fprintf(f, ",state=\"%s\",group=\"", rl_sync_state_name(&d[i].sync));
+			label_value(f, d[i].sync.group);
+			fprintf(f, "\",node=\"");
+			label_value(f, d[i].sync.node);
+			fprintf(f, "\"} 1\n");
+		}
+	family(f, "sync_last_success_timestamp_seconds", "gauge",
+	       "Time of the sync agent's last successful round trip to Redis (0: never).");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_last_success_timestamp_seconds", &d[i]);
+			fprintf(f, "} %.3f\n", (double)d[i].sync.last_sync_ns / 1e9);
+		}
+	family(f, "sync_lag_seconds", "gauge", "Duration of the sync agent's last round trip.");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_lag_seconds", &d[i]);
+			fprintf(f, "} %.6f\n", (double)d[i].sync.lag_ns / 1e9);
+		}
+	SYNC_U64("sync_sources_active", "gauge",
+		 "Sources that passed traffic in the last interval.", sources_active);
+	SYNC_U64("sync_sources_shared", "gauge",
+		 "Sources of the last interval that other nodes of the group saw too.",
+		 sources_shared);
+	SYNC_U64("sync_nodes", "gauge", "Nodes of the sync group seen lately, this one included.",
+		 nodes);
+	SYNC_U64("sync_syncs_total", "counter", "Successful round trips to Redis.", syncs_total);
+	SYNC_U64("sync_errors_total", "counter", "Failed round trips to Redis.", errors_total);
+	SYNC_U64("sync_fallback_intervals_total", "counter",
+		 "Intervals spent in fallback (Redis failing).", fallback_intervals_total);
+	SYNC_U64("sync_charged_units_total", "counter",
+		 "Cost units charged into local states for other nodes' traffic.",
+		 charged_units_total);
+	SYNC_U64("sync_redis_tx_bytes_total", "counter", "Bytes sent to Redis.",
+		 redis_tx_bytes_total);
+	SYNC_U64("sync_redis_rx_bytes_total", "counter", "Bytes received from Redis.",
+		 redis_rx_bytes_total);
+#undef SYNC_U64
+}
+
 int rl_metrics_render(char **out, size_t *len)
 {
 	struct rl_pinned *pinned = NULL;
@@ -434,6 +506,7 @@ int rl_metrics_render(char **out, size_t *len)
 		}
 	}
 	print_gauges(f, d, n);
+	print_sync(f, d, n);
 	family(f, "interfaces", "gauge", "Interfaces with a live limiter, in every namespace.");
 	fprintf(f, "xdp_ratelimit_interfaces %d\n", n);
 	family(f, "orphaned_pins", "gauge",
