@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Several interfaces sharing one limiter (attach --share), as root, in
+ * namespaces of their own: two veth pairs from one sending namespace into one
+ * receiving namespace, the limiter on both receiving ends.
+ *
+ *	share_limits_across_members	one source through both at 2x its rate
+ *					passes r t + b in all; stats is the same
+ *					on either name; with a limiter of its own on
+ *					each, the same flood passes about twice that
+ *	share_set_under_flood		set on one member swaps the program of
+ *					both, and every frame is counted once
+ *	share_set_failure_rolls_back	a member that refuses the new program:
+ *					both keep the old one and the old policy
+ *	share_detach_member		detaching the interface that made the
+ *					limiter leaves the other one limiting
+ *	share_events_name_ingress	events on one member names the other for
+ *					frames that came in there
+ *	share_errors			what --share refuses, leaving nothing
+ *	share_apply			share: in a file, idempotent, pruned
+ *
+ * Each test checks at its end that no pin of the receiving namespace is left.
+ * The source, 198.18.3.7, is off the receiving end's subnet, so its kernel
+ * has nothing to send back; the sending ends have IPv6 disabled.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "netns.h"
+#include "test.h"
+
+#define SRC   "198.18.3.7"
+#define RATE  1000
+#define BURST 100
+#define POLICY "--rate 1000 --burst 100"
+
+/* Two pairs into one receiving namespace: b holds the second pair's names only. */
+struct two {
+	struct rl_ns ns;
+	struct rl_ns b; /* tx_if, rx_if, rx_mac of the second pair; never destroyed itself */
+	char nsdir[PATH_MAX]; /* the receiving namespace's pin directory */
+};
+
+static bool two_create(struct two *t)
+{
+	char *out = NULL, *p, pin[PATH_MAX];
+	bool ok;
+
+	memset(t, 0, sizeof(*t));
+	if (!ASSERT_OK(rl_ns_create(&t->ns), "make the namespace pair"))
+		return false;
+	t->b = t->ns;
+	t->b.up = false;
+	memset(t->b.flows, 0, sizeof(t->b.flows));
+	snprintf(t->b.tx_if, sizeof(t->b.tx_if), "%.13sb", t->ns.tx_if);
+	snprintf(t->b.rx_if, sizeof(t->b.rx_if), "%.13sb", t->ns.rx_if);
+	if (!ASSERT_OK(rl_sh(NULL,
+			     "set -e; ip link add %1$s netns %2$s type veth peer name %3$s netns %4$s;"
+			     " ip netns exec %2$s sysctl -qw net.ipv6.conf.%1$s.disable_ipv6=1;"
+			     " ip -n %2$s link set %1$s up; ip -n %4$s link set %3$s up",
+			     t->b.tx_if, t->ns.tx, t->b.rx_if, t->ns.rx),
+		       "make the second pair"))
+		return false;
+	ok = ASSERT_OK(rl_sh(&out, "ip -n %s -o link show dev %s", t->ns.rx, t->b.rx_if),
+		       "the second pair's address");
+	p = out ? strstr(out, "link/ether ") : NULL;
+	ok = ok && ASSERT_TRUE(p && sscanf(p, "link/ether %17s", t->b.rx_mac) == 1,
+			       "a MAC address on the second pair");
+	free(out);
+	if (!ok || !ASSERT_OK(rl_ns_pin_dir(t->ns.rx, "x", pin, sizeof(pin)), "pin directory"))
+		return false;
+	*strrchr(pin, '/') = '\0';
+	snprintf(t->nsdir, sizeof(t->nsdir), "%s", pin);
+	return true;
+}
+
+/* Detach both, delete the namespaces, and check that no pin is left of them. */
+static void two_destroy(struct two *t)
+{
+	if (!t->ns.up)
+		return;
+	rl_ns_cli(&t->ns, NULL, NULL, "detach %s 2>/dev/null", t->b.rx_if);
+	rl_ns_destroy(&t->ns);
+	if (t->nsdir[0]) {
+		ASSERT_TRUE(access(t->nsdir, F_OK) != 0, "no pin of the namespace is left");
+		rl_sh(NULL, "rm -rf '%s'; rmdir " RL_PIN_ROOT " 2>/dev/null; true", t->nsdir);
+	}
+}
+
+/* "xdp-ratelimit ARGS" in the receiving namespace: its exit status, what it printed. */
+static int cli(struct two *t, char **out, char **err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int cli(struct two *t, char **out, char **err, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = rl_cli_vin(t->ns.rx, out, err, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static bool attach_first(struct two *t)
+{
+	char args[128];
+
+	snprintf(args, sizeof(args), "attach %s " POLICY, t->ns.rx_if);
+	return rl_ns_cli_ok(&t->ns, "attach the first", args);
+}
+
+static bool attach_both(struct two *t, const char *policy)
+{
+	char args[256];
+
+	snprintf(args, sizeof(args), "attach %s %s", t->ns.rx_if, policy);
+	if (!rl_ns_cli_ok(&t->ns, "attach the first", args))
+		return false;
+	snprintf(args, sizeof(args), "attach %s --share %s", t->b.rx_if, t->ns.rx_if);
+	return rl_ns_cli_ok(&t->ns, "attach the second --share the first", args);
+}
+
+/* The id of the XDP program on @ifname of the receiving namespace (0: none). */
+static unsigned int prog_id(struct two *t, const char *ifname)
+{
+	char *out = NULL, *p;
+	unsigned int id = 0;
+
+	if (!rl_sh(&out, "ip -n %s -o link show dev %s", t->ns.rx, ifname) && out &&
+	    (p = strstr(out, "prog/xdp")) && (p = strstr(p, " id ")))
+		sscanf(p + 4, "%u", &id);
+	free(out);
+	return id;
+}
+
+/* A number of "stats IFACE --json"; ~0 if it could not be read. */
+static unsigned long long stat_of(struct two *t, const char *ifname, const char *key)
+{
+	unsigned long long v = ~0ULL;
+	char *out = NULL;
+
+	if (cli(t, &out, NULL, "stats %s --json", ifname) || !rl_json_u64(out, key, &v))
+		v = ~0ULL;
+	free(out);
+	return v;
+}
+
+/* One source through both pairs, @per packets each at 1000/s (together 2x RATE). */
+static bool flood_both(struct two *t, struct rl_watch *w, struct rl_flow f[2], unsigned long per)
+{
+	memset(w, 0, sizeof(*w));
+	for (int i = 0; i < 2; i++) {
+		f[i] = (struct rl_flow){ .src = SRC, .count = per, .gap = "1ms", .limit_s = 20 };
+		w->flows[i] = &f[i];
+	}
+	f[1].via = &t->b;
+	w->nflows = 2;
+	return ASSERT_OK(rl_ns_watch(&t->ns, w), "send through both pairs") &&
+	       ASSERT_EQ(f[0].sent, per, "trafgen sent through the first") &&
+	       ASSERT_EQ(f[1].sent, per, "trafgen sent through the second");
+}
+
+TEST_FLAGS(share_limits_across_members, RL_TEST_ROOT)
+{
+	unsigned long long passed, rx, control, pa, pb;
+	struct rl_flow f[2];
+	struct rl_watch w;
+	double span, expected;
+	struct two t;
+	char args[128];
+
+	memset(&w, 0, sizeof(w));
+	if (!two_create(&t) || !attach_both(&t, POLICY))
+		goto out;
+	if (!flood_both(&t, &w, f, 2500))
+		goto out;
+	passed = w.end.passed - w.base.passed;
+	rx = w.end.rx_packets - w.base.rx_packets;
+	span = w.last - w.first;
+	expected = BURST + RATE * span;
+	printf("    shared: %llu of %llu passed over %.3f s, r t + b = %.0f (%+.2f%%)\n", passed, rx,
+	       span, expected, 100.0 * ((double)passed - expected) / expected);
+	/* The counters of both members are one set: the shared map counts both pairs. */
+	ASSERT_EQ(rx, f[0].sent + f[1].sent, "one set of counters sees both pairs");
+	ASSERT_TRUE(rx >= 1.6 * expected, "the source sent well over its limit");
+	ASSERT_TRUE(passed >= 0.95 * expected && passed <= 1.05 * expected,
+		    "passed within 5% of r t + b across both interfaces");
+	/* stats on either name: the same numbers. */
+	ASSERT_EQ(stat_of(&t, t.b.rx_if, "passed"), stat_of(&t, t.ns.rx_if, "passed"),
+		  "stats on either member: passed");
+	ASSERT_EQ(stat_of(&t, t.b.rx_if, "dropped"), stat_of(&t, t.ns.rx_if, "dropped"),
+		  "stats on either member: dropped");
+	ASSERT_EQ(stat_of(&t, t.b.rx_if, "rx_packets"), stat_of(&t, t.ns.rx_if, "rx_packets"),
+		  "stats on either member: rx_packets");
+
+	/* The control: a limiter of its own on each interface lets about twice as much pass. */
+	rl_watch_free(&w);
+	snprintf(args, sizeof(args), "detach %s", t.b.rx_if);
+	if (!rl_ns_cli_ok(&t.ns, "detach the second", args))
+		goto out;
+	snprintf(args, sizeof(args), "attach %s " POLICY, t.b.rx_if);
+	if (!rl_ns_cli_ok(&t.ns, "attach the second alone", args))
+		goto out;
+	pa = stat_of(&t, t.ns.rx_if, "passed");
+	pb = stat_of(&t, t.b.rx_if, "passed");
+	if (!flood_both(&t, &w, f, 2500))
+		goto out;
+	control = stat_of(&t, t.ns.rx_if, "passed") - pa + stat_of(&t, t.b.rx_if, "passed") - pb;
+	printf("    a limiter each: %llu passed in all\n", control);
+	ASSERT_TRUE(control >= 1.5 * expected, "without sharing, about twice as much passes");
+out:
+	rl_watch_free(&w);
+	two_destroy(&t);
+}
+
+/* The sets of share_set_under_flood, run from the watch's tick on the second member. */
+struct sets {
+	struct two *t;
+	int done;
+	bool failed;
+	double next;
+	unsigned int ids[8];
+};
+
+static int set_tick(struct rl_watch *w, void *arg)
+{
+	static const char *const rates[] = { "2000", "500", "1500", "1000" };
+	struct sets *s = arg;
+	char args[128];
+
+	if (w->first < 0 || s->done == 4 || rl_now() < s->next)
+		return 0;
+	snprintf(args, sizeof(args), "set %s --rate %s", s->t->b.rx_if, rates[s->done]);
+	if (!rl_ns_cli_ok(&s->t->ns, "set on the second member during the flood", args)) {
+		s->failed = true;
+		return 1;
+	}
+	s->ids[2 * s->done] = prog_id(s->t, s->t->ns.rx_if);
+	s->ids[2 * s->done + 1] = prog_id(s->t, s->t->b.rx_if);
+	s->done++;
+	s->next = rl_now() + 0.4;
+	return 0;
+}
+
+TEST_FLAGS(share_set_under_flood, RL_TEST_ROOT)
+{
+	struct sets s = { 0 };
+	struct rl_flow f[2];
+	struct rl_watch w;
+	unsigned int id0;
+	unsigned long long rx, passed, dropped;
+	struct two t;
+	char *out = NULL;
+
+	memset(&w, 0, sizeof(w));
+	if (!two_create(&t) || !attach_both(&t, POLICY))
+		goto out;
+	id0 = prog_id(&t, t.ns.rx_if);
+	ASSERT_TRUE(id0 != 0, "a program on the first");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "the same program on both");
+	s.t = &t;
+	for (int i = 0; i < 2; i++) {
+		f[i] = (struct rl_flow){ .src = SRC, .count = 3000, .gap = "1ms", .limit_s = 20 };
+		w.flows[i] = &f[i];
+	}
+	f[1].via = &t.b;
+	w.nflows = 2;
+	w.tick = set_tick;
+	w.arg = &s;
+	if (!ASSERT_OK(rl_ns_watch(&t.ns, &w), "send through both pairs"))
+		goto out;
+	ASSERT_TRUE(!s.failed, "every set succeeded");
+	ASSERT_EQ(s.done, 4, "four sets while the frames came");
+	for (int i = 0; i < s.done; i++) {
+		unsigned int before = i ? s.ids[2 * i - 2] : id0;
+
+		ASSERT_TRUE(s.ids[2 * i] != 0 && s.ids[2 * i] != before,
+			    "each set swapped the first member's program");
+		ASSERT_EQ(s.ids[2 * i + 1], s.ids[2 * i], "and the second's, to the same one");
+	}
+	/* Every frame seen once, by the old program or the new one, on either member. */
+	rx = w.end.rx_packets - w.base.rx_packets;
+	passed = w.end.passed - w.base.passed;
+	dropped = w.end.dropped - w.base.dropped;
+	printf("    %d sets; %llu frames: %llu passed, %llu dropped\n", s.done, rx, passed,
+	       dropped);
+	ASSERT_EQ(f[0].sent + f[1].sent, 6000, "trafgen sent every frame");
+	ASSERT_EQ(rx, f[0].sent + f[1].sent, "every frame counted once");
+	ASSERT_EQ(passed + dropped, rx, "every frame passed or dropped");
+	ASSERT_EQ(cli(&t, &out, NULL, "status %s", t.ns.rx_if), 0, "status on the first");
+	ASSERT_CONTAINS(out, "1000/s", "the last set's rate, on the first member too");
+out:
+	free(out);
+	rl_watch_free(&w);
+	two_destroy(&t);
+}
+
+TEST_FLAGS(share_set_failure_rolls_back, RL_TEST_ROOT)
+{
+	char *err = NULL, *out = NULL, args[64];
+	unsigned int id0, id1;
+	struct two t;
+	int rc;
+
+	if (!two_create(&t) || !attach_both(&t, POLICY))
+		goto out;
+	id0 = prog_id(&t, t.ns.rx_if);
+	/* The second member refuses the new program (XDP_RATELIMIT_FAULT=replace-member). */
+	rc = rl_sh(NULL,
+		   "XDP_RATELIMIT_FAULT=replace-member nsenter --net=/run/netns/%s "
+		   "%s/xdp-ratelimit set %s --rate 5000 2>/tmp/rlt-%d-share.err",
+		   t.ns.rx, rl_build_dir, t.ns.rx_if, getpid());
+	rl_sh(&err, "cat /tmp/rlt-%d-share.err; rm -f /tmp/rlt-%d-share.err", getpid(), getpid());
+	printf("    set with a refusing member: exit %d: %s", rc, err ? err : "\n");
+	ASSERT_TRUE(rc != 0, "set fails");
+	ASSERT_CONTAINS(err, t.b.rx_if, "the error names the member that refused");
+	ASSERT_CONTAINS(err, "nothing changed", "and says nothing changed");
+	id1 = prog_id(&t, t.ns.rx_if);
+	ASSERT_EQ(id1, id0, "the first member is back on its program");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "the second kept it");
+	ASSERT_EQ(cli(&t, &out, NULL, "status %s", t.b.rx_if), 0, "status");
+	ASSERT_CONTAINS(out, "token-bucket 1000/s", "the old policy is in force");
+	/* Then a set that works reaches both. */
+	snprintf(args, sizeof(args), "set %s --rate 5000", t.ns.rx_if);
+	if (rl_ns_cli_ok(&t.ns, "set without the fault", args)) {
+		id1 = prog_id(&t, t.ns.rx_if);
+		ASSERT_TRUE(id1 != id0, "a new program");
+		ASSERT_EQ(prog_id(&t, t.b.rx_if), id1, "on both members");
+	}
+out:
+	free(err);
+	free(out);
+	two_destroy(&t);
+}
+
+/* 600 frames at full speed through the second pair: about the burst passes. */
+static void burst_limited_via_second(struct two *t)
+{
+	struct rl_flow f = { .src = "198.18.3.9", .count = 600, .limit_s = 10 };
+	struct rl_watch w = { 0 };
+
+	w.flows[0] = &f;
+	w.nflows = 1;
+	/* The watch reads the second's pins: the first has none now. */
+	if (!ASSERT_OK(rl_ns_watch(&t->b, &w), "send through the second pair"))
+		goto out;
+	ASSERT_EQ(w.end.rx_packets - w.base.rx_packets, 600, "the limiter saw every frame");
+	ASSERT_TRUE(w.end.dropped - w.base.dropped >= 300, "it still limits");
+out:
+	rl_watch_free(&w);
+}
+
+TEST_FLAGS(share_detach_member, RL_TEST_ROOT)
+{
+	char *out = NULL, args[64], pin[PATH_MAX];
+	unsigned int id0;
+	struct two t;
+
+	if (!two_create(&t) || !attach_both(&t, "--rate 100 --burst 100"))
+		goto out;
+	id0 = prog_id(&t, t.b.rx_if);
+	/* The first made the maps (rl_ctl names it): detach it, the second keeps them. */
+	snprintf(args, sizeof(args), "detach %s", t.ns.rx_if);
+	ASSERT_EQ(cli(&t, &out, NULL, "%s", args), 0, "detach the first");
+	ASSERT_CONTAINS(out, t.b.rx_if, "detach says which interface keeps the limiter");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(prog_id(&t, t.ns.rx_if), 0, "nothing on the first");
+	ASSERT_OK(rl_ns_pin_dir(t.ns.rx, t.ns.rx_if, pin, sizeof(pin)), "its pin directory");
+	ASSERT_TRUE(access(pin, F_OK) != 0, "its pins are gone");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "the second runs the same program");
+	ASSERT_EQ(cli(&t, &out, NULL, "status %s", t.b.rx_if), 0, "status on the second");
+	ASSERT_TRUE(out && !strstr(out, "shares"), "it shares with nobody now");
+	burst_limited_via_second(&t);
+	snprintf(args, sizeof(args), "set %s --rate 200", t.b.rx_if);
+	rl_ns_cli_ok(&t.ns, "set on the second alone", args);
+	/* The other way round: attach the first again sharing the second, detach the second. */
+	snprintf(args, sizeof(args), "attach %s --share %s", t.ns.rx_if, t.b.rx_if);
+	if (!rl_ns_cli_ok(&t.ns, "share again", args))
+		goto out;
+	snprintf(args, sizeof(args), "detach %s", t.b.rx_if);
+	rl_ns_cli_ok(&t.ns, "detach the second", args);
+	ASSERT_EQ(cli(&t, NULL, NULL, "stats %s", t.ns.rx_if), 0, "the first still has stats");
+	ASSERT_TRUE(prog_id(&t, t.ns.rx_if) != 0, "and a program");
+out:
+	free(out);
+	two_destroy(&t);
+}
+
+TEST_FLAGS(share_events_name_ingress, RL_TEST_ROOT)
+{
+	char *out = NULL, *pid = NULL, file[64], want[64];
+	struct rl_flow f = { .src = SRC, .count = 400, .limit_s = 10 };
+	struct rl_watch w = { 0 };
+	struct two t;
+
+	if (!two_create(&t) || !attach_both(&t, "--rate 10 --burst 10"))
+		goto out;
+	/* A reader on the first member, frames over the limit through the second. */
+	snprintf(file, sizeof(file), "/tmp/rlt-%d-share-events", getpid());
+	if (!ASSERT_OK(rl_sh(&pid,
+			     "nsenter --net=/run/netns/%s %s/xdp-ratelimit events %s --json "
+			     "--count 5 --duration 8s >%s 2>&1 </dev/null & echo $!; sleep 1",
+			     t.ns.rx, rl_build_dir, t.ns.rx_if, file),
+		       "start events"))
+		goto out;
+	f.via = &t.b;
+	w.flows[0] = &f;
+	w.nflows = 1;
+	ASSERT_OK(rl_ns_watch(&t.ns, &w), "send through the second pair");
+	/* events ends after 5 samples (at most 8 s). */
+	rl_sh(&out, "for i in $(seq 80); do [ $(wc -l <%s) -ge 5 ] && break; sleep 0.1; done;"
+		    " cat %s; rm -f %s",
+	      file, file, file);
+	snprintf(want, sizeof(want), "\"iface\":\"%s\"", t.b.rx_if);
+	ASSERT_CONTAINS(out, want, "a sample names the interface it came in on");
+	snprintf(want, sizeof(want), "\"iface\":\"%s\"", t.ns.rx_if);
+	ASSERT_TRUE(out && !strstr(out, want), "not the one events was given");
+out:
+	free(out);
+	rl_watch_free(&w);
+	/* It ends by itself (--count, --duration); if not, by its pid. */
+	if (pid && atoi(pid) > 0)
+		kill(atoi(pid), SIGTERM);
+	free(pid);
+	two_destroy(&t);
+}
+
+TEST_FLAGS(share_errors, RL_TEST_ROOT)
+{
+	char *err = NULL, pin[PATH_MAX];
+	struct two t;
+
+	if (!two_create(&t))
+		goto out;
+	ASSERT_OK(rl_ns_pin_dir(t.ns.rx, t.b.rx_if, pin, sizeof(pin)), "pin directory");
+	/* Nothing to share yet. */
+	ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.b.rx_if, t.ns.rx_if), 1,
+		  "--share of an interface without the limiter");
+	ASSERT_CONTAINS(err, "not attached", "says so");
+	free(err);
+	err = NULL;
+	if (!attach_first(&t))
+		goto out;
+	/* The sending end's interface is in another namespace. */
+	ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.b.rx_if, t.ns.tx_if), 1,
+		  "--share of an interface of another namespace");
+	ASSERT_CONTAINS(err, "in this network namespace", "says where it looked");
+	free(err);
+	err = NULL;
+	ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.ns.rx_if, t.ns.rx_if), 1, "sharing with itself");
+	ASSERT_CONTAINS(err, "its own limiter", "says so");
+	free(err);
+	err = NULL;
+	ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s --rate 5", t.b.rx_if, t.ns.rx_if), 2,
+		  "--share with a policy");
+	ASSERT_CONTAINS(err, "policy", "says the policy is the shared limiter's");
+	free(err);
+	err = NULL;
+	ASSERT_TRUE(access(pin, F_OK) != 0, "no pins for the refused interface");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), 0, "no program on it");
+	/* Shared once: a second time is refused, naming the limiter. */
+	if (ASSERT_EQ(cli(&t, NULL, NULL, "attach %s --share %s", t.b.rx_if, t.ns.rx_if), 0,
+		      "share the first's")) {
+		ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.b.rx_if, t.ns.rx_if), 1,
+			  "again");
+		ASSERT_CONTAINS(err, "already", "it shares it already");
+		free(err);
+		err = NULL;
+		ASSERT_EQ(cli(&t, NULL, &err, "attach %s " POLICY, t.b.rx_if), 1,
+			  "a limiter of its own on a member");
+		ASSERT_CONTAINS(err, "already attached", "is refused");
+	}
+out:
+	free(err);
+	two_destroy(&t);
+}
+
+/* Write @text to a file of this test; its path in @path. */
+static bool write_yaml(char *path, size_t len, const char *text)
+{
+	FILE *f;
+
+	snprintf(path, len, "/tmp/rlt-%d-share.yaml", getpid());
+	f = fopen(path, "w");
+	if (!ASSERT_TRUE(f != NULL, "write the file"))
+		return false;
+	fputs(text, f);
+	fclose(f);
+	return true;
+}
+
+TEST_FLAGS(share_apply, RL_TEST_ROOT)
+{
+	char path[64], text[512], *out = NULL, *err = NULL;
+	unsigned int id0, id1;
+	struct two t;
+
+	if (!two_create(&t))
+		goto out;
+	/* The sharing interface first: apply attaches what it shares before it. */
+	snprintf(text, sizeof(text),
+		 "interfaces:\n  %s:\n    share: %s\n  %s:\n    rate: 1000\n    burst: 100\n",
+		 t.b.rx_if, t.ns.rx_if, t.ns.rx_if);
+	if (!write_yaml(path, sizeof(path), text))
+		goto out;
+	if (!ASSERT_EQ(cli(&t, &out, NULL, "apply %s", path), 0, "apply"))
+		goto out;
+	ASSERT_CONTAINS(out, "share", "the second is attached sharing");
+	free(out);
+	out = NULL;
+	id0 = prog_id(&t, t.ns.rx_if);
+	ASSERT_TRUE(id0 != 0, "a program on the first");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "the same on the second");
+	/* The same file again: nothing changes. */
+	ASSERT_EQ(cli(&t, &out, NULL, "apply %s", path), 0, "apply again");
+	ASSERT_TRUE(out && !strstr(out, ": set") && !strstr(out, ": share") &&
+			    !strstr(out, ": attach"),
+		    "nothing to do");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(prog_id(&t, t.ns.rx_if), id0, "the same program");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "on both");
+	/* A new rate: set once, live on both. */
+	snprintf(text, sizeof(text),
+		 "interfaces:\n  %s:\n    share: %s\n  %s:\n    rate: 2000\n    burst: 100\n",
+		 t.b.rx_if, t.ns.rx_if, t.ns.rx_if);
+	if (!write_yaml(path, sizeof(path), text) ||
+	    !ASSERT_EQ(cli(&t, NULL, NULL, "apply %s", path), 0, "apply a new rate"))
+		goto out;
+	id1 = prog_id(&t, t.ns.rx_if);
+	ASSERT_TRUE(id1 != 0 && id1 != id0, "a new program");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id1, "on both members");
+	/* Each with a limiter of its own in the file: refused, nothing changed. */
+	snprintf(text, sizeof(text),
+		 "interfaces:\n  %s:\n    rate: 2000\n    burst: 100\n"
+		 "  %s:\n    rate: 2000\n    burst: 100\n",
+		 t.b.rx_if, t.ns.rx_if);
+	if (!write_yaml(path, sizeof(path), text))
+		goto out;
+	ASSERT_EQ(cli(&t, NULL, &err, "apply %s", path), 1, "unsharing live is refused");
+	ASSERT_CONTAINS(err, "detach", "and says how");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), id1, "nothing changed");
+	/* --prune with only the first in the file detaches the second alone. */
+	snprintf(text, sizeof(text), "interfaces:\n  %s:\n    rate: 2000\n    burst: 100\n",
+		 t.ns.rx_if);
+	if (!write_yaml(path, sizeof(path), text) ||
+	    !ASSERT_EQ(cli(&t, NULL, NULL, "apply --prune %s", path), 0, "apply --prune"))
+		goto out;
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), 0, "the second is detached");
+	ASSERT_EQ(prog_id(&t, t.ns.rx_if), id1, "the first keeps its program");
+	ASSERT_EQ(cli(&t, NULL, NULL, "apply --detach %s", path), 0, "apply --detach");
+out:
+	unlink(path);
+	free(out);
+	free(err);
+	two_destroy(&t);
+}
