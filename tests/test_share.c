@@ -18,6 +18,8 @@
  *					frames that came in there
  *	share_errors			what --share refuses, leaving nothing
  *	share_apply			share: in a file, idempotent, pruned
+ *	share_stale_member_pins		a member's pins left without its program
+ *					are stale, not another interface's
  *
  * Each test checks at its end that no pin of the receiving namespace is left.
  * The source, 198.18.3.7, is off the receiving end's subnet, so its kernel
@@ -557,6 +559,44 @@ TEST_FLAGS(share_apply, RL_TEST_ROOT)
 	ASSERT_EQ(cli(&t, NULL, NULL, "apply --detach %s", path), 0, "apply --detach");
 out:
 	unlink(path);
+	free(out);
+	free(err);
+	two_destroy(&t);
+}
+
+/*
+ * What a detach killed between the program's detach and the unpin leaves: a
+ * member's pins with no program on it, while the other member runs the
+ * limiter. They are stale, not another interface's: status says it is not
+ * attached, and attach --share and detach take them over.
+ */
+TEST_FLAGS(share_stale_member_pins, RL_TEST_ROOT)
+{
+	char *out = NULL, *err = NULL, pin[PATH_MAX];
+	struct two t;
+
+	if (!two_create(&t) || !attach_both(&t, POLICY))
+		goto out;
+	if (!ASSERT_OK(rl_ns_rx_sh(&t.ns, NULL, "ip link set dev %s xdp off", t.b.rx_if),
+		       "take the program off the second alone"))
+		goto out;
+	ASSERT_OK(rl_ns_pin_dir(t.ns.rx, t.b.rx_if, pin, sizeof(pin)), "pin directory");
+	ASSERT_TRUE(access(pin, F_OK) == 0, "its pins are left");
+	ASSERT_EQ(cli(&t, NULL, &err, "status %s", t.b.rx_if), 1, "status on the second");
+	ASSERT_CONTAINS(err, "not attached", "says it is not attached");
+	free(err);
+	err = NULL;
+	ASSERT_EQ(cli(&t, &out, NULL, "status %s", t.ns.rx_if), 0, "the first is fine");
+	ASSERT_TRUE(out && !strstr(out, "shares"), "and shares with nobody");
+	if (!ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.b.rx_if, t.ns.rx_if), 0,
+		       "attach --share over the stale pins"))
+		fprintf(stderr, "    %s", err ? err : "");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), prog_id(&t, t.ns.rx_if), "shared again");
+	rl_ns_rx_sh(&t.ns, NULL, "ip link set dev %s xdp off", t.b.rx_if);
+	ASSERT_EQ(cli(&t, NULL, NULL, "detach %s", t.b.rx_if), 0, "detach removes stale pins");
+	ASSERT_TRUE(access(pin, F_OK) != 0, "they are gone");
+	ASSERT_EQ(cli(&t, NULL, NULL, "status %s", t.ns.rx_if), 0, "the first still runs");
+out:
 	free(out);
 	free(err);
 	two_destroy(&t);
