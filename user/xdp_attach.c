@@ -123,25 +123,26 @@ int rl_members_of(__u32 limiter_id, struct rl_member *m, int max)
 	ifs = if_nameindex();
 	if (!ifs)
 		return -errno;
-	for (i = ifs; i->if_index && n < max; i++) {
+	for (i = ifs; i->if_index && ret >= 0; i++) {
 		__u32 mode;
 		int fd;
 
 		ret = ours_alone((int)i->if_index, &fd, &mode);
 		if (ret == -ENODEV)
-			continue; /* removed meanwhile */
+			ret = 0; /* removed meanwhile */
 		if (ret <= 0)
-			goto next;
+			continue;
 		ret = rl_prog_uses_map(fd, limiter_id);
 		close(fd);
-		if (ret > 0) {
-			snprintf(m[n].name, sizeof(m[n].name), "%s", i->if_name);
-			m[n].ifindex = (int)i->if_index;
-			n++;
+		if (ret <= 0)
+			continue;
+		if (n == max) {
+			ret = -E2BIG; /* a member left out would be left on an old program */
+			continue;
 		}
-next:
-		if (ret < 0)
-			break;
+		snprintf(m[n].name, sizeof(m[n].name), "%s", i->if_name);
+		m[n].ifindex = (int)i->if_index;
+		n++;
 	}
 	if_freenameindex(ifs);
 	return ret < 0 ? ret : n;
@@ -376,6 +377,16 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 	ret = share_source(with, err, errlen);
 	if (ret)
 		return ret;
+	{
+		struct rl_member m[RL_MAX_MEMBERS];
+
+		ret = rl_members(with, m, RL_MAX_MEMBERS);
+		if (ret == RL_MAX_MEMBERS || ret == -E2BIG) {
+			snprintf(err, errlen, "--share %s: at most %d interfaces share a limiter",
+				 with->name, RL_MAX_MEMBERS);
+			return -E2BIG;
+		}
+	}
 	switch (rl_presence(ifc)) {
 	case RL_ABSENT:
 		break;

@@ -44,8 +44,8 @@ struct rl_member {
 
 /*
  * The interfaces of our namespace whose program, attached alone, uses the
- * map with id @limiter_id (rl_pins_id()). Returns how many (at most @max), or
- * -errno if what is attached could not be read.
+ * map with id @limiter_id (rl_pins_id()). Returns how many, -E2BIG if there
+ * are more than @max, or -errno if what is attached could not be read.
  */
 int rl_members_of(__u32 limiter_id, struct rl_member *m, int max);
 /* The members of the limiter pinned for @ifc (0 if it has no pins). */
