@@ -41,16 +41,17 @@
 
 #define SRC   "198.18.3.7"
 /*
- * The flood: each pair at 1000/s (trafgen -t 1ms), twice RATE, the source as
- * a whole at four times it. Over the limit through either pair alone, and a
- * bucket of a second: trafgen paces with sleeps and slows down or stalls on a
- * loaded machine, so the two flows may not overlap exactly, and r t + b holds
- * only while the bucket never fills up again, that is while the source never
- * pauses for longer than b / r.
+ * The flood: each pair at 200/s (trafgen -t 5ms), twice RATE, the source as a
+ * whole at four times it. r t + b holds only while the source sends over r all
+ * along: trafgen paces with a sleep per frame, and on a loaded machine each
+ * sleep oversleeps by a millisecond or more (at -t 1ms, a third of the rate
+ * was seen), and the two flows need not overlap exactly; so a slow rate, long
+ * gaps, over the limit through either pair alone, and a bucket of a second.
  */
-#define RATE   500
-#define BURST  500
-#define POLICY "--rate 500 --burst 500"
+#define RATE   100
+#define BURST  100
+#define GAP    "5ms"
+#define POLICY "--rate 100 --burst 100"
 
 /* Two pairs into one receiving namespace: b holds the second pair's names only. */
 struct two {
@@ -188,12 +189,12 @@ static unsigned long long stat_of(struct two *t, const char *ifname, const char 
 	return v;
 }
 
-/* One source through both pairs, @per packets each at 1000/s (each 2x RATE). */
+/* One source through both pairs, @per packets each at 200/s (each 2x RATE). */
 static bool flood_both(struct two *t, struct rl_watch *w, struct rl_flow f[2], unsigned long per)
 {
 	memset(w, 0, sizeof(*w));
 	for (int i = 0; i < 2; i++) {
-		f[i] = (struct rl_flow){ .src = SRC, .count = per, .gap = "1ms", .limit_s = 20 };
+		f[i] = (struct rl_flow){ .src = SRC, .count = per, .gap = GAP, .limit_s = 20 };
 		w->flows[i] = &f[i];
 	}
 	f[1].via = &t->b;
@@ -215,7 +216,7 @@ TEST_FLAGS(share_limits_across_members, RL_TEST_ROOT)
 	memset(&w, 0, sizeof(w));
 	if (!two_create(&t) || !attach_both(&t, POLICY))
 		goto out;
-	if (!flood_both(&t, &w, f, 3000))
+	if (!flood_both(&t, &w, f, 600))
 		goto out;
 	passed = w.end.passed - w.base.passed;
 	rx = w.end.rx_packets - w.base.rx_packets;
@@ -254,7 +255,7 @@ TEST_FLAGS(share_limits_across_members, RL_TEST_ROOT)
 		goto out;
 	pa = stat_of(&t, t.ns.rx_if, "passed");
 	pb = stat_of(&t, t.b.rx_if, "passed");
-	if (!flood_both(&t, &w, f, 3000))
+	if (!flood_both(&t, &w, f, 600))
 		goto out;
 	control = stat_of(&t, t.ns.rx_if, "passed") - pa + stat_of(&t, t.b.rx_if, "passed") - pb;
 	printf("    a limiter each: %llu passed in all (%.2f x shared)\n", control,
@@ -371,7 +372,7 @@ TEST_FLAGS(share_set_failure_rolls_back, RL_TEST_ROOT)
 	ASSERT_EQ(id1, id0, "the first member is back on its program");
 	ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "the second kept it");
 	ASSERT_EQ(cli(&t, &out, NULL, "status %s", t.b.rx_if), 0, "status");
-	ASSERT_CONTAINS(out, "token-bucket 500/s", "the old policy is in force");
+	ASSERT_CONTAINS(out, "token-bucket 100/s", "the old policy is in force");
 	/* Then a set that works reaches both. */
 	snprintf(args, sizeof(args), "set %s --rate 5000", t.ns.rx_if);
 	if (rl_ns_cli_ok(&t.ns, "set without the fault", args)) {
