@@ -39,7 +39,7 @@
 #include "test.h"
 #include "xdp_attach.h"
 
-#define SRC   "198.18.3.7"
+#define SRC "198.18.3.7"
 /*
  * The flood: each pair at 200/s (trafgen -t 5ms), twice RATE, the source as a
  * whole at four times it. r t + b holds only while the source sends over r all
@@ -73,12 +73,13 @@ static bool two_create(struct two *t)
 	memset(t->b.flows, 0, sizeof(t->b.flows));
 	snprintf(t->b.tx_if, sizeof(t->b.tx_if), "%.13sb", t->ns.tx_if);
 	snprintf(t->b.rx_if, sizeof(t->b.rx_if), "%.13sb", t->ns.rx_if);
-	if (!ASSERT_OK(rl_sh(NULL,
-			     "set -e; ip link add %1$s netns %2$s type veth peer name %3$s netns %4$s;"
-			     " ip netns exec %2$s sysctl -qw net.ipv6.conf.%1$s.disable_ipv6=1;"
-			     " ip -n %2$s link set %1$s up; ip -n %4$s link set %3$s up",
-			     t->b.tx_if, t->ns.tx, t->b.rx_if, t->ns.rx),
-		       "make the second pair"))
+	if (!ASSERT_OK(
+		    rl_sh(NULL,
+			  "set -e; ip link add %1$s netns %2$s type veth peer name %3$s netns %4$s;"
+			  " ip netns exec %2$s sysctl -qw net.ipv6.conf.%1$s.disable_ipv6=1;"
+			  " ip -n %2$s link set %1$s up; ip -n %4$s link set %3$s up",
+			  t->b.tx_if, t->ns.tx, t->b.rx_if, t->ns.rx),
+		    "make the second pair"))
 		return false;
 	ok = ASSERT_OK(rl_sh(&out, "ip -n %s -o link show dev %s", t->ns.rx, t->b.rx_if),
 		       "the second pair's address");
@@ -465,8 +466,9 @@ TEST_FLAGS(share_events_name_ingress, RL_TEST_ROOT)
 	w.nflows = 1;
 	ASSERT_OK(rl_ns_watch(&t.ns, &w), "send through the second pair");
 	/* events ends after 5 samples (at most 8 s). */
-	rl_sh(&out, "for i in $(seq 80); do [ $(wc -l <%s) -ge 5 ] && break; sleep 0.1; done;"
-		    " cat %s; rm -f %s",
+	rl_sh(&out,
+	      "for i in $(seq 80); do [ $(wc -l <%s) -ge 5 ] && break; sleep 0.1; done;"
+	      " cat %s; rm -f %s",
 	      file, file, file);
 	snprintf(want, sizeof(want), "\"iface\":\"%s\"", t.b.rx_if);
 	ASSERT_CONTAINS(out, want, "a sample names the interface it came in on");
@@ -504,7 +506,8 @@ TEST_FLAGS(share_errors, RL_TEST_ROOT)
 	ASSERT_CONTAINS(err, "in this network namespace", "says where it looked");
 	free(err);
 	err = NULL;
-	ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.ns.rx_if, t.ns.rx_if), 1, "sharing with itself");
+	ASSERT_EQ(cli(&t, NULL, &err, "attach %s --share %s", t.ns.rx_if, t.ns.rx_if), 1,
+		  "sharing with itself");
 	ASSERT_CONTAINS(err, "its own limiter", "says so");
 	free(err);
 	err = NULL;
@@ -674,7 +677,8 @@ static const struct {
 	int line;
 	const char *msg;
 } bad_shares[] = {
-	{ "interfaces:\n  eth0:\n    share: eth0\n", 3, "eth0: share: 'eth0': an interface cannot" },
+	{ "interfaces:\n  eth0:\n    share: eth0\n", 3,
+	  "eth0: share: 'eth0': an interface cannot" },
 	{ "interfaces:\n  eth1:\n    share: eth0\n", 3,
 	  "eth1: share: 'eth0': not an interface of this file" },
 	{ "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    share: eth0\n  eth2:\n"
@@ -682,8 +686,8 @@ static const struct {
 	  7, "eth2: share: 'eth1': shares a limiter itself" },
 	{ "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    share: eth0\n    rate: 5\n", 6,
 	  "eth1: rate: the policy, options and rules of a shared limiter" },
-	{ "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    share: eth0\n    max-sources: 5\n",
-	  6, "eth1: max-sources: the policy" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    share: eth0\n    max-sources: 5\n", 6,
+	  "eth1: max-sources: the policy" },
 	{ "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    share: eth0\n    rules:\n"
 	  "      - name: a\n        deny: true\n",
 	  6, "eth1: rules: the policy" },

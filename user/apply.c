@@ -359,11 +359,11 @@ static int check_shares(struct loader *l, const struct rl_apply_file *f)
 		if (t == w)
 			why = "an interface cannot share its own limiter";
 		else if (!t)
-			why = "not an interface of this file (share: names one with a limiter of its "
-			      "own)";
+			why = "not an interface of this file (share: names one with a limiter "
+			      "of its own)";
 		else if (*t->share)
-			why = "shares a limiter itself (share: names the interface whose limiter it "
-			      "is)";
+			why = "shares a limiter itself (share: names the interface whose "
+			      "limiter it is)";
 		if (why) {
 			snprintf(l->err, l->errlen, "%s:%lu: %s: share: '%s': %s", l->path,
 				 w->share_line, w->name, w->share, why);
@@ -628,8 +628,8 @@ static int plan_share(const struct rl_apply_file *f, struct rl_apply_step *s, ch
 	if (rl_presence(&with) != RL_PRESENT ||
 	    rl_pins_id(with.pindir) != rl_pins_id(s->ifc.pindir))
 		return plan_fail(f, w, err, errlen,
-				 "share: the limiter attached is not that of '%s'; which limiter an "
-				 "interface runs cannot change live (detach it first)",
+				 "share: the limiter attached is not that of '%s'; which limiter "
+				 "an interface runs cannot change live (detach it first)",
 				 w->share);
 	s->action = RL_APPLY_NONE;
 	return plan_mode(f, w, &s->ifc, err, errlen);
@@ -647,10 +647,10 @@ static int plan_alone(const struct rl_apply_file *f, const struct rl_apply_step 
 			if (m[i].ifindex != s->ifc.ifindex && !*f->ifs[j].share &&
 			    !strcmp(f->ifs[j].name, m[i].name))
 				return plan_fail(f, s->want, err, errlen,
-						 "it shares one limiter with '%s', and the file "
-						 "gives each a limiter of its own; which limiter an "
-						 "interface runs cannot change live (detach '%s' "
-						 "first)",
+						 "it shares one limiter with '%s', and the "
+						 "file gives each a limiter of its own; which "
+						 "limiter an interface runs cannot change live "
+						 "(detach '%s' first)",
 						 m[i].name, m[i].name);
 	return 0;
 }

@@ -97,8 +97,8 @@ static int attach_share(const struct rl_args *a)
 
 	if (rl_args_given(a, RL_G_POLICY | RL_G_LIMITER) || given(a, "max-sources") ||
 	    given(a, "max-sources6")) {
-		pr_err("--share: the policy, limiter options and table sizes are those of '%s': give "
-		       "none of them (set changes them on every interface that shares it)",
+		pr_err("--share: the policy, limiter options and table sizes are those of '%s': "
+		       "give none of them (set changes them on every interface that shares it)",
 		       a->share);
 		return 2;
 	}
@@ -424,7 +424,6 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	struct rl_member m[RL_MAX_MEMBERS];
 	char err[RL_ERRLEN], desc[256], shares[512] = "";
 	int ret, nm, nshares = 0;
-	size_t len = 0;
 
 	if (rl_iface_get(name, &ifc, err, sizeof(err)) ||
 	    rl_pins_open(&ifc, &pins, err, sizeof(err))) {
@@ -439,12 +438,13 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	}
 	/* The other interfaces that run this limiter (attach --share). */
 	nm = rl_members(&ifc, m, RL_MAX_MEMBERS);
-	for (int i = 0; i < nm; i++)
-		if (m[i].ifindex != ifc.ifindex) {
-			len += (size_t)snprintf(shares + len, len < sizeof(shares) ? sizeof(shares) - len : 0,
-						"%s%s", len ? ", " : "", m[i].name);
-			nshares++;
-		}
+	for (int i = 0; i < nm; i++) {
+		size_t len = strlen(shares);
+
+		if (m[i].ifindex != ifc.ifindex)
+			snprintf(shares + len, sizeof(shares) - len, "%s%s", nshares++ ? ", " : "",
+				 m[i].name);
+	}
 	if (w) {
 		if (!*opened)
 			jw_start_array(w);
@@ -473,7 +473,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), live.max_sources,
 		       live.max_sources6, ifc.pindir, describe(cfg, desc, sizeof(desc)));
 		if (nshares)
-			printf("  shares its limiter (source table and counters) with: %s\n", shares);
+			printf("  shares its limiter (source table and counters) with: %s\n",
+			       shares);
 	}
 	return 0;
 }

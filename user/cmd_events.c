@@ -147,8 +147,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 		       rl_ev_reason_name(e->reason), src, e->len, bytes);
 	else
 		printf("%s.%09llu %-14s %-15s %5u  %s\n", when,
-		       (unsigned long long)(wall % 1000000000ULL), rl_ev_reason_name(e->reason), src,
-		       e->len, bytes);
+		       (unsigned long long)(wall % 1000000000ULL), rl_ev_reason_name(e->reason),
+		       src, e->len, bytes);
 	fflush(stdout);
 	return 0;
 }

@@ -340,14 +340,15 @@ static int share_source(const struct rl_iface *with, char *err, size_t errlen)
 		return 0;
 	case RL_ABSENT:
 	case RL_STALE_PINS:
-		snprintf(err, errlen, "--share %s: xdp-ratelimit is not attached to '%s'", with->name,
-			 with->name);
+		snprintf(err, errlen, "--share %s: xdp-ratelimit is not attached to '%s'",
+			 with->name, with->name);
 		return -ENOENT;
 	case RL_ORPHAN_PROG:
-		snprintf(err, errlen,
-			 "--share %s: the xdp-ratelimit program on '%s' has lost its pins: run detach "
-			 "%s, then attach again",
-			 with->name, with->name, with->name);
+		snprintf(
+			err, errlen,
+			"--share %s: the xdp-ratelimit program on '%s' has lost its pins: run detach "
+			"%s, then attach again",
+			with->name, with->name, with->name);
 		return -EIO;
 	case RL_FOREIGN_PINS:
 		rl_pins_foreign_msg(with, err, errlen);
@@ -395,10 +396,11 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 			snprintf(err, errlen, "'%s' shares the limiter of '%s' already", ifc->name,
 				 with->name);
 		else
-			snprintf(err, errlen,
-				 "xdp-ratelimit is already attached to '%s' with a limiter of its own "
-				 "(detach it first to share the limiter of '%s')",
-				 ifc->name, with->name);
+			snprintf(
+				err, errlen,
+				"xdp-ratelimit is already attached to '%s' with a limiter of its own "
+				"(detach it first to share the limiter of '%s')",
+				ifc->name, with->name);
 		return -EEXIST;
 	case RL_FOREIGN_PINS:
 		rl_pins_foreign_msg(ifc, err, errlen);
@@ -416,13 +418,16 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 		return ret;
 	}
 	ret = ours_alone(with->ifindex, &prog, &with_mode);
-	if (ret <= 0) {
+	if (ret < 0) {
+		snprintf(err, errlen, "couldn't inspect '%s': %s", with->name, strerror(-ret));
+		return ret;
+	}
+	if (!ret) {
 		snprintf(err, errlen,
-			 ret ? "couldn't inspect '%s': %s" :
-			       "'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): "
-			       "detach and attach it again to share it%s",
-			 with->name, ret ? strerror(-ret) : "");
-		return ret ? ret : -EOPNOTSUPP;
+			 "'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): "
+			 "detach and attach it again to share it",
+			 with->name);
+		return -EOPNOTSUPP;
 	}
 	ret = rl_pins_open(with, &pins, err, errlen);
 	if (ret)
@@ -461,8 +466,8 @@ static bool fault(const char *what)
  * Swap @prog_fd in on one interface; the program it replaced is left open in
  * *@old (with its mode in *@mode), to be put back or closed by the caller.
  */
-static int replace_one(int ifindex, const char *name, int prog_fd, int *old, __u32 *mode,
-		       char *err, size_t errlen)
+static int replace_one(int ifindex, const char *name, int prog_fd, int *old, __u32 *mode, char *err,
+		       size_t errlen)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 	int ret;
@@ -499,19 +504,27 @@ static int replace_one(int ifindex, const char *name, int prog_fd, int *old, __u
 	return ret;
 }
 
+/* Append ", @name" (or @name first) to the list @buf of @len; returns how many it holds. */
+static int list_add(char *buf, size_t len, int n, const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", n ? ", " : "", name);
+	return n + 1;
+}
+
 int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 	struct rl_member m[RL_MAX_MEMBERS];
-	int old[RL_MAX_MEMBERS], n, i, ret = 0;
-	__u32 mode[RL_MAX_MEMBERS];
+	int old[RL_MAX_MEMBERS], n, i, ret = 0, nback = 0, nstuck = 0;
 	char back[256] = "", stuck[256] = "";
-	size_t blen = 0, slen = 0;
-	int nback = 0;
+	__u32 mode[RL_MAX_MEMBERS];
 
 	n = rl_members(ifc, m, RL_MAX_MEMBERS);
 	if (n < 0) {
-		snprintf(err, errlen, "couldn't list the interfaces that share the limiter of '%s': %s",
+		snprintf(err, errlen,
+			 "couldn't list the interfaces that share the limiter of '%s': %s",
 			 ifc->name, strerror(-n));
 		return n;
 	}
@@ -547,23 +560,22 @@ int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen
 	opts.old_prog_fd = prog_fd;
 	for (int j = 0; j < i; j++) {
 		if (bpf_xdp_attach(m[j].ifindex, old[j], XDP_FLAGS_REPLACE | mode[j], &opts))
-			slen += (size_t)snprintf(stuck + slen, slen < sizeof(stuck) ? sizeof(stuck) - slen : 0,
-						 "%s%s", slen ? ", " : "", m[j].name);
+			nstuck = list_add(stuck, sizeof(stuck), nstuck, m[j].name);
 		else
-			blen += (size_t)snprintf(back + blen, blen < sizeof(back) ? sizeof(back) - blen : 0,
-						 "%s%s", nback++ ? ", " : "", m[j].name);
+			nback = list_add(back, sizeof(back), nback, m[j].name);
 		close(old[j]);
 	}
-	if (slen) {
+	if (nstuck) {
 		size_t len = strlen(err);
 
-		snprintf(err + len, len < errlen ? errlen - len : 0,
-			 ", and the previous program couldn't be put back on %s: they run the new "
-			 "policy, the other members the previous one, on the same maps (run it again)",
-			 stuck);
+		snprintf(
+			err + len, len < errlen ? errlen - len : 0,
+			", and the previous program couldn't be put back on %s: they run the new "
+			"policy, the other members the previous one, on the same maps (run it again)",
+			stuck);
 		return -ENOTRECOVERABLE;
 	}
-	if (blen) {
+	if (nback) {
 		size_t len = strlen(err);
 
 		snprintf(err + len, len < errlen ? errlen - len : 0,
