@@ -11,7 +11,8 @@
  *	share_set_under_flood		set on one member swaps the program of
  *					both, and every frame is counted once
  *	share_set_failure_rolls_back	a member that refuses the new program:
- *					both keep the old one and the old policy
+ *					both keep the old one and the old policy;
+ *					set and rule add then reach both
  *	share_detach_member		detaching the interface that made the
  *					limiter leaves the other one limiting
  *	share_events_name_ingress	events on one member names the other for
@@ -380,6 +381,17 @@ TEST_FLAGS(share_set_failure_rolls_back, RL_TEST_ROOT)
 		id1 = prog_id(&t, t.ns.rx_if);
 		ASSERT_TRUE(id1 != id0, "a new program");
 		ASSERT_EQ(prog_id(&t, t.b.rx_if), id1, "on both members");
+	}
+	/* A rule added on one member is compiled into the program of both. */
+	snprintf(args, sizeof(args), "rule add %s lan --src 198.18.9.0/24 --allow", t.b.rx_if);
+	if (rl_ns_cli_ok(&t.ns, "rule add on the second", args)) {
+		id0 = prog_id(&t, t.ns.rx_if);
+		ASSERT_TRUE(id0 != 0 && id0 != id1, "rule add swapped the first's program");
+		ASSERT_EQ(prog_id(&t, t.b.rx_if), id0, "and the second's, to the same one");
+		free(out);
+		out = NULL;
+		ASSERT_EQ(cli(&t, &out, NULL, "rule list %s", t.ns.rx_if), 0, "rule list");
+		ASSERT_CONTAINS(out, "lan", "the rule, seen from the first");
 	}
 out:
 	free(err);
