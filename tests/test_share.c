@@ -22,21 +22,29 @@
  *	share_stale_member_pins		a member's pins left without its program
  *					are stale, not another interface's
  *	share_apply_load		what the file's loader refuses of share:
+ *	share_crash_sigkill		attach --share, set and detach killed at
+ *					random moments: each member runs the
+ *					limiter iff status says so, and running the
+ *					command again finishes the job
  *
  * Each test checks at its end that no pin of the receiving namespace is left.
  * The source, 198.18.3.7, is off the receiving end's subnet, so its kernel
  * has nothing to send back; the sending ends have IPv6 disabled.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "apply.h"
 #include "netns.h"
+#include "pins.h"
 #include "test.h"
 #include "xdp_attach.h"
 
@@ -738,4 +746,101 @@ TEST(share_apply_load)
 		rl_apply_free(&f);
 	}
 	unlink(path);
+}
+
+/* xdp-ratelimit @args in the receiving namespace, SIGKILLed after @kill_after_us. */
+static void run_killed(struct two *t, char *const args[], long kill_after_us)
+{
+	char path[PATH_MAX], bin[PATH_MAX];
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", t->ns.rx);
+	snprintf(bin, sizeof(bin), "%s/xdp-ratelimit", rl_build_dir);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (!pid) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC), null = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || null < 0 || setns(fd, CLONE_NEWNET))
+			_exit(127);
+		dup2(null, 1);
+		dup2(null, 2);
+		execv(bin, args);
+		_exit(127);
+	}
+	usleep((useconds_t)kill_after_us);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
+/*
+ * After a kill: the first member runs the limiter; the second runs it (the
+ * same program) iff status says it is attached. Returns whether the second
+ * runs it.
+ */
+static bool consistent(struct two *t, const char *after)
+{
+	unsigned int a = prog_id(t, t->ns.rx_if), b = prog_id(t, t->b.rx_if);
+	int rc_a = cli(t, NULL, NULL, "status %s", t->ns.rx_if);
+	int rc_b = cli(t, NULL, NULL, "status %s", t->b.rx_if);
+
+	if (!ASSERT_TRUE(a != 0 && rc_a == 0, after) || !ASSERT_EQ(b != 0, rc_b == 0, after))
+		printf("    after %s: programs %u and %u, status %d and %d\n", after, a, b, rc_a,
+		       rc_b);
+	return b != 0;
+}
+
+TEST_FLAGS(share_crash_sigkill, RL_TEST_ROOT)
+{
+	unsigned long long st = rl_test_seed() ^ 0x5a5e;
+	char staging[PATH_MAX], args[128];
+	int cut_attach = 0, cut_set = 0, cut_detach = 0;
+	struct two t;
+
+	if (!two_create(&t) || !attach_first(&t))
+		goto out;
+	for (int round = 0; round < 12; round++) {
+		char rate[16];
+		char *attach[] = {
+			"xdp-ratelimit", "attach", t.b.rx_if, "--share", t.ns.rx_if, NULL
+		};
+		char *set[] = { "xdp-ratelimit", "set", t.b.rx_if, "--rate", rate, NULL };
+		char *detach[] = { "xdp-ratelimit", "detach", t.b.rx_if, NULL };
+
+		run_killed(&t, attach, (long)rl_rand_below(&st, 20000));
+		if (!consistent(&t, "a killed attach --share")) {
+			cut_attach++;
+			snprintf(args, sizeof(args), "attach %s --share %s", t.b.rx_if, t.ns.rx_if);
+			if (!rl_ns_cli_ok(&t.ns, "attach --share again", args))
+				goto out;
+		}
+		snprintf(rate, sizeof(rate), "%d", 200 + 100 * round);
+		run_killed(&t, set, (long)rl_rand_below(&st, 250000));
+		if (!ASSERT_TRUE(consistent(&t, "a killed set"), "the second still runs it"))
+			goto out;
+		if (cli(&t, NULL, NULL, "status %s | grep -q ' %s/s'", t.ns.rx_if, rate))
+			cut_set++;
+		snprintf(args, sizeof(args), "set %s --rate %s", t.b.rx_if, rate);
+		if (!rl_ns_cli_ok(&t.ns, "set again", args))
+			goto out;
+		ASSERT_EQ(prog_id(&t, t.b.rx_if), prog_id(&t, t.ns.rx_if),
+			  "after set again, one program on both");
+		run_killed(&t, detach, (long)rl_rand_below(&st, 20000));
+		if (consistent(&t, "a killed detach")) {
+			cut_detach++;
+			snprintf(args, sizeof(args), "detach %s", t.b.rx_if);
+			if (!rl_ns_cli_ok(&t.ns, "detach again", args))
+				goto out;
+		}
+		ASSERT_EQ(prog_id(&t, t.b.rx_if), 0, "detached");
+	}
+	printf("    killed before the end: %d attach --share, %d set, %d detach of 12 each\n",
+	       cut_attach, cut_set, cut_detach);
+	/* What a killed attach may have left in staging, the last detach removed. */
+	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "%s", strrchr(t.nsdir, '/'));
+	ASSERT_TRUE(access(staging, F_OK) != 0, "nothing left in staging");
+out:
+	two_destroy(&t);
 }

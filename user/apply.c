@@ -798,6 +798,23 @@ static int run_set(struct rl_apply_step *s, char *err, size_t errlen)
 	return ret;
 }
 
+static int run_converge(struct rl_apply_step *s, char *err, size_t errlen)
+{
+	struct rl_pins pins;
+	int ret;
+
+	ret = rl_pins_open(&s->ifc, &pins, err, errlen);
+	if (ret)
+		return ret;
+	ret = rl_members_converge(&s->ifc, &pins, &s->cur, err, errlen);
+	rl_pins_close(&pins);
+	if (ret > 0)
+		pr_warn("%s: the interfaces that share its limiter ran different programs (a "
+			"command was interrupted): they run one again",
+			s->ifc.name);
+	return ret < 0 ? ret : 0;
+}
+
 int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen)
 {
 	*done = 0;
@@ -824,6 +841,9 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 
 		switch (s->action) {
 		case RL_APPLY_NONE:
+			/* Members of a limiter left on different programs by a killed command. */
+			if (!*w->share)
+				ret = run_converge(s, err, errlen);
 			break;
 		case RL_APPLY_ATTACH:
 			ret = rl_attach(&s->ifc, w->mode, (__u32)w->max_sources,

@@ -298,6 +298,16 @@ int cmd_set(const struct rl_args *a)
 	}
 	/* The policy in force already: a new generation would only cost a migration. */
 	if (rl_config_same(&cfg, &cur)) {
+		ret = rl_members_converge(&ifc, &pins, &cur, err, sizeof(err));
+		if (ret < 0) {
+			pr_err("%s", err);
+			ret = 1;
+			goto out;
+		}
+		if (ret)
+			pr_warn("%s: the interfaces that share its limiter ran different programs "
+				"(a command was interrupted): they run one again",
+				ifc.name);
 		if (a->json) {
 			jw_init(&w, stdout);
 			jw_start_object(&w);

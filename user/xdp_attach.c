@@ -691,6 +691,38 @@ static int swap_in(const struct rl_iface *ifc, const struct rl_pins *pins,
 	return ret;
 }
 
+int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
+			const struct rl_config *cfg, char *err, size_t errlen)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	__u32 first = 0;
+	bool differ = false;
+	int n, ret;
+
+	n = rl_members(ifc, m, RL_MAX_MEMBERS);
+	if (n < 0) {
+		snprintf(err, errlen,
+			 "couldn't list the interfaces that share the limiter of '%s': %s",
+			 ifc->name, strerror(-n));
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		__u32 id;
+
+		if (bpf_xdp_query(m[i].ifindex, 0, &q))
+			continue; /* removed meanwhile: not a member any more */
+		id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		if (!first)
+			first = id;
+		differ |= id != first;
+	}
+	if (!differ)
+		return 0;
+	ret = swap_in(ifc, pins, cfg, err, errlen);
+	return ret ? ret : 1;
+}
+
 int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
 		__u32 active, __u64 *moved, char *err, size_t errlen)
 {

@@ -82,6 +82,14 @@ int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen
 struct rl_pins;
 int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
 		__u32 active, __u64 *moved, char *err, size_t errlen);
+/*
+ * A command killed between the members of a shared limiter leaves them
+ * running different programs (both on its maps, one with the policy before).
+ * If they do, swap in the program for @cfg, the live copy, on every member:
+ * 1 if it did, 0 if they ran one program already, or -errno.
+ */
+int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
+			const struct rl_config *cfg, char *err, size_t errlen);
 /* The id of our attached program, 0 if none. */
 __u32 rl_attached_prog_id(const struct rl_iface *ifc);
 /*
