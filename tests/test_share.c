@@ -22,6 +22,9 @@
  *	share_stale_member_pins		a member's pins left without its program
  *					are stale, not another interface's
  *	share_apply_load		what the file's loader refuses of share:
+ *	share_converge			set killed between the two members: set or
+ *					apply with the same policy puts both on one
+ *					program again
  *	share_crash_sigkill		attach --share, set and detach killed at
  *					random moments: each member runs the
  *					limiter iff status says so, and running the
@@ -842,5 +845,57 @@ TEST_FLAGS(share_crash_sigkill, RL_TEST_ROOT)
 	snprintf(staging, sizeof(staging), RL_STAGING_ROOT "%s", strrchr(t.nsdir, '/'));
 	ASSERT_TRUE(access(staging, F_OK) != 0, "nothing left in staging");
 out:
+	two_destroy(&t);
+}
+
+/* set killed between the two members' swaps (XDP_RATELIMIT_FAULT=kill-between-members). */
+static bool set_killed(struct two *t, const char *rate)
+{
+	int rc = rl_sh(NULL,
+		       "XDP_RATELIMIT_FAULT=kill-between-members nsenter --net=/run/netns/%s "
+		       "%s/xdp-ratelimit set %s --rate %s 2>/dev/null",
+		       t->ns.rx, rl_build_dir, t->ns.rx_if, rate);
+	unsigned int a = prog_id(t, t->ns.rx_if), b = prog_id(t, t->b.rx_if);
+
+	return ASSERT_EQ(rc, 128 + SIGKILL, "set killed") &&
+	       ASSERT_TRUE(a && b && a != b, "the members run different programs");
+}
+
+TEST_FLAGS(share_converge, RL_TEST_ROOT)
+{
+	char path[64] = "", text[256], *out = NULL, *err = NULL;
+	struct two t;
+
+	if (!two_create(&t) || !attach_both(&t, POLICY) || !set_killed(&t, "400"))
+		goto out;
+	/* The live copy is still 100/s: set to it changes no policy, but the programs. */
+	ASSERT_EQ(cli(&t, &out, &err, "set %s --rate 100", t.b.rx_if), 0, "set to the live policy");
+	ASSERT_CONTAINS(out, "unchanged", "the policy is unchanged");
+	ASSERT_CONTAINS(err, "run one again", "it says what it did");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), prog_id(&t, t.ns.rx_if), "one program again");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* The same through apply: the file's policy is the live one. */
+	if (!set_killed(&t, "500"))
+		goto out;
+	snprintf(text, sizeof(text),
+		 "interfaces:\n  %s:\n    share: %s\n  %s:\n    rate: 100\n    burst: 100\n",
+		 t.b.rx_if, t.ns.rx_if, t.ns.rx_if);
+	if (!write_yaml(path, sizeof(path), text))
+		goto out;
+	ASSERT_EQ(cli(&t, &out, &err, "apply %s", path), 0, "apply");
+	ASSERT_CONTAINS(out, "unchanged", "nothing to change in the policy");
+	ASSERT_CONTAINS(err, "run one again", "it says what it did");
+	ASSERT_EQ(prog_id(&t, t.b.rx_if), prog_id(&t, t.ns.rx_if), "one program after apply");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(cli(&t, &out, NULL, "status %s", t.b.rx_if), 0, "status");
+	ASSERT_CONTAINS(out, "token-bucket 100/s", "the live policy");
+out:
+	if (path[0])
+		unlink(path);
+	free(out);
+	free(err);
 	two_destroy(&t);
 }

@@ -10,6 +10,7 @@
  * dispatcher.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +536,9 @@ int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen
 		n = 1;
 	}
 	for (i = 0; i < n; i++) {
+		/* Tests: killed between two members, deterministically. */
+		if (i == 1 && fault("kill-between-members"))
+			raise(SIGKILL);
 		/* Tests: the second member refuses, as a driver out of memory would. */
 		if (i == 1 && fault("replace-member")) {
 			ret = -ENOMEM;
