@@ -253,7 +253,7 @@ out:
 static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *k,
 		      const yaml_node_t *map)
 {
-	const yaml_node_t *rules = NULL;
+	const yaml_node_t *rules = NULL, *rules_k = NULL, *share = NULL, *other = NULL;
 	char msg[RL_ERRLEN], enc[RL_PINNAME_MAX];
 	bool max6_given = false;
 	struct rl_args a;
@@ -279,6 +279,7 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 
 			if (!strcmp(key, "rules")) {
 				rules = v;
+				rules_k = kn;
 				ifc->rules_line = kn->start_mark.line + 1;
 				continue;
 			}
@@ -297,7 +298,26 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 			if (ret)
 				return fail(l, v, "%s: %s: %s", ifc->name, key, opt_msg(msg, key));
 			max6_given |= !strcmp(key, "max-sources6");
+			if (!strcmp(key, "share"))
+				share = v;
+			else if (strcmp(key, "mode") && !other)
+				other = kn;
 		}
+	}
+	if (share) {
+		/* As attach --share: what is shared comes with its policy, options and rules. */
+		if (!other && rules && !is_null(rules))
+			other = rules_k;
+		if (other)
+			return fail(l, other,
+				    "%s: %s: the policy, options and rules of a shared limiter are "
+				    "those of '%s' (share:): give only share and mode",
+				    ifc->name, scalar(other), a.share);
+		if (strlen(a.share) >= IF_NAMESIZE || rl_pin_encode(a.share, enc, sizeof(enc)))
+			return fail(l, share, "%s: share: '%s' is not an interface name", ifc->name,
+				    a.share);
+		snprintf(ifc->share, sizeof(ifc->share), "%s", a.share);
+		ifc->share_line = share->start_mark.line + 1;
 	}
 	ifc->mode = a.mode;
 	ifc->max_sources = a.max_sources;
@@ -305,6 +325,8 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 	ifc->max_sources6 = max6_given ? a.max_sources6 : (a.max_sources / 4 ?: 1);
 	ifc->pol = a.pol;
 	ifc->o = a.o;
+	if (share)
+		return 0; /* no policy of its own */
 	if (rl_config_build(&ifc->cfg, &ifc->pol, &ifc->o, NULL, msg, sizeof(msg)))
 		return fail(l, k, "%s: %s", ifc->name, msg);
 	if (rl_ruleset_init(&ifc->rules, &ifc->pol, &ifc->o, msg, sizeof(msg)))
@@ -319,6 +341,35 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 		ret = load_rule(l, ifc, node(l, *i));
 		if (ret)
 			return ret;
+	}
+	return 0;
+}
+
+/* Each share: names another interface of the file, one with a limiter of its own. */
+static int check_shares(struct loader *l, const struct rl_apply_file *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const struct rl_apply_iface *w = &f->ifs[i], *t = NULL;
+		const char *why = NULL;
+
+		if (!*w->share)
+			continue;
+		for (size_t j = 0; j < f->n && !t; j++)
+			if (!strcmp(f->ifs[j].name, w->share))
+				t = &f->ifs[j];
+		if (t == w)
+			why = "an interface cannot share its own limiter";
+		else if (!t)
+			why = "not an interface of this file (share: names one with a limiter "
+			      "of its own)";
+		else if (*t->share)
+			why = "shares a limiter itself (share: names the interface whose "
+			      "limiter it is)";
+		if (why) {
+			snprintf(l->err, l->errlen, "%s:%lu: %s: share: '%s': %s", l->path,
+				 w->share_line, w->name, w->share, why);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -365,7 +416,7 @@ static int load_doc(struct loader *l, struct rl_apply_file *f)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return check_shares(l, f);
 }
 
 int rl_apply_load(struct rl_apply_file *f, const char *path, char *err, size_t errlen)
@@ -725,6 +776,76 @@ static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, cha
 	return 0;
 }
 
+/* The mode @ifc runs in differs from the file's: message, -EINVAL. */
+static int plan_mode(const struct rl_apply_file *f, const struct rl_apply_iface *w,
+		     const struct rl_iface *ifc, char *err, size_t errlen)
+{
+	const char *mode = rl_attach_mode(ifc);
+	const char *want_mode = w->mode == RL_MODE_SKB ? "skb" : "native";
+
+	if (!strncmp(mode, want_mode, strlen(want_mode)))
+		return 0;
+	return plan_fail(f, w, err, errlen,
+			 "mode: the limiter runs in %s mode, the file says %s; an attach "
+			 "option cannot change live (detach first)",
+			 mode, want_mode);
+}
+
+/* An interface with share: attach it sharing, or check it shares that limiter already. */
+static int plan_share(const struct rl_apply_file *f, struct rl_apply_step *s, char *err,
+		      size_t errlen)
+{
+	const struct rl_apply_iface *w = s->want;
+	struct rl_iface with;
+	char msg[RL_ERRLEN];
+
+	switch (rl_presence(&s->ifc)) {
+	case RL_ABSENT:
+	case RL_ORPHAN_PROG:
+	case RL_STALE_PINS:
+		s->action = RL_APPLY_SHARE;
+		return 0;
+	case RL_PRESENT:
+		break;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(&s->ifc, msg, sizeof(msg));
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	default:
+		return plan_fail(f, w, err, errlen, "couldn't tell what is attached: %s",
+				 strerror(errno));
+	}
+	if (rl_iface_get(w->share, &with, msg, sizeof(msg)))
+		return plan_fail(f, w, err, errlen, "share: %s", msg);
+	if (rl_presence(&with) != RL_PRESENT ||
+	    rl_pins_id(with.pindir) != rl_pins_id(s->ifc.pindir))
+		return plan_fail(f, w, err, errlen,
+				 "share: the limiter attached is not that of '%s'; which limiter "
+				 "an interface runs cannot change live (detach it first)",
+				 w->share);
+	s->action = RL_APPLY_NONE;
+	return plan_mode(f, w, &s->ifc, err, errlen);
+}
+
+/* A live limiter the file gives to @s alone must not be shared with another interface of it. */
+static int plan_alone(const struct rl_apply_file *f, const struct rl_apply_step *s, char *err,
+		      size_t errlen)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	int n = rl_members(&s->ifc, m, RL_MAX_MEMBERS);
+
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < f->n; j++)
+			if (m[i].ifindex != s->ifc.ifindex && !*f->ifs[j].share &&
+			    !strcmp(f->ifs[j].name, m[i].name))
+				return plan_fail(f, s->want, err, errlen,
+						 "it shares one limiter with '%s', and the "
+						 "file gives each a limiter of its own; which "
+						 "limiter an interface runs cannot change live "
+						 "(detach '%s' first)",
+						 m[i].name, m[i].name);
+	return 0;
+}
+
 int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_plan *p, char *err,
 		  size_t errlen)
 {
@@ -750,14 +871,24 @@ int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_pla
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < f->n; i++) {
-		struct rl_apply_step *s = &p->steps[p->n++];
-		const struct rl_apply_iface *w = &f->ifs[i];
+	/* Interfaces with a limiter of their own first: those that share one come after it. */
+	for (size_t k = 0; k < 2 * f->n; k++) {
+		const struct rl_apply_iface *w = &f->ifs[k % f->n];
+		struct rl_apply_step *s;
 
+		if ((k < f->n) == !!*w->share)
+			continue;
+		s = &p->steps[p->n++];
 		s->want = w;
 		if (rl_iface_get(w->name, &s->ifc, msg, sizeof(msg))) {
 			ret = plan_fail(f, w, err, errlen, "%s", msg);
 			goto fail;
+		}
+		if (*w->share) {
+			ret = plan_share(f, s, err, errlen);
+			if (ret)
+				goto fail;
+			continue;
 		}
 		switch (rl_presence(&s->ifc)) {
 		case RL_ABSENT:
@@ -772,6 +903,8 @@ int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_pla
 			break;
 		case RL_PRESENT:
 			ret = plan_live(f, s, err, errlen);
+			if (!ret)
+				ret = plan_alone(f, s, err, errlen);
 			if (ret)
 				goto fail;
 			break;
@@ -908,6 +1041,23 @@ out:
 	return ret;
 }
 
+static int run_converge(struct rl_apply_step *s, char *err, size_t errlen)
+{
+	struct rl_pins pins;
+	int ret;
+
+	ret = rl_pins_open(&s->ifc, &pins, err, errlen);
+	if (ret)
+		return ret;
+	ret = rl_members_converge(&s->ifc, &pins, &s->cur, err, errlen);
+	rl_pins_close(&pins);
+	if (ret > 0)
+		pr_warn("%s: the interfaces that share its limiter ran different programs (a "
+			"command was interrupted): they run one again",
+			s->ifc.name);
+	return ret < 0 ? ret : 0;
+}
+
 int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen)
 {
 	*done = 0;
@@ -918,6 +1068,9 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 
 		switch (s->action) {
 		case RL_APPLY_NONE:
+			/* Members of a limiter left on different programs by a killed command. */
+			if (!*w->share)
+				ret = run_converge(s, err, errlen);
 			break;
 		case RL_APPLY_ATTACH:
 			ret = rl_attach(&s->ifc, w->mode, (__u32)w->max_sources,
@@ -931,6 +1084,14 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 			break;
 		case RL_APPLY_RULES:
 			break;
+		case RL_APPLY_SHARE: {
+			struct rl_iface with;
+
+			ret = rl_iface_get(w->share, &with, err, errlen);
+			if (!ret)
+				ret = rl_attach_share(&s->ifc, &with, w->mode, err, errlen);
+			break;
+		}
 		}
 		if (ret)
 			return ret < 0 ? ret : -EIO;
@@ -964,6 +1125,8 @@ const char *rl_apply_action_name(enum rl_apply_action a)
 		return "detach";
 	case RL_APPLY_RULES:
 		return "rules";
+	case RL_APPLY_SHARE:
+		return "share";
 	}
 	return "?";
 }

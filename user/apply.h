@@ -10,6 +10,8 @@
  *	    rules:                optional: a list of rules, each a mapping of
  *	      - name: web         name and rule options (allow/deny: true)
  *	        proto: tcp
+ *	  eth1:
+ *	    share: eth0           eth0's limiter (attach --share): only mode too
  *
  * A file is the whole wanted state of each interface it names: an option it
  * leaves out has its default, not the value it had before.
@@ -38,6 +40,8 @@ struct rl_apply_iface {
 	struct rl_ruleset rules; /* the file's rules, then "default" */
 	size_t nrules; /* rules besides "default" */
 	unsigned long rules_line; /* the "rules:" key, 0 if none */
+	char share[IF_NAMESIZE]; /* share: the interface of the file whose limiter it runs, or "" */
+	unsigned long share_line;
 };
 
 struct rl_apply_file {
@@ -60,6 +64,7 @@ enum rl_apply_action {
 	RL_APPLY_SET, /* attached with another policy: set it live */
 	RL_APPLY_DETACH, /* attached, not in the file, --prune: detach */
 	RL_APPLY_RULES, /* attached with this policy, other rules: only the rules */
+	RL_APPLY_SHARE, /* share: not attached: attach --share */
 };
 
 /* How the file's rules differ from the live ones, rule by rule. */
@@ -122,7 +127,9 @@ struct rl_apply_plan {
  * max-sources, max-sources6) that differs from the live limiter's (they
  * cannot change live), and rules that do not compile against the live ones.
  * With @prune, interfaces attached in this namespace but not in the file are
- * detached.
+ * detached. Interfaces with share: are planned after the others, so that what
+ * they share is attached first; whether an interface shares a limiter, and
+ * which, is an attach option too: it does not change live.
  */
 int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_plan *p, char *err,
 		  size_t errlen);

@@ -12,7 +12,8 @@
 
 const struct rl_cmd rl_cmds[] = {
 	{ "attach", cmd_attach, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
-	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS]", "attach the limiter to an interface",
+	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS] | IFACE --share IFACE2",
+	  "attach the limiter to an interface",
 	  "Loads the limiter and attaches it to IFACE at XDP, through libxdp (sharing the "
 	  "interface with other XDP programs where libxdp's dispatcher works, else alone). The "
 	  "attachment outlives this command; its maps are pinned under " RL_PIN_ROOT

@@ -62,6 +62,10 @@ static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 			jw_uint_field(w, "max_sources", want->max_sources);
 			jw_uint_field(w, "max_sources6", want->max_sources6);
 		}
+		if (s->action == RL_APPLY_SHARE) {
+			jw_string_field(w, "mode", want->mode == RL_MODE_SKB ? "skb" : "native");
+			jw_string_field(w, "share", want->share);
+		}
 		if (s->action == RL_APPLY_SET) {
 			jw_name(w, "changes");
 			jw_start_array(w);
@@ -87,6 +91,9 @@ static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 		       want->mode == RL_MODE_SKB ? "skb" : "native",
 		       (unsigned long long)want->max_sources,
 		       (unsigned long long)want->max_sources6);
+	if (s->action == RL_APPLY_SHARE)
+		printf(" (the limiter of %s, mode %s)", want->share,
+		       want->mode == RL_MODE_SKB ? "skb" : "native");
 	for (int i = 0; i < s->nchanges; i++)
 		printf("%s%s %s -> %s", i ? ", " : ": ", s->changes[i].key, s->changes[i].old,
 		       s->changes[i].new);

@@ -434,7 +434,9 @@ int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
 	ret = rl_replace(ifc, rl_prog_fd(skel), why, sizeof(why));
 	rl_prog_destroy(skel);
 	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
+		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
+		snprintf(err, errlen, "%s%s", why,
+			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
 		return ret;
 	}
 	ret = rl_rules_commit(pins, out, why, sizeof(why));
