@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "harness.h"
 #include "pins.h"
 #include "test.h"
 
@@ -73,4 +76,35 @@ TEST(pins_dir_layout)
 	if (ASSERT_OK(rl_pin_dir(RL_PIN_ROOT, 4026532000ULL, "eth0", dir, sizeof(dir)), "dir"))
 		ASSERT_STREQ(dir, "/sys/fs/bpf/xdp-ratelimit/netns-4026532000/eth0",
 			     "eth0 of another namespace: another directory");
+}
+
+/*
+ * A limiter made by another version: a map whose values are laid out
+ * otherwise is refused by name, not read into a buffer of the wrong size
+ * (an exporter built before rl_counters grew died in malloc reading one).
+ */
+TEST_FLAGS(pins_other_version_refused, RL_TEST_ROOT)
+{
+	struct rl_prog p = {};
+	struct rl_pins pins;
+	char err[512] = "";
+	int small, saved;
+
+	if (!ASSERT_TRUE(rl_prog_load(&p, true, 64), "maps made"))
+		return;
+	pins = p.maps;
+	ASSERT_EQ(rl_pins_check(&pins, "DIR", err, sizeof(err)), 0, err);
+	/* rl_counters as a build whose counters were 8 bytes shorter made it. */
+	small = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "rl_counters", 4,
+			       sizeof(struct rl_kcounters) - 8, 1, NULL);
+	if (!ASSERT_TRUE(small >= 0, "bpf_map_create"))
+		goto out;
+	saved = pins.counters;
+	pins.counters = small;
+	ASSERT_EQ(rl_pins_check(&pins, "DIR", err, sizeof(err)), -EPROTO, "a shorter rl_counters");
+	ASSERT_TRUE(strstr(err, "DIR/rl_counters") && strstr(err, "another version"), err);
+	pins.counters = saved;
+	close(small);
+out:
+	rl_prog_close(&p);
 }

@@ -221,7 +221,10 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 			goto out;
 		}
 	}
-	ret = rl_counters_read(&pins, &d->c);
+	/* A limiter of another version: its values would overrun our buffers. */
+	ret = rl_pins_check(&pins, p->pindir, path, sizeof(path));
+	if (!ret)
+		ret = rl_counters_read(&pins, &d->c);
 	if (!ret)
 		ret = rl_config_read(&pins, &d->cfg, &active);
 	if (ret)

@@ -2,6 +2,7 @@
 /* Pin naming, pin directories, ownership and orphans: see pins.h for the layout. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -9,6 +10,8 @@
 #include <bpf/bpf.h>
 #include "env.h"
 #include "pins.h"
+#include "prog.h"
+#include "rl_skel.h"
 #include "xdp_attach.h"
 
 const char *const rl_map_names[RL_N_MAPS] = {
@@ -179,6 +182,18 @@ static bool dir_in_use(const char *dir)
 	return false;
 }
 
+int rl_map_lookup_sized(int fd, const void *key, void *value, __u32 size)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size != size)
+		return -EPROTO;
+	return bpf_map_lookup_elem(fd, key, value) ? -errno : 0;
+}
+
 static int read_ctl(const char *dir, struct rl_ctl *ctl)
 {
 	char path[PATH_MAX];
@@ -189,8 +204,7 @@ static int read_ctl(const char *dir, struct rl_ctl *ctl)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -errno;
-	if (bpf_map_lookup_elem(fd, &zero, ctl))
-		ret = -errno;
+	ret = rl_map_lookup_sized(fd, &zero, ctl, sizeof(*ctl));
 	close(fd);
 	return ret;
 }
@@ -440,6 +454,68 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 			snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
 			rl_pins_close(pins);
 			return ret;
+		}
+	}
+	return rl_pins_check(pins, ifc->pindir, err, errlen);
+}
+
+/* Each map's layout as this build's object declares it (rl_map_names[] order). */
+static struct map_layout {
+	__u32 type, key_size, value_size;
+} layout[RL_N_MAPS];
+static int layout_err;
+static pthread_once_t layout_once = PTHREAD_ONCE_INIT;
+
+static void layout_init(void)
+{
+	struct xdp_ratelimit *skel = xdp_ratelimit__open();
+	struct bpf_map *maps[RL_N_MAPS];
+
+	if (!skel) {
+		layout_err = -errno ?: -EINVAL;
+		return;
+	}
+	rl_skel_maps(skel, maps);
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		const struct bpf_map *m = maps[i];
+
+		layout[i].type = bpf_map__type(m);
+		layout[i].key_size = bpf_map__key_size(m);
+		layout[i].value_size = bpf_map__value_size(m);
+	}
+	xdp_ratelimit__destroy(skel);
+}
+
+int rl_pins_check(const struct rl_pins *pins, const char *pindir, char *err, size_t errlen)
+{
+	int *fds[RL_N_MAPS] = RL_PINS_FDS((struct rl_pins *)pins);
+
+	pthread_once(&layout_once, layout_init);
+	if (layout_err) {
+		snprintf(err, errlen, "couldn't read the maps' layout from the BPF object: %s",
+			 strerror(-layout_err));
+		return layout_err;
+	}
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(*fds[i], &info, &len)) {
+			int ret = -errno;
+
+			snprintf(err, errlen, "couldn't inspect %s/%s: %s", pindir, rl_map_names[i],
+				 strerror(errno));
+			return ret;
+		}
+		if (info.type != layout[i].type || info.key_size != layout[i].key_size ||
+		    info.value_size != layout[i].value_size) {
+			snprintf(err, errlen,
+				 "%s/%s is not laid out as this build's (type %u, key %u, value %u "
+				 "bytes; expected %u, %u, %u): the limiter was made by another "
+				 "version of xdp-ratelimit; detach it with that version",
+				 pindir, rl_map_names[i], info.type, info.key_size, info.value_size,
+				 layout[i].type, layout[i].key_size, layout[i].value_size);
+			return -EPROTO;
 		}
 	}
 	return 0;

@@ -101,6 +101,15 @@ int rl_unpin_gone(const char *name);
 /* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
 void rl_pins_close(struct rl_pins *pins);
+/*
+ * Are the maps @pins (opened from @pindir) laid out as this build's object
+ * declares them (type, key and value size)? A limiter made by another version
+ * would otherwise have its maps read into buffers of the wrong size. 0, or
+ * -EPROTO with the map and both layouts in @err.
+ */
+/* bpf_map_lookup_elem() into @value of @size bytes: -EPROTO if the map's values are not. */
+int rl_map_lookup_sized(int fd, const void *key, void *value, __u32 size);
+int rl_pins_check(const struct rl_pins *pins, const char *pindir, char *err, size_t errlen);
 
 /* The interfaces of our namespace with a pin directory; returns how many (at most @max). */
 int rl_list_attached(char names[][IF_NAMESIZE], int max);

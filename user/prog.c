@@ -47,9 +47,9 @@ static int free_fds(void)
 	return (int)rl.rlim_cur - (open - 1);
 }
 
-static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
+void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS])
 {
-	struct bpf_map *maps[] = {
+	struct bpf_map *m[] = {
 		skel->maps.rl_state4,  skel->maps.rl_state6,	 skel->maps.rl_config,
 		skel->maps.rl_ctl,     skel->maps.rl_counters,	 skel->maps.rl_events,
 		skel->maps.data_evctl, skel->maps.rl_evcpu,	 skel->maps.rl_rcfg,
@@ -59,12 +59,21 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	 skel->maps.rl_sc6a,
 		skel->maps.rl_sc6b,    skel->maps.rl_sync_status
 	};
+
+	_Static_assert(sizeof(m) / sizeof(m[0]) == RL_N_MAPS, "one map per pin");
+	memcpy(maps, m, sizeof(m));
+}
+
+static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
+{
+	struct bpf_map *maps[RL_N_MAPS];
 	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters,	p->events,
 		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt,	 p->rstate,	p->src4a,
 		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sync4,	p->sync6,
 		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status };
 	int ret;
 
+	rl_skel_maps(skel, maps);
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
 		ret = bpf_map__reuse_fd(maps[i], fds[i]);
 		if (ret)

@@ -622,7 +622,7 @@ static void handover(const struct rl_iface *ifc)
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return;
-	if (!bpf_map_lookup_elem(fd, &zero, &ctl)) {
+	if (!rl_map_lookup_sized(fd, &zero, &ctl, sizeof(ctl))) {
 		bool member = false;
 
 		for (int i = 0; i < n; i++)
