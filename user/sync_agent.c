@@ -96,6 +96,11 @@ static int policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply 
 int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, char *err,
 			  size_t errlen)
 {
+	/*
+	 * hiredis writes with write(2): a server gone mid-round trip would kill
+	 * the agent with SIGPIPE instead of failing the round trip with EPIPE.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	memset(ag, 0, sizeof(*ag));
 	ag->cfg = *cfg;
 	/*

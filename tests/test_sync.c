@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The fleet sync agent (user/sync_agent.h, user/sync_redis.h) against a real
+ * redis-server started by each test (tests/lib/redis_srv.h).
+ *
+ * Without the kernel: synthetic sources through the agent's step, the real
+ * script and the real server.
+ *	sync_url		redis:// and unix:// URLs: accepted, and refused with the reason
+ *	sync_round_trip		two nodes: each gets what the other passed since it last asked,
+ *				one command per round trip, a source seen once gets nothing
+ *	sync_stale_expiry	a node idle on a source for 3 intervals inherits nothing;
+ *				every key expires after the TTL
+ *	sync_policy		another live node's policy refuses the start, and stops a
+ *				running node, naming the differing line
+ *	sync_fallback_kill	server killed: fallback at the next round trip (local: no
+ *				charge, share: units x other nodes), said once, counted;
+ *				restarted: syncing again within two intervals
+ *	sync_fallback_slow	DEBUG SLEEP: fallback within an interval, recovery after
+ *	sync_fallback_auth	requirepass set under a running agent, then lifted; the script
+ *				flushed (NOSCRIPT) is reloaded in the same round trip
+ *	sync_lock		a second agent for one interface is refused, naming the pid
+ *	sync_cli_bad_input	the command: malformed URL, unreachable host, a server that
+ *				never answers, interval 0 and 2m, wrong password
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include "netns.h"
+#include "redis_srv.h"
+#include "sync_agent.h"
+#include "test.h"
+
+#define POLICY	"algo=token-bucket\nrate=1000/1\nburst=100\n"
+#define POLICY2 "algo=token-bucket\nrate=2000/1\nburst=100\n"
+#define MS	1000000ULL
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool need_redis(void)
+{
+	if (redis_srv_available())
+		return true;
+	rl_test_skip("no redis-server (make deps installs it)");
+	return false;
+}
+
+static void cfg_for(struct rl_sync_cfg *cfg, const struct redis_srv *s, const char *group,
+		    const char *node, __u64 interval_ns, enum rl_sync_fallback fb)
+{
+	char err[256];
+
+	memset(cfg, 0, sizeof(*cfg));
+	rl_redis_url_parse(s->url, &cfg->url, err, sizeof(err));
+	cfg->group = group;
+	cfg->node = node;
+	cfg->interval_ns = interval_ns;
+	cfg->fallback = fb;
+}
+
+static void item(struct rl_sync_item *it, const char *src, __u64 units)
+{
+	snprintf(it->src, sizeof(it->src), "%s", src);
+	it->units = units;
+	it->remote = ~0ULL;
+}
+
+TEST(sync_url)
+{
+	static const struct {
+		const char *url;
+		const char *host, *path, *password;
+		unsigned int port, db;
+	} ok[] = {
+		{ "redis://127.0.0.1:6379", "127.0.0.1", "", "", 6379, 0 },
+		{ "redis://redis.example:7000/3", "redis.example", "", "", 7000, 3 },
+		{ "redis://:s3cr@t@10.0.0.1:1/15", "10.0.0.1", "", "s3cr@t", 1, 15 },
+		{ "redis://[::1]:6379", "::1", "", "", 6379, 0 },
+		{ "redis://[2001:db8::5]:65535/0", "2001:db8::5", "", "", 65535, 0 },
+		{ "unix:///run/redis/redis.sock", "", "/run/redis/redis.sock", "", 0, 0 },
+		{ "unix://:pw@/tmp/r.sock", "", "/tmp/r.sock", "pw", 0, 0 },
+	};
+	static const struct {
+		const char *url, *why;
+	} bad[] = {
+		{ "", "is not a Redis URL" },
+		{ "http://127.0.0.1:6379", "is not a Redis URL" },
+		{ "rediss://h:1", "is not a Redis URL" },
+		{ "redis://", "no :PORT" },
+		{ "redis://h", "no :PORT" },
+		{ "redis://:6379", "no host" },
+		{ "redis://h:", "no valid PORT" },
+		{ "redis://h:0", "no valid PORT" },
+		{ "redis://h:65536", "no valid PORT" },
+		{ "redis://h:12x", "no valid PORT" },
+		{ "redis://h:-1", "no valid PORT" },
+		{ "redis://h:1/", "no valid DB" },
+		{ "redis://h:1/x", "no valid DB" },
+		{ "redis://h:1/1/2", "no valid DB" },
+		{ "redis://h:1?db=2", "no valid PORT" },
+		{ "redis://user:pw@h:1", "user name" },
+		{ "redis://:@h:1", "empty password" },
+		{ "redis://h_x:1", "invalid host" },
+		{ "redis://[::1:1", "unterminated" },
+		{ "redis://[]:1", "unterminated or empty" },
+		{ "redis://[::g]:1", "invalid IPv6" },
+		{ "redis://[::1]", "no :PORT" },
+		{ "unix://", "absolute socket path" },
+		{ "unix://tmp/r.sock", "absolute socket path" },
+		{ "unix:///", "directory" },
+		{ "unix:///tmp/", "directory" },
+	};
+	struct rl_redis_url u;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (!ASSERT_OK(rl_redis_url_parse(ok[i].url, &u, err, sizeof(err)), ok[i].url))
+			continue;
+		ASSERT_STREQ(u.host, ok[i].host, ok[i].url);
+		ASSERT_STREQ(u.path, ok[i].path, ok[i].url);
+		ASSERT_STREQ(u.password, ok[i].password, ok[i].url);
+		ASSERT_EQ(u.port, ok[i].port, ok[i].url);
+		ASSERT_EQ(u.db, ok[i].db, ok[i].url);
+		ASSERT_EQ(u.is_unix, ok[i].path[0] != '\0', ok[i].url);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ASSERT_EQ(rl_redis_url_parse(bad[i].url, &u, err, sizeof(err)), -EINVAL,
+			  bad[i].url);
+		ASSERT_CONTAINS(err, bad[i].why, bad[i].url);
+	}
+	/* Messages never show the password. */
+	rl_redis_url_parse("redis://:hunter2@h:1/2", &u, err, sizeof(err));
+	rl_redis_url_str(&u, err, sizeof(err));
+	ASSERT_STREQ(err, "redis://h:1/2", "the URL as messages show it");
+}
+
+TEST(sync_round_trip)
+{
+	struct rl_sync_agent a = {}, b = {};
+	struct rl_sync_cfg ca, cb;
+	struct rl_sync_item it[3];
+	struct redis_srv s;
+	char err[512], *out = NULL;
+	__u64 cmds;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g1", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cb, &s, "g1", "b", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(b.st.nodes, 2, "b sees both nodes");
+	ASSERT_EQ(b.st.state, RL_SYNC_CONNECTED, "connected");
+
+	/* a first: nobody else passed anything. */
+	item(&it[0], "198.18.0.1/32", 10);
+	item(&it[1], "198.18.0.2/32", 5);
+	cmds = a.commands_total;
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 2, err, sizeof(err)), 0, "a synced");
+	ASSERT_EQ(a.commands_total - cmds, 1, "one command per round trip");
+	ASSERT_EQ(it[0].remote, 0, "a: nothing from b yet");
+	ASSERT_EQ(it[1].remote, 0, "a: nothing from b yet");
+	/* b's first round trip on .1: it had never asked, so a's past is not its debt. */
+	item(&it[0], "198.18.0.1/32", 7);
+	item(&it[1], "198.18.0.3/32", 1000);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 2, err, sizeof(err)), 0, "b synced");
+	ASSERT_EQ(it[0].remote, 0, "b: a's units before b first asked");
+	ASSERT_EQ(b.st.sources_active, 2, "b: sources active");
+	ASSERT_EQ(b.st.sources_shared, 0, "b: none shared yet");
+	/* a again: b's 7 on .1; .2 only here; a 64-bit count survives the script. */
+	item(&it[0], "198.18.0.1/32", 3);
+	item(&it[1], "198.18.0.2/32", 1);
+	item(&it[2], "2001:db8::/64", 1ULL << 52);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 3, err, sizeof(err)), 0, "a synced");
+	ASSERT_EQ(it[0].remote, 7, "a gets b's units");
+	ASSERT_EQ(it[1].remote, 0, "a source only a passed");
+	ASSERT_EQ(it[2].remote, 0, "first time for the IPv6 source");
+	ASSERT_EQ(a.st.sources_shared, 1, "a: one shared");
+	ASSERT_EQ(a.st.charged_units_total, 7, "a: charged");
+	/* b again: a's 3 since b last asked (not the 10 before). */
+	item(&it[0], "198.18.0.1/32", 1);
+	item(&it[1], "2001:db8::/64", (1ULL << 52) + 3);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 2, err, sizeof(err)), 0, "b synced");
+	ASSERT_EQ(it[0].remote, 3, "b gets a's units since it last asked");
+	ASSERT_EQ(it[1].remote, 0, "first time for b");
+	/* a again on the IPv6 source: b's count, exact above 2^52 (Lua's %.14g would round). */
+	item(&it[0], "2001:db8::/64", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a synced");
+	ASSERT_EQ(it[0].remote, (1ULL << 52) + 3, "a gets b's units, exactly");
+	/* An empty round trip is one command too, and keeps the node live. */
+	cmds = a.commands_total;
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 0, err, sizeof(err)), 0, "empty round");
+	ASSERT_EQ(a.commands_total - cmds, 1, "one command");
+	ASSERT_EQ(a.st.nodes, 2, "two nodes");
+	ASSERT_EQ(a.st.syncs_total, 4, "a: round trips");
+	ASSERT_TRUE(a.st.redis_tx_bytes_total > 0 && a.st.redis_rx_bytes_total > 0, "bytes");
+	/* The keys, under the group's hash tag. */
+	ASSERT_OK(redis_srv_cli(&s, &out, "HGET 'rl:{g1}:s:198.18.0.1/32' t"), "HGET");
+	ASSERT_STREQ(out, "21\n", "the total of both nodes");
+	free(out);
+	out = NULL;
+	ASSERT_OK(redis_srv_cli(&s, &out, "HGET 'rl:{g1}:policy' a"), "HGET");
+	ASSERT_CONTAINS(out, "rate=1000/1", "the policy is stored per node");
+out:
+	free(out);
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_stale_expiry)
+{
+	struct rl_sync_agent a = {}, b = {};
+	struct rl_sync_cfg ca, cb;
+	struct rl_sync_item it[1];
+	struct redis_srv s;
+	char err[512], *out = NULL;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g2", "a", 20 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cb, &s, "g2", "b", 20 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(a.stale_ms, 60, "stale after 3 intervals");
+	ASSERT_EQ(a.ttl_ms, 2000, "TTL at least 2 s");
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	/* b goes on alone for 200 ms (10 intervals): a is idle on the source. */
+	for (int i = 0; i < 10; i++) {
+		usleep(20000);
+		item(&it[0], "198.18.0.9/32", 100);
+		ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	}
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a back");
+	ASSERT_EQ(it[0].remote, 0, "a inherits nothing of b's 1000 units while a was idle");
+	item(&it[0], "198.18.0.9/32", 5);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
+	ASSERT_EQ(it[0].remote, 5, "then a gets b's units again");
+	/* Everything expires: Redis is back to its baseline. */
+	ASSERT_OK(redis_srv_cli(&s, &out, "--scan --pattern 'rl:{g2}:*'"), "scan");
+	ASSERT_CONTAINS(out, "rl:{g2}:s:198.18.0.9/32", "the source's key");
+	ASSERT_CONTAINS(out, "rl:{g2}:nodes", "the nodes' key");
+	free(out);
+	out = NULL;
+	usleep(2100000);
+	ASSERT_OK(redis_srv_cli(&s, &out, "DBSIZE"), "DBSIZE");
+	ASSERT_STREQ(out, "0\n", "every key expired after the TTL");
+out:
+	free(out);
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_policy)
+{
+	struct rl_sync_agent a = {}, b = {}, c = {};
+	struct rl_sync_cfg ca, cb, cc;
+	char pol_a[128] = POLICY, err[512];
+	struct rl_sync_item it[1];
+	struct redis_srv s;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g3", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cb, &s, "g3", "b", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cc, &s, "other", "c", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, pol_a, err, sizeof(err)), err))
+		goto out;
+	/* b with another rate is refused, naming the line and the node. */
+	ASSERT_EQ(rl_sync_agent_init(&b, &cb, POLICY2, err, sizeof(err)), -EREMOTEIO, "refused");
+	ASSERT_CONTAINS(err, "node 'a' of group 'g3' has another policy", "names the node");
+	ASSERT_CONTAINS(err, "rate: 2000/1 here, 1000/1 on a", "names the first difference");
+	ASSERT_TRUE(!b.r, "no connection left");
+	/* Another group may have another policy. */
+	if (!ASSERT_OK(rl_sync_agent_init(&c, &cc, POLICY2, err, sizeof(err)), err))
+		goto out;
+	/* b with the same policy runs; then a's policy changes (set): b stops. */
+	if (!ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+		goto out;
+	item(&it[0], "198.18.0.1/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "same policy");
+	memcpy(pol_a, "algo=gcra\n", 10);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), -EREMOTEIO, "a sees b");
+	ASSERT_CONTAINS(err, "algo: gcra here, token-bucket on b", "a names the line");
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), -EREMOTEIO, "b sees a");
+	ASSERT_CONTAINS(err, "algo: token-bucket here, gcra on a", "b names the line");
+	/* Lines that differ in their key are quoted whole. */
+	ASSERT_TRUE(rl_sync_policy_diff("a=1\nb=2\n", "a=1\nc=2\n", "n", err, sizeof(err)),
+		    "differ");
+	ASSERT_STREQ(err, "'b=2' here, 'c=2' on n", "whole lines");
+	ASSERT_TRUE(rl_sync_policy_diff("a=1\n", "a=1\nb=2\n", "n", err, sizeof(err)), "longer");
+	ASSERT_STREQ(err, "'' here, 'b=2' on n", "a missing line");
+	ASSERT_TRUE(!rl_sync_policy_diff("a=1\nb=2", "a=1\nb=2", "n", err, sizeof(err)), "equal");
+out:
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	rl_sync_agent_fini(&c);
+	redis_srv_stop(&s);
+}
+
+/* Steps of @ag (one source, @units) until one returns @want, at most @max: how many it took. */
+static int steps_until(struct rl_sync_agent *ag, int want, int max, __u64 units, __u64 *remote)
+{
+	struct rl_sync_item it[1];
+	char err[512];
+
+	for (int i = 1; i <= max; i++) {
+		double t0 = mono();
+		int ret;
+
+		item(&it[0], "198.18.0.7/32", units);
+		ret = rl_sync_agent_step(ag, it, 1, err, sizeof(err));
+		if (remote)
+			*remote = it[0].remote;
+		if (ret == want)
+			return i;
+		/* Keep to the interval, as the agent's loop does. */
+		t0 += (double)ag->cfg.interval_ns / 1e9 - mono();
+		if (t0 > 0)
+			usleep((useconds_t)(t0 * 1e6));
+	}
+	return max + 1;
+}
+
+TEST(sync_fallback_kill)
+{
+	struct rl_sync_agent a = {}, b = {}, c = {};
+	struct rl_sync_cfg ca, cb, cc;
+	struct redis_srv s;
+	char err[512];
+	__u64 remote;
+	double t0;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g4", "a", 50 * MS, RL_SYNC_FB_SHARE);
+	cfg_for(&cb, &s, "g4", "b", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cc, &s, "g4", "c", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&c, &cc, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(steps_until(&a, 0, 1, 10, NULL), 1, "a synced");
+	ASSERT_EQ(a.st.nodes, 3, "three nodes");
+	redis_srv_kill(&s);
+	/* The very next round trip falls back: share charges 2 x its own units. */
+	t0 = mono();
+	ASSERT_EQ(steps_until(&a, 1, 1, 10, &remote), 1, "a falls back at once");
+	ASSERT_LE((__u64)((mono() - t0) * 1000), 50, "within an interval");
+	ASSERT_EQ(remote, 20, "share: own units x (3 nodes - 1)");
+	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_SHARE, "state share");
+	ASSERT_EQ(steps_until(&b, 1, 1, 10, &remote), 1, "b falls back at once");
+	ASSERT_EQ(remote, 0, "local: no charge");
+	ASSERT_EQ(b.st.state, RL_SYNC_FALLBACK_LOCAL, "state local");
+	/* Down for 10 intervals: counted, with tries every interval then every other one. */
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(steps_until(&a, 1, 1, 10, NULL), 1, "still down");
+	ASSERT_EQ(a.st.fallback_intervals_total, 11, "intervals in fallback");
+	ASSERT_TRUE(a.st.errors_total >= 6 && a.st.errors_total <= 11, "tries with backoff");
+	ASSERT_EQ(a.st.syncs_total, 1, "no round trip while down");
+	/* Back (empty: the script and every key are gone): syncing within two intervals. */
+	if (!ASSERT_TRUE(redis_srv_restart(&s), "restart"))
+		goto out;
+	ASSERT_LE(steps_until(&a, 0, 4, 10, NULL), 2, "a resumes within two intervals");
+	ASSERT_LE(steps_until(&b, 0, 4, 10, NULL), 2, "b resumes within two intervals");
+	ASSERT_LE(steps_until(&c, 0, 4, 10, NULL), 2, "c resumes within two intervals");
+	ASSERT_EQ(a.st.state, RL_SYNC_CONNECTED, "connected again");
+	/* And exchanges units again: b passed 10 since a last asked. */
+	ASSERT_EQ(steps_until(&a, 0, 1, 10, &remote), 1, "a");
+	ASSERT_EQ(remote, 20, "b's and c's units since a last asked");
+out:
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	rl_sync_agent_fini(&c);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_fallback_slow)
+{
+	struct rl_sync_agent a = {};
+	struct rl_sync_cfg ca;
+	struct redis_srv s;
+	char err[512];
+	double t0, t1;
+	int n;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g5", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "synced");
+	/* The server stops answering for 600 ms. */
+	ASSERT_OK(rl_sh(NULL, "redis-cli -s '%s' DEBUG SLEEP 0.6 >/dev/null &", s.sock),
+		  "DEBUG SLEEP");
+	usleep(50000);
+	t0 = mono();
+	ASSERT_EQ(steps_until(&a, 1, 1, 1, NULL), 1, "fallback");
+	t1 = mono();
+	ASSERT_LE((__u64)((t1 - t0) * 1000), 70, "the round trip gave up after about an interval");
+	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_LOCAL, "local");
+	/* About 0.5 s more of sleep, then back within two intervals of it. */
+	n = steps_until(&a, 0, 40, 1, NULL);
+	ASSERT_LE(n, 40, "resumed");
+	ASSERT_TRUE(mono() - t0 < 0.55 + 0.15, "within two intervals of the server answering");
+out:
+	rl_sync_agent_fini(&a);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_fallback_auth)
+{
+	struct rl_sync_agent a = {};
+	struct rl_sync_cfg ca;
+	struct redis_srv s;
+	char err[512];
+	__u64 cmds;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g6", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err))
+		goto out;
+	/* The script flushed: reloaded in the same round trip (EVALSHA, SCRIPT LOAD, EVALSHA). */
+	ASSERT_OK(redis_srv_cli(&s, NULL, "SCRIPT FLUSH"), "SCRIPT FLUSH");
+	cmds = a.commands_total;
+	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "NOSCRIPT reloads");
+	ASSERT_EQ(a.commands_total - cmds, 3, "three commands, once");
+	/* A password set under a running agent: the live connection stays authenticated. */
+	ASSERT_OK(redis_srv_cli(&s, NULL, "CONFIG SET requirepass s3cret"), "requirepass");
+	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "the open connection goes on");
+	/* Dropped, the agent reconnects without the password: refused, fallback. */
+	ASSERT_OK(redis_srv_cli(&s, NULL, "-a s3cret --no-auth-warning CLIENT KILL TYPE normal"),
+		  "CLIENT KILL");
+	ASSERT_EQ(steps_until(&a, 1, 1, 1, NULL), 1, "fallback");
+	ASSERT_EQ(steps_until(&a, 1, 1, 1, NULL), 1, "NOAUTH: still fallback");
+	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_LOCAL, "local");
+	ASSERT_OK(redis_srv_cli(&s, NULL, "-a s3cret --no-auth-warning CONFIG SET requirepass ''"),
+		  "password lifted");
+	ASSERT_LE(steps_until(&a, 0, 4, 1, NULL), 2, "resumed within two intervals");
+out:
+	rl_sync_agent_fini(&a);
+	redis_srv_stop(&s);
+}
+
+TEST_FLAGS(sync_lock, RL_TEST_ROOT)
+{
+	char err[256], want[64];
+	int a, b;
+
+	a = rl_sync_lock("rlsynctest0", err, sizeof(err));
+	if (!ASSERT_TRUE(a >= 0, err))
+		return;
+	/* flock() locks conflict between two opens even in one process. */
+	b = rl_sync_lock("rlsynctest0", err, sizeof(err));
+	ASSERT_EQ(b, -EBUSY, "second agent refused");
+	snprintf(want, sizeof(want), "another sync agent (pid %d) runs for rlsynctest0", getpid());
+	ASSERT_CONTAINS(err, want, "names the pid");
+	if (b >= 0)
+		close(b);
+	b = rl_sync_lock("rlsynctest1", err, sizeof(err));
+	ASSERT_TRUE(b >= 0, "another interface is another lock");
+	if (b >= 0)
+		close(b);
+	close(a);
+	/* The first gone, the next takes it. */
+	b = rl_sync_lock("rlsynctest0", err, sizeof(err));
+	ASSERT_TRUE(b >= 0, "free again");
+	if (b >= 0)
+		close(b);
+	ASSERT_OK(rl_sh(NULL, "rm -f " RL_SYNC_LOCK_DIR "/sync-netns-*-rlsynctest[01].lock"),
+		  "remove the test's locks");
+}
+
+/* Run "xdp-ratelimit sync ARGS" (bounded by timeout 5); stderr into *err. */
+static int sync_cli(char **err, const char *args)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "timeout 5 %s/xdp-ratelimit sync %s", rl_build_dir, args);
+	return rl_run(cmd, NULL, err);
+}
+
+TEST_FLAGS(sync_cli_bad_input, RL_TEST_ROOT)
+{
+	static const struct {
+		const char *args, *msg;
+		int status;
+	} cases[] = {
+		{ "lo", "--redis URL is required", 2 },
+		{ "lo --redis redis//127.0.0.1:1", "is not a Redis URL", 2 },
+		{ "lo --redis redis://127.0.0.1", "has no :PORT", 2 },
+		{ "lo --redis unix://relative", "needs an absolute socket path", 2 },
+		{ "lo --redis unix:///x --interval 0", "--interval: '0' is out of range: from 1ms to 1m",
+		  2 },
+		{ "lo --redis unix:///x --interval 0s", "'0s' is out of range", 2 },
+		{ "lo --redis unix:///x --interval 2m", "'2m' is out of range", 2 },
+		{ "lo --redis unix:///x --interval 61s", "'61s' is out of range", 2 },
+		{ "lo --redis unix:///x --fallback none", "'none' is neither local nor share", 2 },
+		{ "lo --redis unix:///x --group 'a{b}'", "--group: 'a{b}' is not 1-63", 2 },
+		{ "lo --redis unix:///x --node ''", "--node: '' is not 1-63", 2 },
+		{ "lo --redis unix:///nonexistent/redis.sock",
+		  "couldn't connect to unix:///nonexistent/redis.sock", 1 },
+	};
+	struct redis_srv s = {};
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	char args[512], want[128], *err = NULL;
+	int lfd = -1;
+	double t0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(sync_cli(&err, cases[i].args), cases[i].status, cases[i].args);
+		ASSERT_CONTAINS(err, cases[i].msg, cases[i].args);
+		free(err);
+		err = NULL;
+	}
+	/* Nothing listens on the port: refused at once. */
+	snprintf(args, sizeof(args), "lo --redis redis://127.0.0.1:%u", redis_srv_free_port());
+	ASSERT_EQ(sync_cli(&err, args), 1, "refused");
+	ASSERT_CONTAINS(err, "Connection refused", "unreachable host");
+	free(err);
+	err = NULL;
+	/* A server that accepts (the kernel's backlog) and never answers: 1 s, then an error. */
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!ASSERT_TRUE(lfd >= 0, "socket") ||
+	    !ASSERT_OK(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), "bind") ||
+	    !ASSERT_OK(listen(lfd, 4), "listen") ||
+	    !ASSERT_OK(getsockname(lfd, (struct sockaddr *)&sa, &len), "getsockname"))
+		goto out;
+	snprintf(args, sizeof(args), "lo --redis redis://127.0.0.1:%u", ntohs(sa.sin_port));
+	t0 = mono();
+	ASSERT_EQ(sync_cli(&err, args), 1, "a server that never answers");
+	ASSERT_CONTAINS(err, "no answer within 1000 ms", "says it timed out");
+	ASSERT_TRUE(mono() - t0 < 3, "bounded by the connect timeout");
+	free(err);
+	err = NULL;
+	/* A wrong password, and none where one is needed. */
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, true), "redis-server"))
+		goto out;
+	ASSERT_OK(redis_srv_cli(&s, NULL, "CONFIG SET requirepass s3cret"), "requirepass");
+	snprintf(args, sizeof(args), "lo --redis redis://:wrong@127.0.0.1:%u", s.port);
+	ASSERT_EQ(sync_cli(&err, args), 1, "wrong password");
+	snprintf(want, sizeof(want), "redis://127.0.0.1:%u/0: AUTH refused: WRONGPASS", s.port);
+	ASSERT_CONTAINS(err, want, "says the password is wrong");
+	ASSERT_TRUE(err && !strstr(err, "wrong@"), "and does not print it");
+	free(err);
+	err = NULL;
+	snprintf(args, sizeof(args), "lo --redis redis://127.0.0.1:%u", s.port);
+	ASSERT_EQ(sync_cli(&err, args), 1, "no password");
+	ASSERT_CONTAINS(err, "NOAUTH", "says a password is needed");
+	ASSERT_CONTAINS(err, "give :PASSWORD@ in the URL", "and how to give it");
+	free(err);
+	err = NULL;
+	/* The right one gets past Redis, to the interface (lo has no limiter). */
+	snprintf(args, sizeof(args), "lo --redis redis://:s3cret@127.0.0.1:%u/1", s.port);
+	ASSERT_EQ(sync_cli(&err, args), 1, "interface without a limiter");
+	ASSERT_CONTAINS(err, "lo", "names the interface");
+	ASSERT_TRUE(err && !strstr(err, "AUTH"), "Redis accepted");
+out:
+	free(err);
+	if (lfd >= 0)
+		close(lfd);
+	redis_srv_stop(&s);
+}
