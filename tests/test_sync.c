@@ -31,7 +31,9 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include "netns.h"
 #include "redis_srv.h"
 #include "sync_agent.h"
@@ -583,4 +585,418 @@ out:
 	if (lfd >= 0)
 		close(lfd);
 	redis_srv_stop(&s);
+}
+
+/*
+ * End to end (needs the kernel side, user/sync_kern.h): NODES namespace
+ * pairs, each with its own limiter and its own agent (run with nsenter, as
+ * the README says: "ip netns exec" hides the host's bpffs), all syncing
+ * through one redis-server's socket; one source (198.18.0.1, the same on
+ * every pair) sent from the pairs' sending ends.
+ *	sync_e2e_even		3x the limit split evenly: without agents about 3x r t, with
+ *				them within 5% of r t + b (token-bucket 1000/s, burst 100)
+ *	sync_e2e_split		the same split 70/20/10
+ *	sync_e2e_gcra		the same with gcra
+ *	sync_e2e_faults		server killed and restarted, DEBUG SLEEP, a password set, an
+ *				agent SIGKILLed and restarted, in one run: the total stays
+ *				within the local fallback's bound and every agent recovers
+ *	sync_e2e_cli		two agents refused, SIGINT stops cleanly, a SIGKILLed
+ *				agent's successor starts
+ */
+#define NODES	  3
+#define E2E_RATE  1000ULL
+#define E2E_BURST 100ULL
+
+struct fleet {
+	struct rl_ns ns[NODES];
+	pid_t agent[NODES];
+	char log[NODES][64];
+	struct redis_srv s;
+	bool redis_up;
+};
+
+/* The agent's standard error so far (malloc'd), or NULL. */
+static char *agent_log(struct fleet *f, int i)
+{
+	char *out = NULL;
+
+	if (rl_sh(&out, "cat '%s' 2>/dev/null", f->log[i])) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Stop agent @i with @sig (then SIGKILL after 3 s): its exit status, or -1. */
+static int agent_stop(struct fleet *f, int i, int sig)
+{
+	int st = 0;
+
+	if (f->agent[i] <= 0)
+		return -1;
+	kill(f->agent[i], sig);
+	for (int t = 0; t < 300; t++) {
+		if (waitpid(f->agent[i], &st, WNOHANG) == f->agent[i]) {
+			f->agent[i] = 0;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		usleep(10000);
+	}
+	kill(f->agent[i], SIGKILL);
+	waitpid(f->agent[i], &st, 0);
+	f->agent[i] = 0;
+	return -1;
+}
+
+/* Start agent @i with @extra options; true once it says it syncs (at most 5 s). */
+static bool agent_start(struct fleet *f, int i, const char *extra)
+{
+	char cmd[1024];
+	pid_t pid;
+
+	snprintf(f->log[i], sizeof(f->log[i]), "/tmp/rlt-%d-sync%d.log", getpid(), i);
+	snprintf(cmd, sizeof(cmd),
+		 "exec nsenter --net=/run/netns/%s %s/xdp-ratelimit sync %s --redis %s "
+		 "--group e2e --node n%d %s 2>>%s </dev/null",
+		 f->ns[i].rx, rl_build_dir, f->ns[i].rx_if, f->s.url, i, extra, f->log[i]);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		/* Never outlives the runner. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	f->agent[i] = pid;
+	for (int t = 0; t < 500; t++) {
+		char *log = agent_log(f, i);
+		bool up = log && strstr(log, "node(s) live");
+		int st;
+
+		free(log);
+		if (up)
+			return true;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			f->agent[i] = 0;
+			break;
+		}
+		usleep(10000);
+	}
+	{
+		char *log = agent_log(f, i);
+
+		fprintf(stderr, "    agent %d did not start:\n%s", i, log ? log : "");
+		free(log);
+	}
+	agent_stop(f, i, SIGKILL);
+	return false;
+}
+
+static void fleet_down(struct fleet *f)
+{
+	for (int i = 0; i < NODES; i++) {
+		agent_stop(f, i, SIGTERM);
+		rl_ns_destroy(&f->ns[i]);
+		if (f->log[i][0])
+			unlink(f->log[i]);
+	}
+	redis_srv_stop(&f->s);
+}
+
+/* Pairs, a limiter on each (@policy), the server. */
+static bool fleet_up(struct fleet *f, const char *policy)
+{
+	char args[256];
+
+	memset(f, 0, sizeof(*f));
+	if (!redis_srv_start(&f->s, false))
+		return false;
+	for (int i = 0; i < NODES; i++) {
+		if (rl_ns_create(&f->ns[i]))
+			return false;
+		snprintf(args, sizeof(args), "attach %s %s", f->ns[i].rx_if, policy);
+		if (!rl_ns_cli_ok(&f->ns[i], "attach", args))
+			return false;
+	}
+	return true;
+}
+
+/* The source's packets passed on pair @i so far (rate-limited IPv4 frames not limited). */
+static __u64 passed_on(struct fleet *f, int i)
+{
+	struct rl_counters c;
+
+	if (rl_ns_counters(&f->ns[i], &c))
+		return 0;
+	return c.ipv4 - c.limited;
+}
+
+static __u64 passed_total(struct fleet *f)
+{
+	__u64 n = 0;
+
+	for (int i = 0; i < NODES; i++)
+		n += passed_on(f, i);
+	return n;
+}
+
+/*
+ * Send 198.18.0.1 to each pair at @pps[i] for @secs, calling @during(f, t)
+ * every 50 ms (t: seconds since the start); *@dur is the measured length
+ * (trafgen's rate is not exactly 1/gap: see netns.c). What passed meanwhile.
+ */
+static __u64 send_load(struct fleet *f, const unsigned int *pps, double secs, double *dur,
+		       void (*during)(struct fleet *f, double t))
+{
+	struct rl_flow fl[NODES] = {};
+	char gap[NODES][16];
+	__u64 before = passed_total(f);
+	double t0 = mono();
+	bool done;
+
+	for (int i = 0; i < NODES; i++) {
+		if (!pps[i])
+			continue;
+		snprintf(gap[i], sizeof(gap[i]), "%uus", 1000000 / pps[i]);
+		fl[i].src = "198.18.0.1";
+		fl[i].count = (unsigned long)(pps[i] * secs);
+		fl[i].gap = gap[i];
+		fl[i].limit_s = (unsigned int)(secs * 2) + 5;
+		if (rl_flow_start(&f->ns[i], &fl[i]))
+			fprintf(stderr, "    flow %d did not start\n", i);
+	}
+	do {
+		done = true;
+		for (int i = 0; i < NODES; i++)
+			if (fl[i].pid && !rl_flow_done(&fl[i]))
+				done = false;
+		if (during)
+			during(f, mono() - t0);
+		usleep(50000);
+	} while (!done && mono() - t0 < secs * 2 + 5);
+	*dur = mono() - t0;
+	for (int i = 0; i < NODES; i++)
+		if (fl[i].pid || fl[i].cfg[0])
+			rl_flow_stop(&fl[i]);
+	/* The last frames through the receive path. */
+	usleep(100000);
+	return passed_total(f) - before;
+}
+
+static bool need_kernel_sync(void)
+{
+	struct rl_sync_kern *k = NULL;
+	char err[256];
+
+	/* The temporary stand-in of the kernel side answers ENOSYS. */
+	if (rl_sync_kern_open("lo", &k, err, sizeof(err)) == -ENOSYS) {
+		rl_test_skip("no kernel side of sync in this build");
+		return false;
+	}
+	if (k)
+		rl_sync_kern_close(k, true);
+	return need_redis();
+}
+
+/* One accuracy run: the split @pps for 10 s with agents: within 5% of r t + b. */
+static void accuracy_run(const char *policy, const unsigned int *pps, bool baseline)
+{
+	struct fleet f;
+	__u64 passed, want;
+	double dur;
+	char what[128];
+
+	if (!need_kernel_sync())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, policy), "fleet"))
+		goto out;
+	if (baseline) {
+		/* Without agents each node passes its own limit: about 3x. */
+		passed = send_load(&f, pps, 3, &dur, NULL);
+		want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
+		fprintf(stderr, "    without agents: %llu passed in %.2f s (r t + b = %llu: %.2fx)\n",
+			(unsigned long long)passed, dur, (unsigned long long)want,
+			(double)passed / (double)want);
+		ASSERT_TRUE(passed > want * 2, "without agents, well over one limit");
+		/* The buckets fill again before the agents start. */
+		usleep(300000);
+	}
+	for (int i = 0; i < NODES; i++)
+		if (!ASSERT_TRUE(agent_start(&f, i, "--interval 100ms"), "agent"))
+			goto out;
+	passed = send_load(&f, pps, 10, &dur, NULL);
+	want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
+	snprintf(what, sizeof(what), "%llu passed in %.2f s, r t + b = %llu (%.3f)",
+		 (unsigned long long)passed, dur, (unsigned long long)want,
+		 (double)passed / (double)want);
+	fprintf(stderr, "    with agents: %s; per node %llu %llu %llu\n", what,
+		(unsigned long long)passed_on(&f, 0), (unsigned long long)passed_on(&f, 1),
+		(unsigned long long)passed_on(&f, 2));
+	ASSERT_LE(passed, want + want / 20, what);
+	ASSERT_LE(want - want / 20, passed, what);
+	for (int i = 0; i < NODES; i++)
+		ASSERT_EQ(agent_stop(&f, i, SIGTERM), 0, "clean stop");
+out:
+	fleet_down(&f);
+}
+
+TEST_FLAGS(sync_e2e_even, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 1000, 1000, 1000 };
+
+	accuracy_run("--rate 1000 --burst 100", pps, true);
+}
+
+TEST_FLAGS(sync_e2e_split, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 2100, 600, 300 };
+
+	accuracy_run("--rate 1000 --burst 100", pps, false);
+}
+
+TEST_FLAGS(sync_e2e_gcra, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 1000, 1000, 1000 };
+
+	accuracy_run("--algo gcra --rate 1000 --burst 100", pps, false);
+}
+
+/*
+ * The faults, at fixed times of one 12 s run (interval 100 ms, fallback
+ * local). While the agents run in fallback each node passes its own limit:
+ * the bound adds (NODES - 1) x r for each second in fallback, plus two
+ * intervals per fault to notice it and to resume.
+ */
+static double fault_secs; /* seconds the fleet spent in fallback, as the test made it */
+
+static void faults(struct fleet *f, double t)
+{
+	static int step;
+
+	if (t < 0.1)
+		step = 0;
+	if (step == 0 && t >= 2) {
+		redis_srv_kill(&f->s); /* down 1.5 s */
+		step++;
+	} else if (step == 1 && t >= 3.5) {
+		if (!redis_srv_restart(&f->s))
+			fprintf(stderr, "    redis-server did not restart\n");
+		fault_secs += 1.5;
+		step++;
+	} else if (step == 2 && t >= 5) {
+		rl_sh(NULL, "redis-cli -s '%s' DEBUG SLEEP 0.8 >/dev/null &", f->s.sock);
+		fault_secs += 0.8;
+		step++;
+	} else if (step == 3 && t >= 7) {
+		/* A password, and the agents' connections dropped: they cannot come back. */
+		redis_srv_cli(&f->s, NULL, "CONFIG SET requirepass s3cret");
+		redis_srv_cli(&f->s, NULL, "-a s3cret --no-auth-warning CLIENT KILL TYPE normal");
+		step++;
+	} else if (step == 4 && t >= 8) {
+		redis_srv_cli(&f->s, NULL, "-a s3cret --no-auth-warning CONFIG SET requirepass ''");
+		fault_secs += 1;
+		step++;
+	} else if (step == 5 && t >= 9.5) {
+		/* Node 0 killed: it stops syncing; its successor takes over 0.5 s later. */
+		agent_stop(f, 0, SIGKILL);
+		step++;
+	} else if (step == 6 && t >= 10) {
+		if (!agent_start(f, 0, "--interval 100ms"))
+			fprintf(stderr, "    agent 0 did not restart\n");
+		fault_secs += 0.5;
+		step++;
+	}
+}
+
+TEST_FLAGS(sync_e2e_faults, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 1000, 1000, 1000 };
+	__u64 passed, want, bound;
+	char what[160];
+	struct fleet f;
+	double dur;
+
+	if (!need_kernel_sync())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, "--rate 1000 --burst 100"), "fleet"))
+		goto out;
+	for (int i = 0; i < NODES; i++)
+		if (!ASSERT_TRUE(agent_start(&f, i, "--interval 100ms"), "agent"))
+			goto out;
+	fault_secs = 0;
+	passed = send_load(&f, pps, 12, &dur, faults);
+	want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
+	/* Four faults, each two intervals to notice and two to resume; the restarted node's burst. */
+	bound = want + (__u64)((NODES - 1) * E2E_RATE * (fault_secs + 4 * 0.4)) + E2E_BURST;
+	snprintf(what, sizeof(what), "%llu passed in %.2f s, r t + b = %llu, bound %llu",
+		 (unsigned long long)passed, dur, (unsigned long long)want,
+		 (unsigned long long)bound);
+	fprintf(stderr, "    faults: %s\n", what);
+	ASSERT_LE(passed, bound, what);
+	ASSERT_LE(want - want / 20, passed, "the kernel kept limiting, not dropping everything");
+	for (int i = 0; i < NODES; i++) {
+		char *log = agent_log(&f, i);
+
+		ASSERT_CONTAINS(log, "falling back to local", "said it fell back");
+		ASSERT_CONTAINS(log, "syncing resumed", "and that it resumed");
+		free(log);
+		ASSERT_EQ(agent_stop(&f, i, SIGTERM), 0, "still running, clean stop");
+	}
+out:
+	fleet_down(&f);
+}
+
+TEST_FLAGS(sync_e2e_cli, RL_TEST_ROOT)
+{
+	char want[96], *err = NULL, *log = NULL;
+	struct fleet f;
+	int pid;
+
+	if (!need_kernel_sync())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, "--rate 1000 --burst 100"), "fleet") ||
+	    !ASSERT_TRUE(agent_start(&f, 0, ""), "agent"))
+		goto out;
+	/* A second agent on the same interface: refused, naming the first. */
+	pid = f.agent[0];
+	ASSERT_EQ(rl_ns_cli(&f.ns[0], NULL, &err, "sync %s --redis %s --node x", f.ns[0].rx_if,
+			    f.s.url),
+		  1, "second agent");
+	snprintf(want, sizeof(want), "another sync agent (pid %d) runs for %s", pid,
+		 f.ns[0].rx_if);
+	ASSERT_CONTAINS(err, want, "names the first agent's pid");
+	free(err);
+	err = NULL;
+	/* Another policy on another node of the group: refused, naming the line. */
+	{
+		char args[128];
+
+		snprintf(args, sizeof(args), "set %s --rate 2000", f.ns[1].rx_if);
+		if (ASSERT_TRUE(rl_ns_cli_ok(&f.ns[1], "set", args), "set")) {
+			ASSERT_EQ(rl_ns_cli(&f.ns[1], NULL, &err, "sync %s --redis %s --group e2e",
+					    f.ns[1].rx_if, f.s.url),
+				  1, "another policy");
+			ASSERT_CONTAINS(err, "node 'n0' of group 'e2e' has another policy",
+					"names the node");
+			free(err);
+			err = NULL;
+		}
+	}
+	/* SIGINT: exit 0, says it stopped. */
+	ASSERT_EQ(agent_stop(&f, 0, SIGINT), 0, "SIGINT");
+	log = agent_log(&f, 0);
+	ASSERT_CONTAINS(log, "stopped after", "says it stopped");
+	free(log);
+	log = NULL;
+	/* SIGKILL: the lock goes with the process; the next agent starts. */
+	if (!ASSERT_TRUE(agent_start(&f, 0, ""), "agent again"))
+		goto out;
+	ASSERT_EQ(agent_stop(&f, 0, SIGKILL), 128 + SIGKILL, "killed");
+	ASSERT_TRUE(agent_start(&f, 0, ""), "a killed agent's successor starts");
+	ASSERT_EQ(agent_stop(&f, 0, SIGTERM), 0, "SIGTERM");
+out:
+	free(err);
+	free(log);
+	fleet_down(&f);
 }
