@@ -12,7 +12,9 @@
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
 #      simulate for the four algorithms, plotted;
 #   4. a table after 5 sets against a fresh one; memory per source at 1M and 8M
-#      sources; cost against the number of sources.
+#      sources; cost against the number of sources;
+#   5. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
+#      nodes, Redis cost per node per interval (bench/results/sync.md).
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -515,3 +517,7 @@ elapsed=$(($(date +%s) - t_start))
 	echo "![scale](scale.png)"
 } > "$res/results.md"
 cat "$res/results.md"
+
+# === 5: fleet sync ===========================================================
+# Its own namespaces, server and results file (bench/results/sync.md).
+"$here/sync.sh" "$build"
