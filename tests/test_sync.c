@@ -514,8 +514,8 @@ TEST_FLAGS(sync_cli_bad_input, RL_TEST_ROOT)
 		{ "lo --redis redis//127.0.0.1:1", "is not a Redis URL", 2 },
 		{ "lo --redis redis://127.0.0.1", "has no :PORT", 2 },
 		{ "lo --redis unix://relative", "needs an absolute socket path", 2 },
-		{ "lo --redis unix:///x --interval 0", "--interval: '0' is out of range: from 1ms to 1m",
-		  2 },
+		{ "lo --redis unix:///x --interval 0",
+		  "--interval: '0' is out of range: from 1ms to 1m", 2 },
 		{ "lo --redis unix:///x --interval 0s", "'0s' is out of range", 2 },
 		{ "lo --redis unix:///x --interval 2m", "'2m' is out of range", 2 },
 		{ "lo --redis unix:///x --interval 61s", "'61s' is out of range", 2 },
@@ -526,7 +526,8 @@ TEST_FLAGS(sync_cli_bad_input, RL_TEST_ROOT)
 		  "couldn't connect to unix:///nonexistent/redis.sock", 1 },
 	};
 	struct redis_srv s = {};
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(sa);
 	char args[512], want[128], *err = NULL;
 	int lfd = -1;
@@ -815,7 +816,8 @@ static void accuracy_run(const char *policy, const unsigned int *pps, bool basel
 		/* Without agents each node passes its own limit: about 3x. */
 		passed = send_load(&f, pps, 3, &dur, NULL);
 		want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
-		fprintf(stderr, "    without agents: %llu passed in %.2f s (r t + b = %llu: %.2fx)\n",
+		fprintf(stderr,
+			"    without agents: %llu passed in %.2f s (r t + b = %llu: %.2fx)\n",
 			(unsigned long long)passed, dur, (unsigned long long)want,
 			(double)passed / (double)want);
 		ASSERT_TRUE(passed > want * 2, "without agents, well over one limit");
@@ -963,8 +965,7 @@ TEST_FLAGS(sync_e2e_cli, RL_TEST_ROOT)
 	ASSERT_EQ(rl_ns_cli(&f.ns[0], NULL, &err, "sync %s --redis %s --node x", f.ns[0].rx_if,
 			    f.s.url),
 		  1, "second agent");
-	snprintf(want, sizeof(want), "another sync agent (pid %d) runs for %s", pid,
-		 f.ns[0].rx_if);
+	snprintf(want, sizeof(want), "another sync agent (pid %d) runs for %s", pid, f.ns[0].rx_if);
 	ASSERT_CONTAINS(err, want, "names the first agent's pid");
 	free(err);
 	err = NULL;

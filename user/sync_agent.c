@@ -27,9 +27,10 @@ int rl_sync_name_check(const char *what, const char *name, char *err, size_t err
 	size_t n = strlen(name);
 
 	if (!n || n > RL_SYNC_NAME_MAX ||
-	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n) {
-		snprintf(err, errlen, "%s: '%s' is not 1-%d of the characters A-Z a-z 0-9 . _ -", what,
-			 name, RL_SYNC_NAME_MAX);
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		    n) {
+		snprintf(err, errlen, "%s: '%s' is not 1-%d of the characters A-Z a-z 0-9 . _ -",
+			 what, name, RL_SYNC_NAME_MAX);
 		return -EINVAL;
 	}
 	return 0;
@@ -282,9 +283,10 @@ int rl_sync_lock(const char *ifname, char *err, size_t errlen)
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
 		if (ret == -EBUSY)
-			snprintf(err, errlen,
-				 "another sync agent (pid %s) runs for %s in this network namespace",
-				 pid[0] ? pid : "unknown", ifname);
+			snprintf(
+				err, errlen,
+				"another sync agent (pid %s) runs for %s in this network namespace",
+				pid[0] ? pid : "unknown", ifname);
 		else
 			snprintf(err, errlen, "couldn't lock %s: %s", path, strerror(-ret));
 		close(fd);

@@ -168,7 +168,8 @@ int rl_redis_url_parse(const char *s, struct rl_redis_url *u, char *err, size_t 
 	if (*p == '[') {
 		end = strchr(p, ']');
 		if (!end || end == p + 1)
-			return bad_url(s, err, errlen, "has an unterminated or empty [IPv6] address");
+			return bad_url(s, err, errlen,
+				       "has an unterminated or empty [IPv6] address");
 		for (const char *q = p + 1; q < end; q++)
 			if (!strchr("0123456789abcdefABCDEF:.", *q))
 				return bad_url(s, err, errlen, "has an invalid IPv6 address");
@@ -279,7 +280,8 @@ static redisReply *command(struct rl_redis *r, int argc, const char **argv, cons
 	r->tx += resp_cmd_len(argc, len);
 	rep = redisCommandArgv(r->c, argc, argv, len);
 	if (!rep) {
-		snprintf(err, errlen, "%s: %s", r->name, io_error(r->c, r->timeout_ns, buf, sizeof(buf)));
+		snprintf(err, errlen, "%s: %s", r->name,
+			 io_error(r->c, r->timeout_ns, buf, sizeof(buf)));
 		return NULL;
 	}
 	r->rx += resp_reply_len(rep);
@@ -300,7 +302,8 @@ static int command_ok(struct rl_redis *r, int argc, const char **argv, const cha
 		return -EIO;
 	if (rep->type == REDIS_REPLY_ERROR) {
 		bool auth = !strncmp(rep->str, "NOAUTH", 6) || !strncmp(rep->str, "WRONGPASS", 9) ||
-			    strstr(rep->str, "invalid password") || strstr(rep->str, "without any password");
+			    strstr(rep->str, "invalid password") ||
+			    strstr(rep->str, "without any password");
 
 		snprintf(err, errlen, "%s: %s refused: %s%s", r->name, what, rep->str,
 			 !strncmp(rep->str, "NOAUTH", 6) ? " (give :PASSWORD@ in the URL)" : "");

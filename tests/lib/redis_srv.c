@@ -53,8 +53,8 @@ static bool spawn(struct redis_srv *s)
 		/* Dies with the runner, whatever kills it. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(REDIS_SERVER, REDIS_SERVER, "--port", port, "--bind", "127.0.0.1",
-		      "--unixsocket", s->sock, "--unixsocketperm", "700", "--dir", s->dir,
-		      "--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", log,
+		      "--unixsocket", s->sock, "--unixsocketperm", "700", "--dir", s->dir, "--save",
+		      "", "--appendonly", "no", "--daemonize", "no", "--logfile", log,
 		      "--enable-debug-command", "local", (char *)NULL);
 		_exit(127);
 	}
