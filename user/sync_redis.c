@@ -20,24 +20,33 @@
  * from 0; units the other nodes passed since this node last asked) for the
  * sources with any }.
  *
- * Per source, t sums every node's units; l:NODE is t as NODE last saw it, so
- * t - l:NODE - units is what the others added since. A node that had not
- * synced the source for stale_ms gets nothing (and starts from the present
- * total): a source idle here must not inherit the others' past. Reads and
- * writes are plain HMGET/HSET: a script runs atomically, so no increment of
- * one node can fall between them.
+ * Per source, t sums every node's units; l (per node) is t as that node last
+ * saw it, so t - l - units is what the others added since; s (per node) is
+ * when. A node that had not synced the source for stale_ms gets nothing (and
+ * starts from the present total): a source idle here must not inherit the
+ * others' past. A script runs atomically, so plain reads and writes do: no
+ * other node's round trip can fall between them.
+ *
+ * The sources are fields of a few big hashes, not keys of their own, so a
+ * round trip costs a few commands per 2000 sources (HMGET and HSET of a whole
+ * chunk) instead of a few per source. Redis 7.0 cannot expire a field, so the
+ * hashes are per epoch of ttl_ms: written in the current one, read from it or
+ * else from the previous one, and each expires 2 ttl after its last write.
+ * A source idle for two epochs is gone with them: memory follows the sources
+ * active in the last 2-3 ttl, and returns to nothing when all go idle.
  *
  * Every number goes back into Redis through string.format('%d'): Lua 5.1
  * turns a number into text with %.14g, which would round totals above 1e14
- * (bytes in byte mode).
+ * (bytes in byte mode). Chunks of 2000 keep unpack() within Lua's C stack.
  */
 static const char script[] =
 	"local p = KEYS[1]\n"
 	"local node, ttl, stale, pol = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]\n"
 	"local tm = redis.call('TIME')\n"
 	"local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)\n"
+	"local nows = string.format('%d', now)\n"
 	"local nk, pk = p .. ':nodes', p .. ':policy'\n"
-	"redis.call('HSET', nk, node, string.format('%d', now))\n"
+	"redis.call('HSET', nk, node, nows)\n"
 	"redis.call('HSET', pk, node, pol)\n"
 	"local seen = redis.call('HGETALL', nk)\n"
 	"local live, bad, badpol = 0, '', ''\n"
@@ -56,24 +65,61 @@ static const char script[] =
 	"redis.call('PEXPIRE', nk, ttl)\n"
 	"redis.call('PEXPIRE', pk, ttl)\n"
 	"local out = { live, bad, badpol }\n"
-	"local lf, sf = 'l:' .. node, 's:' .. node\n"
-	"local nows = string.format('%d', now)\n"
-	"for i = 5, #ARGV, 2 do\n"
-	"  local k = p .. ':s:' .. ARGV[i]\n"
-	"  local u = tonumber(ARGV[i + 1])\n"
-	"  local v = redis.call('HMGET', k, 't', lf, sf)\n"
-	"  local t = (tonumber(v[1]) or 0) + u\n"
-	"  local ts = string.format('%d', t)\n"
-	"  if v[2] and v[3] and now - tonumber(v[3]) <= stale then\n"
-	"    local o = t - tonumber(v[2]) - u\n"
-	"    if o > 0 then\n"
-	"      out[#out + 1] = (i - 5) / 2\n"
-	"      out[#out + 1] = o\n"
+	"local n = (#ARGV - 4) / 2\n"
+	"if n < 1 then return out end\n"
+	"local e = math.floor(now / ttl)\n"
+	"local function ks(x)\n"
+	"  return p .. ':t:' .. x, p .. ':l:' .. node .. ':' .. x, p .. ':s:' .. node .. ':' .. x\n"
+	"end\n"
+	"local tk, lk, sk = ks(e)\n"
+	"local tk0, lk0, sk0 = ks(e - 1)\n"
+	"for c = 0, n - 1, 2000 do\n"
+	"  local m = math.min(2000, n - c)\n"
+	"  local src = {}\n"
+	"  for j = 1, m do src[j] = ARGV[3 + 2 * (c + j)] end\n"
+	"  local t = redis.call('HMGET', tk, unpack(src))\n"
+	"  local l = redis.call('HMGET', lk, unpack(src))\n"
+	"  local s = redis.call('HMGET', sk, unpack(src))\n"
+	"  local miss = {}\n"
+	"  for j = 1, m do\n"
+	"    if not t[j] or not l[j] then miss[#miss + 1] = j end\n"
+	"  end\n"
+	"  if #miss > 0 then\n"
+	"    local ms = {}\n"
+	"    for q = 1, #miss do ms[q] = src[miss[q]] end\n"
+	"    local t0 = redis.call('HMGET', tk0, unpack(ms))\n"
+	"    local l0 = redis.call('HMGET', lk0, unpack(ms))\n"
+	"    local s0 = redis.call('HMGET', sk0, unpack(ms))\n"
+	"    for q = 1, #miss do\n"
+	"      local j = miss[q]\n"
+	"      if not t[j] then t[j] = t0[q] end\n"
+	"      if not l[j] then l[j], s[j] = l0[q], s0[q] end\n"
 	"    end\n"
 	"  end\n"
-	"  redis.call('HSET', k, 't', ts, lf, ts, sf, nows)\n"
-	"  redis.call('PEXPIRE', k, ttl)\n"
+	"  local tw, lw, sw = {}, {}, {}\n"
+	"  for j = 1, m do\n"
+	"    local i = c + j - 1\n"
+	"    local u = tonumber(ARGV[6 + 2 * i])\n"
+	"    local tot = (tonumber(t[j]) or 0) + u\n"
+	"    if l[j] and s[j] and now - tonumber(s[j]) <= stale then\n"
+	"      local o = tot - tonumber(l[j]) - u\n"
+	"      if o > 0 then\n"
+	"        out[#out + 1] = i\n"
+	"        out[#out + 1] = o\n"
+	"      end\n"
+	"    end\n"
+	"    local ts = string.format('%d', tot)\n"
+	"    tw[2 * j - 1], tw[2 * j] = src[j], ts\n"
+	"    lw[2 * j - 1], lw[2 * j] = src[j], ts\n"
+	"    sw[2 * j - 1], sw[2 * j] = src[j], nows\n"
+	"  end\n"
+	"  redis.call('HSET', tk, unpack(tw))\n"
+	"  redis.call('HSET', lk, unpack(lw))\n"
+	"  redis.call('HSET', sk, unpack(sw))\n"
 	"end\n"
+	"redis.call('PEXPIRE', tk, 2 * ttl)\n"
+	"redis.call('PEXPIRE', lk, 2 * ttl)\n"
+	"redis.call('PEXPIRE', sk, 2 * ttl)\n"
 	"return out\n";
 
 struct rl_redis {

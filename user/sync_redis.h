@@ -6,12 +6,14 @@
  * synthetic sources against a real redis-server.
  *
  * Keys, all under the hash tag of the group so that they share a cluster slot:
- *   rl:{GROUP}:nodes       hash node -> last round trip (server time, ms)
- *   rl:{GROUP}:policy      hash node -> that node's policy text
- *   rl:{GROUP}:s:SOURCE    hash per source: t (units all nodes passed, summed),
- *                          l:NODE (t when NODE last asked), s:NODE (when, ms)
- * Every key a round trip touches gets PEXPIRE ttl, so keys of idle sources and
- * of gone nodes disappear by themselves.
+ *   rl:{GROUP}:nodes         hash node -> last round trip (server time, ms)
+ *   rl:{GROUP}:policy        hash node -> that node's policy text
+ *   rl:{GROUP}:t:EPOCH       hash source -> units all nodes passed, summed
+ *   rl:{GROUP}:l:NODE:EPOCH  hash source -> that sum when NODE last asked
+ *   rl:{GROUP}:s:NODE:EPOCH  hash source -> when NODE last asked (ms)
+ * EPOCH is the server's time divided by the TTL (see the script). The nodes'
+ * keys expire after the TTL, the sources' hashes 2 TTL after their last
+ * write, so idle sources and gone nodes disappear by themselves.
  */
 #ifndef RL_SYNC_REDIS_H
 #define RL_SYNC_REDIS_H

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include "redis_srv.h"
 #include "test.h"
@@ -147,4 +148,25 @@ int redis_srv_cli(struct redis_srv *s, char **out, const char *fmt, ...)
 	ret = rl_run(cmd, out, NULL);
 	free(cmd);
 	return ret;
+}
+
+int redis_srv_sleep(struct redis_srv *s, const char *secs)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	char cmd[128];
+	int fd, n;
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", s->sock);
+	n = snprintf(cmd, sizeof(cmd), "*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$%zu\r\n%s\r\n",
+		     strlen(secs), secs);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) || write(fd, cmd, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	/* The server reads it in its next loop: give it that. */
+	usleep(20000);
+	return fd;
 }

@@ -31,6 +31,11 @@ void redis_srv_stop(struct redis_srv *s);
 /* Run "redis-cli -s SOCK ARGS"; its output in *out if @out. The exit status. */
 int redis_srv_cli(struct redis_srv *s, char **out, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * Send DEBUG SLEEP @secs (text, "0.6") and return at once: the server stops
+ * answering anyone for that long. An fd to close afterwards, or -1.
+ */
+int redis_srv_sleep(struct redis_srv *s, const char *secs);
 /* A loopback TCP port nothing listens on (bound then closed), or 0. */
 unsigned int redis_srv_free_port(void);
 /* Is redis-server installed? */
