@@ -211,10 +211,11 @@ TEST(sync_round_trip)
 	ASSERT_EQ(a.st.syncs_total, 4, "a: round trips");
 	ASSERT_TRUE(a.st.redis_tx_bytes_total > 0 && a.st.redis_rx_bytes_total > 0, "bytes");
 	/* The keys, under the group's hash tag: the total in the epoch's hash. */
-	ASSERT_OK(redis_srv_cli(&s, &out,
-				"HGET \"$(redis-cli -s '%s' --scan --pattern 'rl:{g1}:t:*' | head -1)\" "
-				"198.18.0.1/32",
-				s.sock),
+	ASSERT_OK(redis_srv_cli(
+			  &s, &out,
+			  "HGET \"$(redis-cli -s '%s' --scan --pattern 'rl:{g1}:t:*' | head -1)\" "
+			  "198.18.0.1/32",
+			  s.sock),
 		  "HGET");
 	ASSERT_STREQ(out, "21\n", "the total of both nodes");
 	free(out);
