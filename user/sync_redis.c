@@ -20,6 +20,10 @@
  * from 0; units the other nodes passed since this node last asked) for the
  * sources with any }.
  *
+ * A node whose policy differs from a live node's is told so and changes
+ * nothing: it is not registered, so the nodes already running go on (a node
+ * changed by set stops; the others do not).
+ *
  * Per source, t sums every node's units; l (per node) is t as that node last
  * saw it, so t - l - units is what the others added since; s (per node) is
  * when. A node that had not synced the source for stale_ms gets nothing (and
@@ -46,14 +50,13 @@ static const char script[] =
 	"local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)\n"
 	"local nows = string.format('%d', now)\n"
 	"local nk, pk = p .. ':nodes', p .. ':policy'\n"
-	"redis.call('HSET', nk, node, nows)\n"
-	"redis.call('HSET', pk, node, pol)\n"
 	"local seen = redis.call('HGETALL', nk)\n"
-	"local live, bad, badpol = 0, '', ''\n"
+	"local live, bad, badpol = 1, '', ''\n"
 	"for i = 1, #seen, 2 do\n"
-	"  if now - tonumber(seen[i + 1]) <= ttl then\n"
+	"  if seen[i] == node then\n"
+	"  elseif now - tonumber(seen[i + 1]) <= ttl then\n"
 	"    live = live + 1\n"
-	"    if bad == '' and seen[i] ~= node then\n"
+	"    if bad == '' then\n"
 	"      local q = redis.call('HGET', pk, seen[i])\n"
 	"      if q and q ~= pol then bad, badpol = seen[i], q end\n"
 	"    end\n"
@@ -62,9 +65,12 @@ static const char script[] =
 	"    redis.call('HDEL', pk, seen[i])\n"
 	"  end\n"
 	"end\n"
+	"local out = { live, bad, badpol }\n"
+	"if bad ~= '' then return out end\n"
+	"redis.call('HSET', nk, node, nows)\n"
+	"redis.call('HSET', pk, node, pol)\n"
 	"redis.call('PEXPIRE', nk, ttl)\n"
 	"redis.call('PEXPIRE', pk, ttl)\n"
-	"local out = { live, bad, badpol }\n"
 	"local n = (#ARGV - 4) / 2\n"
 	"if n < 1 then return out end\n"
 	"local e = math.floor(now / ttl)\n"
