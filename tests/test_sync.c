@@ -667,10 +667,14 @@ static int agent_stop(struct fleet *f, int i, int sig)
 /* Start agent @i with @extra options; true once it says it syncs (at most 5 s). */
 static bool agent_start(struct fleet *f, int i, const char *extra)
 {
-	char cmd[1024];
+	char cmd[1024], *prev;
+	size_t before;
 	pid_t pid;
 
 	snprintf(f->log[i], sizeof(f->log[i]), "/tmp/rlt-%d-sync%d.log", getpid(), i);
+	prev = agent_log(f, i);
+	before = prev ? strlen(prev) : 0;
+	free(prev);
 	snprintf(cmd, sizeof(cmd),
 		 "exec nsenter --net=/run/netns/%s %s/xdp-ratelimit sync %s --redis %s "
 		 "--group e2e --node n%d %s 2>>%s </dev/null",
@@ -687,7 +691,8 @@ static bool agent_start(struct fleet *f, int i, const char *extra)
 	f->agent[i] = pid;
 	for (int t = 0; t < 500; t++) {
 		char *log = agent_log(f, i);
-		bool up = log && strstr(log, "node(s) live");
+		/* This agent's line: the log keeps its predecessors'. */
+		bool up = log && strlen(log) > before && strstr(log + before, "node(s) live");
 		int st;
 
 		free(log);
