@@ -244,20 +244,29 @@ TEST(sync_stale_expiry)
 	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
 	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
 		goto out;
-	ASSERT_EQ(a.stale_ms, 60, "stale after 3 intervals");
+	ASSERT_EQ(a.stale_ms, 1000, "stale after 3 intervals, at least 1 s");
 	ASSERT_EQ(a.ttl_ms, 2000, "TTL at least 2 s");
 	item(&it[0], "198.18.0.9/32", 1);
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
 	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
-	/* b goes on alone for 200 ms (10 intervals): a is idle on the source. */
-	for (int i = 0; i < 10; i++) {
-		usleep(20000);
+	/* b alone for 0.5 s: a, late (a slow drain), still gets b's units. */
+	for (int i = 0; i < 5; i++) {
+		usleep(100000);
+		item(&it[0], "198.18.0.9/32", 10);
+		ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	}
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a, late");
+	ASSERT_EQ(it[0].remote, 50, "within the stale time: every unit of b's");
+	/* b alone for 1.2 s more: a is idle on the source. */
+	for (int i = 0; i < 12; i++) {
+		usleep(100000);
 		item(&it[0], "198.18.0.9/32", 100);
 		ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
 	}
 	item(&it[0], "198.18.0.9/32", 1);
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a back");
-	ASSERT_EQ(it[0].remote, 0, "a inherits nothing of b's 1000 units while a was idle");
+	ASSERT_EQ(it[0].remote, 0, "a inherits nothing of b's 1200 units while a was idle");
 	item(&it[0], "198.18.0.9/32", 5);
 	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
 	item(&it[0], "198.18.0.9/32", 1);
@@ -762,6 +771,18 @@ static __u64 passed_total(struct fleet *f)
 	return n;
 }
 
+/* The source's packets that reached the limiters, passed or not. */
+static __u64 offered_total(struct fleet *f)
+{
+	struct rl_counters c;
+	__u64 n = 0;
+
+	for (int i = 0; i < NODES; i++)
+		if (!rl_ns_counters(&f->ns[i], &c))
+			n += c.ipv4;
+	return n;
+}
+
 /*
  * Send 198.18.0.1 to each pair at @pps[i] for @secs, calling @during(f, t)
  * every 50 ms (t: seconds since the start); *@dur is the measured length
@@ -772,14 +793,15 @@ static __u64 send_load(struct fleet *f, const unsigned int *pps, double secs, do
 {
 	struct rl_flow fl[NODES] = {};
 	char gap[NODES][16];
-	__u64 before = passed_total(f);
+	__u64 before = passed_total(f), offered = offered_total(f);
 	double t0 = mono();
 	bool done;
 
 	for (int i = 0; i < NODES; i++) {
 		if (!pps[i])
 			continue;
-		snprintf(gap[i], sizeof(gap[i]), "%uus", 1000000 / pps[i]);
+		/* trafgen spends about 20 us per packet besides the gap (netns.c). */
+		snprintf(gap[i], sizeof(gap[i]), "%uus", 1000000 / pps[i] - 20);
 		fl[i].src = "198.18.0.1";
 		fl[i].count = (unsigned long)(pps[i] * secs);
 		fl[i].gap = gap[i];
@@ -802,6 +824,9 @@ static __u64 send_load(struct fleet *f, const unsigned int *pps, double secs, do
 			rl_flow_stop(&fl[i]);
 	/* The last frames through the receive path. */
 	usleep(100000);
+	offered = offered_total(f) - offered;
+	fprintf(stderr, "    offered %llu packets in %.2f s: %.2fx the limit\n",
+		(unsigned long long)offered, *dur, (double)offered / (*dur * E2E_RATE));
 	return passed_total(f) - before;
 }
 
@@ -840,7 +865,8 @@ static void accuracy_run(const char *policy, const unsigned int *pps, bool basel
 			"    without agents: %llu passed in %.2f s (r t + b = %llu: %.2fx)\n",
 			(unsigned long long)passed, dur, (unsigned long long)want,
 			(double)passed / (double)want);
-		ASSERT_TRUE(passed > want * 2, "without agents, well over one limit");
+		/* trafgen's pace under load is below its gap: not always 3x. */
+		ASSERT_TRUE(passed * 10 > want * 18, "without agents, well over one limit");
 		/* The buckets fill again before the agents start. */
 		usleep(300000);
 	}

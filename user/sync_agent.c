@@ -107,13 +107,18 @@ int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cf
 	/*
 	 * Keys live 10 intervals (at least 2 s): a node that misses a few round
 	 * trips keeps its place. A node that had not synced a source for 3
-	 * intervals (2, and one of slack for a late round trip) gets none of the
-	 * others' units for it.
+	 * intervals (2, and one of slack for a late round trip), and at least
+	 * RL_SYNC_STALE_MIN_MS, gets none of the others' units for it: the floor
+	 * because a drain can take hundreds of ms on a loaded host (measured: up
+	 * to 0.4 s on the 2-CPU test VM), and a node whose rounds come that late
+	 * must still get its charges.
 	 */
 	ag->ttl_ms = cfg->interval_ns / 1000000ULL * 10;
 	if (ag->ttl_ms < RL_SYNC_TTL_MIN_MS)
 		ag->ttl_ms = RL_SYNC_TTL_MIN_MS;
 	ag->stale_ms = (cfg->interval_ns * 3 + 999999ULL) / 1000000ULL;
+	if (ag->stale_ms < RL_SYNC_STALE_MIN_MS)
+		ag->stale_ms = RL_SYNC_STALE_MIN_MS;
 	rl_redis_url_str(&cfg->url, ag->url_str, sizeof(ag->url_str));
 	ag->st.interval_ns = cfg->interval_ns;
 	ag->st.pid = (__u32)getpid();
@@ -331,68 +336,200 @@ static bool wait_until(__u64 deadline, bool signals, const sigset_t *set,
 	}
 }
 
-/* The drained sources as text for the round trip, and back into charges. */
-struct round {
-	struct rl_sync_src *src;
-	struct rl_sync_item *items;
-	size_t n, cap;
+struct rl_sync_rent {
+	struct rl_state_key k;
+	__u64 seen; /* the tick it last passed something; 0: an empty slot */
+	__u64 units; /* units passed this tick */
+	char src[RL_SYNC_SRC_MAX];
 };
 
-static int one_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct round *rd, char *err,
-		     size_t errlen)
+void rl_sync_recent_init(struct rl_sync_recent *r, unsigned int keep, size_t max)
 {
-	size_t m = 0, charged;
+	memset(r, 0, sizeof(*r));
+	r->keep = keep;
+	r->max = max;
+}
+
+void rl_sync_recent_clear(struct rl_sync_recent *r)
+{
+	free(r->tab);
+	r->tab = NULL;
+	r->cap = r->n = 0;
+}
+
+void rl_sync_recent_free(struct rl_sync_recent *r)
+{
+	rl_sync_recent_clear(r);
+	free(r->items);
+	free(r->keys);
+	r->items = NULL;
+	r->keys = NULL;
+	r->nitems = 0;
+}
+
+static size_t key_hash(const struct rl_state_key *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+	__u64 h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of @k in @tab: its entry, or the empty slot where it goes. */
+static struct rl_sync_rent *slot(struct rl_sync_rent *tab, size_t cap, const struct rl_state_key *k)
+{
+	for (size_t i = key_hash(k) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!tab[i].seen || !memcmp(&tab[i].k, k, sizeof(*k)))
+			return &tab[i];
+}
+
+int rl_sync_recent_merge(struct rl_sync_recent *r, const struct rl_sync_src *drained, size_t n,
+			 rl_sync_name_fn name, void *ctx)
+{
+	size_t want = n + (r->n < r->max ? r->n : r->max), cap = 64, m = 0;
+	struct rl_sync_rent *tab, *e, *old;
+	int ret;
+
+	r->tick++;
+	while (cap < 2 * want)
+		cap *= 2;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	/* What passed now; a name already known is kept, not formatted again. */
+	for (size_t i = 0; i < n; i++) {
+		e = slot(tab, cap, &drained[i].k);
+		if (!e->seen) {
+			old = r->tab ? slot(r->tab, r->cap, &drained[i].k) : NULL;
+			if (old && old->seen) {
+				memcpy(e->src, old->src, sizeof(e->src));
+			} else {
+				ret = name(ctx, &drained[i].k, e->src, sizeof(e->src));
+				if (ret) {
+					free(tab);
+					return ret;
+				}
+			}
+			e->k = drained[i].k;
+			e->seen = r->tick;
+			m++;
+		}
+		e->units += drained[i].units;
+	}
+	/* Then those that passed within @keep intervals, as long as there is room. */
+	for (size_t i = 0; i < r->cap && m < n + r->max; i++) {
+		old = &r->tab[i];
+		if (!old->seen || r->tick - old->seen > r->keep)
+			continue;
+		e = slot(tab, cap, &old->k);
+		if (e->seen)
+			continue;
+		*e = *old;
+		e->units = 0;
+		m++;
+	}
+	free(r->tab);
+	r->tab = tab;
+	r->cap = cap;
+	r->n = m;
+	/* The exchange's arrays, in the table's order. */
+	free(r->items);
+	free(r->keys);
+	r->items = malloc((m ? m : 1) * sizeof(*r->items));
+	r->keys = malloc((m ? m : 1) * sizeof(*r->keys));
+	r->nitems = 0;
+	if (!r->items || !r->keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++) {
+		if (!tab[i].seen)
+			continue;
+		memcpy(r->items[r->nitems].src, tab[i].src, sizeof(tab[i].src));
+		r->items[r->nitems].units = tab[i].units;
+		r->keys[r->nitems++] = tab[i].k;
+	}
+	return 0;
+}
+
+static int kern_name(void *ctx, const struct rl_state_key *key, char *buf, size_t len)
+{
+	return rl_sync_src_format(ctx, key, buf, len);
+}
+
+/* One interval: drain, round trip, charge, status. */
+static int one_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl_sync_recent *rc,
+		     char *err, size_t errlen)
+{
+	__u64 t0 = now_ns(CLOCK_MONOTONIC), t1, t2;
+	struct rl_sync_src *src = NULL;
+	size_t n = 0, m = 0, charged;
 	int ret, res;
 
-	free(rd->src);
-	rd->src = NULL;
-	ret = rl_sync_drain(k, &rd->src, &rd->n);
+	ret = rl_sync_drain(k, &src, &n);
+	t1 = now_ns(CLOCK_MONOTONIC);
 	if (ret) {
 		snprintf(err, errlen, "couldn't read what passed: %s", strerror(-ret));
 		return ret;
 	}
-	if (rd->n > rd->cap) {
-		struct rl_sync_item *p = realloc(rd->items, rd->n * sizeof(*p));
+	ret = rl_sync_recent_merge(rc, src, n, kern_name, k);
+	if (ret) {
+		snprintf(err, errlen, "couldn't list the sources: %s", strerror(-ret));
+		goto out;
+	}
+	res = rl_sync_agent_step(ag, rc->items, rc->nitems, err, errlen);
+	if (res < 0) {
+		ret = res;
+		goto out;
+	}
+	if (rl_verbose) {
+		__u64 out = 0, back = 0;
+
+		for (size_t i = 0; i < rc->nitems; i++) {
+			out += rc->items[i].units;
+			back += rc->items[i].remote;
+		}
+		pr_debug("sync: %zu sources (%zu passed here): %llu units out, %llu back; drain "
+			 "%.1f ms, round trip %.1f ms",
+			 rc->nitems, n, (unsigned long long)out, (unsigned long long)back,
+			 (double)(t1 - t0) / 1e6, (double)ag->st.lag_ns / 1e6);
+	}
+	/* Only what passed now counts as active; the others are remembered. */
+	ag->st.sources_active = n;
+	/* The charges, over the drained array (grown to the items if needed). */
+	if (rc->nitems > n) {
+		struct rl_sync_src *p = realloc(src, rc->nitems * sizeof(*p));
 
 		if (!p) {
-			snprintf(err, errlen, "out of memory for %zu sources", rd->n);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			snprintf(err, errlen, "out of memory for %zu sources", rc->nitems);
+			goto out;
 		}
-		rd->items = p;
-		rd->cap = rd->n;
+		src = p;
 	}
-	for (size_t i = 0; i < rd->n; i++) {
-		ret = rl_sync_src_format(k, &rd->src[i].k, rd->items[i].src,
-					 sizeof(rd->items[i].src));
-		if (ret) {
-			snprintf(err, errlen, "couldn't name a source: %s", strerror(-ret));
-			return ret;
-		}
-		rd->items[i].units = rd->src[i].units;
-	}
-	res = rl_sync_agent_step(ag, rd->items, rd->n, err, errlen);
-	if (res < 0)
-		return res;
-	/* The charges, in place over the drained sources. */
-	for (size_t i = 0; i < rd->n; i++)
-		if (rd->items[i].remote) {
-			rd->src[m].k = rd->src[i].k;
-			rd->src[m].units = rd->items[i].remote;
+	for (size_t i = 0; i < rc->nitems; i++)
+		if (rc->items[i].remote) {
+			src[m].k = rc->keys[i];
+			src[m].units = rc->items[i].remote;
 			m++;
 		}
 	if (m) {
-		ret = rl_sync_charge(k, rd->src, m, &charged);
+		t2 = now_ns(CLOCK_MONOTONIC);
+		ret = rl_sync_charge(k, src, m, &charged);
 		if (ret) {
 			snprintf(err, errlen, "couldn't charge the sources: %s", strerror(-ret));
-			return ret;
+			goto out;
 		}
+		/* Sources gone from the table since the drain (LRU, set) are skipped. */
+		pr_debug("sync: charged %zu of %zu sources in %.1f ms", charged, m,
+			 (double)(now_ns(CLOCK_MONOTONIC) - t2) / 1e6);
 	}
 	ret = rl_sync_status_write(k, &ag->st);
-	if (ret) {
+	if (ret)
 		snprintf(err, errlen, "couldn't publish the status: %s", strerror(-ret));
-		return ret;
-	}
-	return 0;
+out:
+	free(src);
+	return ret;
 }
 
 int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
@@ -401,7 +538,9 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 	char policy[4096], now_policy[4096];
 	struct rl_sync_kern *k = NULL;
 	struct rl_sync_agent ag = {};
-	struct round rd = {};
+	struct rl_sync_recent rc = {};
+	struct rl_sync_src *first = NULL;
+	size_t nfirst = 0;
 	sigset_t set, old;
 	__u64 deadline;
 	int lock, ret;
@@ -444,14 +583,16 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 	 * and these counts may span minutes, which charged at once to the other
 	 * nodes would be a debt no interval ever made.
 	 */
-	free(rd.src);
-	rd.src = NULL;
-	ret = rl_sync_drain(k, &rd.src, &rd.n);
+	ret = rl_sync_drain(k, &first, &nfirst);
+	free(first);
 	if (ret) {
 		snprintf(err, errlen, "couldn't read what passed: %s", strerror(-ret));
 		goto out_agent;
 	}
 	rl_sync_status_write(k, &ag.st);
+	/* Remembered as long as their keys live in Redis; at most a full table's worth. */
+	rl_sync_recent_init(&rc, (unsigned int)(ag.ttl_ms * 1000000ULL / cfg->interval_ns),
+			    RL_SYNC_RECENT_MAX);
 	deadline = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		deadline += cfg->interval_ns;
@@ -461,10 +602,11 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 		if (!rl_sync_kern_policy(k, now_policy, sizeof(now_policy)) &&
 		    strcmp(now_policy, policy)) {
 			strcpy(policy, now_policy);
+			rl_sync_recent_clear(&rc);
 			pr_warn("sync: the policy of %s changed: the other nodes must change too",
 				ifname);
 		}
-		ret = one_round(k, &ag, &rd, err, errlen);
+		ret = one_round(k, &ag, &rc, err, errlen);
 		if (ret)
 			goto out_agent;
 		/* Behind by more than an interval (a slow round trip): skip, don't catch up. */
@@ -480,8 +622,7 @@ out_agent:
 	rl_sync_status_write(k, &ag.st);
 out_kern:
 	rl_sync_kern_close(k, true);
-	free(rd.src);
-	free(rd.items);
+	rl_sync_recent_free(&rc);
 out_redis:
 	rl_sync_agent_fini(&ag);
 out_lock:

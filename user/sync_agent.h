@@ -33,6 +33,10 @@ enum rl_sync_fallback {
 #define RL_SYNC_CONNECT_TIMEOUT_NS 1000000000ULL
 /* Key expiry: 10 intervals, at least 2 s, so a node missing a few round trips keeps its keys. */
 #define RL_SYNC_TTL_MIN_MS 2000ULL
+/* A node that had not synced a source for 3 intervals, and at least this, is stale on it. */
+#define RL_SYNC_STALE_MIN_MS 1000ULL
+/* Sources remembered at most (see struct rl_sync_recent): the default table size. */
+#define RL_SYNC_RECENT_MAX (1U << 20)
 /* Where the agents' locks live: one file per network namespace and interface. */
 #define RL_SYNC_LOCK_DIR "/run/xdp-ratelimit"
 
@@ -81,6 +85,37 @@ void rl_sync_agent_fini(struct rl_sync_agent *ag);
  */
 int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, size_t n, char *err,
 		       size_t errlen);
+
+/*
+ * The sources this node synced lately. The kernel drains only the sources
+ * that passed something; one whose state is in debt here passes nothing, yet
+ * must go on being charged what the others pass, or it would drop out of the
+ * exchange (3 intervals: stale), forget the others' units and pass again too
+ * soon. So every source drained within the last @keep intervals is sent each
+ * interval, with 0 units when nothing passed. At most @max sources are
+ * remembered (those drained now always go).
+ */
+struct rl_sync_recent {
+	struct rl_sync_rent *tab; /* open addressing, cap a power of 2 */
+	size_t cap, n, max;
+	__u64 tick;
+	unsigned int keep;
+	/* The last merge, in one order: the exchange's items and their keys. */
+	struct rl_sync_item *items;
+	struct rl_state_key *keys;
+	size_t nitems;
+};
+
+/* @name: the text of a source (rl_sync_src_format). 0 or -errno. */
+typedef int (*rl_sync_name_fn)(void *ctx, const struct rl_state_key *key, char *buf, size_t len);
+
+void rl_sync_recent_init(struct rl_sync_recent *r, unsigned int keep, size_t max);
+/* One interval: the drained sources and the remembered ones, into r->items and r->keys. */
+int rl_sync_recent_merge(struct rl_sync_recent *r, const struct rl_sync_src *drained, size_t n,
+			 rl_sync_name_fn name, void *ctx);
+/* Forget every source (after a set: new keys, and the old ones' text is the same). */
+void rl_sync_recent_clear(struct rl_sync_recent *r);
+void rl_sync_recent_free(struct rl_sync_recent *r);
 
 /*
  * The lock against two agents on one interface of one network namespace: an
