@@ -257,7 +257,7 @@ TEST(sync_stale_expiry)
 	}
 	item(&it[0], "198.18.0.9/32", 1);
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a, late");
-	ASSERT_EQ(it[0].remote, 50, "within the stale time: every unit of b's");
+	ASSERT_EQ(it[0].remote, 51, "within the stale time: every unit of b's since a asked");
 	/* b alone for 1.2 s more: a is idle on the source. */
 	for (int i = 0; i < 12; i++) {
 		usleep(100000);
