@@ -1050,3 +1050,85 @@ out:
 	free(log);
 	fleet_down(&f);
 }
+
+/* A synthetic source: 198.18.0.N/32 with generation 1; its name counts the calls. */
+static struct rl_sync_src src_n(unsigned int n, __u64 units)
+{
+	struct rl_sync_src s = { .units = units };
+
+	s.k.src.addr[2] = htonl(0xffff);
+	s.k.src.addr[3] = htonl(0xc6120000 | n);
+	s.k.gen = 1;
+	return s;
+}
+
+static int name_calls;
+
+static int name_n(void *ctx, const struct rl_state_key *k, char *buf, size_t len)
+{
+	(void)ctx;
+	name_calls++;
+	snprintf(buf, len, "198.18.0.%u/32", ntohl(k->src.addr[3]) & 0xffff);
+	return 0;
+}
+
+/* The units of @src in the last merge, or -1 if it is not there. */
+static long long merged(const struct rl_sync_recent *r, const char *src)
+{
+	for (size_t i = 0; i < r->nitems; i++)
+		if (!strcmp(r->items[i].src, src))
+			return (long long)r->items[i].units;
+	return -1;
+}
+
+TEST(sync_recent)
+{
+	struct rl_sync_src d[3];
+	struct rl_sync_recent r;
+
+	rl_sync_recent_init(&r, 2, 3);
+	name_calls = 0;
+	d[0] = src_n(1, 5);
+	d[1] = src_n(2, 3);
+	d[2] = src_n(1, 2); /* the same source twice: summed */
+	if (!ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 1"))
+		goto out;
+	ASSERT_EQ(r.nitems, 2, "two sources");
+	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 7, "summed");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 3, "units");
+	ASSERT_EQ(name_calls, 2, "each named once");
+	ASSERT_TRUE(!memcmp(&r.keys[0], r.items[0].src[9] == '1' ? &d[0].k : &d[1].k,
+			    sizeof(r.keys[0])),
+		    "keys in the items' order");
+	/* Next interval only .1 passed: .2 still goes, with 0 units, named from memory. */
+	d[0] = src_n(1, 4);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 2");
+	ASSERT_EQ(r.nitems, 2, "two sources");
+	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 4, "this interval's units only");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "remembered, 0 units");
+	ASSERT_EQ(name_calls, 2, "no name formatted again");
+	/* Two more intervals without .2: kept for 2 intervals, then forgotten. */
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 3");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "2 intervals after: kept");
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 4");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), -1, "3 intervals after: forgotten");
+	ASSERT_EQ(r.nitems, 1, "one source");
+	/* At most 3 remembered: what passed now always goes. */
+	d[0] = src_n(3, 1);
+	d[1] = src_n(4, 1);
+	d[2] = src_n(5, 1);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 5");
+	ASSERT_EQ(r.nitems, 4, "3 passed now and 1 remembered");
+	d[0] = src_n(6, 1);
+	d[1] = src_n(7, 1);
+	d[2] = src_n(8, 1);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 6");
+	ASSERT_EQ(r.nitems, 6, "3 passed now and no more than 3 remembered");
+	ASSERT_EQ(merged(&r, "198.18.0.6/32"), 1, "passed now");
+	/* A set: all forgotten. */
+	rl_sync_recent_clear(&r);
+	ASSERT_OK(rl_sync_recent_merge(&r, NULL, 0, name_n, NULL), "merge 7");
+	ASSERT_EQ(r.nitems, 0, "nothing after clear");
+out:
+	rl_sync_recent_free(&r);
+}
