@@ -1132,3 +1132,148 @@ TEST(sync_recent)
 out:
 	rl_sync_recent_free(&r);
 }
+
+/*
+ * A trafgen flow of our own from pair @ns's sending end: @frame is trafgen's
+ * configuration with one %s for the destination MAC. Bounded by -n and by
+ * timeout(1). The pid of its process group, or -1.
+ */
+static pid_t raw_flow(struct rl_ns *ns, const char *frame, unsigned long count, const char *gap,
+		      unsigned int limit_s, char *cfg, size_t cfglen)
+{
+	static unsigned int seq;
+	char cmd[512];
+	FILE *fp;
+	pid_t pid;
+
+	snprintf(cfg, cfglen, "/tmp/rlt-%d-syncflow%u.cfg", getpid(), ++seq);
+	fp = fopen(cfg, "w");
+	if (!fp)
+		return -1;
+	fprintf(fp, frame, ns->rx_mac);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd),
+		 "exec timeout -k 1 %u ip netns exec %s trafgen -o %s -i %s -n %lu -t %s -P 1 -Q "
+		 ">/dev/null 2>&1 </dev/null",
+		 limit_s, ns->tx, ns->tx_if, cfg, count, gap);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+/*
+ * 50 sources at 3x their limit, evenly over the three nodes, with background
+ * sources under theirs: random addresses in 198.19.0.0/16 (more than 10,000
+ * distinct in a run), each well under the limit, counted by a UDP socket on
+ * every node: none may be dropped. The limit is 100/s (burst 10) rather than
+ * 1000/s: 50 sources at 3x 1000/s would be 150 kpps, more than trafgen's
+ * paced sending does on this 2-CPU VM.
+ */
+#define MANY	  50
+#define MANY_RATE 100ULL
+#define MANY_SECS 10
+
+TEST_FLAGS(sync_e2e_many, RL_TEST_ROOT)
+{
+	static const char heavy[] =
+		"{ eth(da=%s), ipv4(sa=198.18.1.1, sa[3]=dinc(1, 50, 1), da=198.18.0.2, ttl=64), "
+		"udp(sp=40000, dp=9), fill(0x00, 18) }\n";
+	static const char bg[] =
+		"{ eth(da=%s), ipv4(sa=198.19.0.0, sa[2]=drnd(), sa[3]=drnd(), da=198.18.0.2, "
+		"ttl=64), udp(sp=40000, dp=7), fill(0x00, 18) }\n";
+	/* Per node: 50 x 3 x 100 / 3 = 5000 pps of the 50, 700 pps of background. */
+	const unsigned long n_heavy = 5000UL * MANY_SECS, n_bg = 700UL * MANY_SECS;
+	char cfg[2 * NODES][64] = {};
+	pid_t pid[2 * NODES];
+	int sock[NODES];
+	unsigned long got = 0;
+	__u64 passed = 0, want;
+	char what[160];
+	struct fleet f;
+	double t0, dur;
+	bool running;
+
+	for (int i = 0; i < 2 * NODES; i++)
+		pid[i] = -1;
+	for (int i = 0; i < NODES; i++)
+		sock[i] = -1;
+	if (!need_kernel_sync())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, "--rate 100 --burst 10"), "fleet"))
+		goto out;
+	for (int i = 0; i < NODES; i++) {
+		sock[i] = rl_ns_udp_socket(&f.ns[i], AF_INET, 7);
+		if (!ASSERT_TRUE(sock[i] >= 0, "socket") ||
+		    !ASSERT_TRUE(agent_start(&f, i, "--interval 100ms"), "agent"))
+			goto out;
+	}
+	t0 = mono();
+	for (int i = 0; i < NODES; i++) {
+		/* trafgen spends about 20 us per packet besides the gap (netns.c). */
+		pid[2 * i] = raw_flow(&f.ns[i], heavy, n_heavy, "180us", MANY_SECS * 3, cfg[2 * i],
+				      sizeof(cfg[0]));
+		pid[2 * i + 1] = raw_flow(&f.ns[i], bg, n_bg, "1400us", MANY_SECS * 3,
+					  cfg[2 * i + 1], sizeof(cfg[0]));
+		if (!ASSERT_TRUE(pid[2 * i] > 0 && pid[2 * i + 1] > 0, "flows"))
+			goto out;
+	}
+	do {
+		running = false;
+		usleep(50000);
+		for (int i = 0; i < NODES; i++)
+			got += rl_udp_drain(sock[i]);
+		for (int i = 0; i < 2 * NODES; i++) {
+			if (pid[i] > 0 && waitpid(pid[i], NULL, WNOHANG) == pid[i])
+				pid[i] = -1;
+			running |= pid[i] > 0;
+		}
+	} while (running && mono() - t0 < MANY_SECS * 3 + 5);
+	dur = mono() - t0;
+	usleep(100000);
+	for (int i = 0; i < NODES; i++) {
+		got += rl_udp_drain(sock[i]);
+		passed += passed_on(&f, i);
+	}
+	{
+		struct rl_counters c;
+		__u64 seen = 0;
+
+		for (int i = 0; i < NODES; i++)
+			if (!rl_ns_counters(&f.ns[i], &c))
+				seen += c.new_sources;
+		fprintf(stderr, "    %llu sources tracked on the nodes\n",
+			(unsigned long long)seen);
+		ASSERT_LE(10000 + NODES * MANY, seen, "more than 10,000 background sources");
+	}
+	/* The background passed whole: then what passed of the 50 is the rest. */
+	ASSERT_EQ(got, NODES * n_bg, "no background packet dropped");
+	passed -= got;
+	want = MANY * ((__u64)((double)MANY_RATE * dur) + 10);
+	snprintf(what, sizeof(what), "the 50 passed %llu in %.2f s, 50 (r t + b) = %llu (%.3f)",
+		 (unsigned long long)passed, dur, (unsigned long long)want,
+		 (double)passed / (double)want);
+	fprintf(stderr, "    %s\n", what);
+	ASSERT_LE(passed, want + want / 20, what);
+	ASSERT_LE(want - want / 20, passed, what);
+out:
+	for (int i = 0; i < 2 * NODES; i++) {
+		if (pid[i] > 0) {
+			kill(-pid[i], SIGKILL);
+			waitpid(pid[i], NULL, 0);
+		}
+		if (cfg[i][0])
+			unlink(cfg[i]);
+	}
+	for (int i = 0; i < NODES; i++)
+		if (sock[i] >= 0)
+			close(sock[i]);
+	fleet_down(&f);
+}
