@@ -18,6 +18,8 @@
  *	sync_fallback_slow	DEBUG SLEEP: fallback within an interval, recovery after
  *	sync_fallback_auth	requirepass set under a running agent, then lifted; the script
  *				flushed (NOSCRIPT) is reloaded in the same round trip
+ *	sync_recent		sources synced lately are sent again with 0 units, for their
+ *				intervals, at most as many as the cap, each named once
  *	sync_lock		a second agent for one interface is refused, naming the pid
  *	sync_cli_bad_input	the command: malformed URL, unreachable host, a server that
  *				never answers, interval 0 and 2m, wrong password
@@ -625,8 +627,10 @@ out:
  *	sync_e2e_faults		server killed and restarted, DEBUG SLEEP, a password set, an
  *				agent SIGKILLed and restarted, in one run: the total stays
  *				within the local fallback's bound and every agent recovers
- *	sync_e2e_cli		two agents refused, SIGINT stops cleanly, a SIGKILLed
- *				agent's successor starts
+ *	sync_e2e_cli		two agents refused, another policy refused, SIGINT stops
+ *				cleanly, a SIGKILLed agent's successor starts
+ *	sync_e2e_many		50 sources at 3x, with background sources under their limit
+ *				(none dropped), at 100/s
  */
 #define NODES	  3
 #define E2E_RATE  1000ULL
