@@ -229,6 +229,12 @@ int cmd_events(const struct rl_args *a)
 				ms = (int)((end - now + 999999) / 1000000);
 		}
 		n = ring_buffer__poll(rb, ms);
+		/*
+		 * The program wakes us only when its ring is half full: a poll
+		 * that timed out reads what came meanwhile.
+		 */
+		if (n == 0)
+			n = ring_buffer__consume(rb);
 		if (n < 0 && n != -EINTR) {
 			pr_err("couldn't read the ring buffer of '%s': %s", r.iface, strerror(-n));
 			ret = 1;

@@ -67,6 +67,7 @@ static void derive(const struct rl_kcounters *k, struct rl_counters *c)
 	c->cas_retries = k->cas_retries;
 	c->cas_exhausted = k->cas_exhausted;
 	c->nd = k->nd;
+	c->sync_lost = k->sync_lost;
 	/* Every frame is IPv4, IPv6, ND, not IP or malformed: IPv4 is what is left. */
 	c->ipv4 = c->rx_packets - k->ipv6 - k->nd - k->not_ip - malformed;
 }

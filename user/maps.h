@@ -14,6 +14,8 @@ struct rl_pins {
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
 	/* Rules (user/rulemaps.h): their copy, counters, per-source states, prefix tries. */
 	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
+	/* Fleet sync (include/rl_sync.h): counter tables, their switches, the agent's status. */
+	int sync4, sync6, sc4a, sc4b, sc6a, sc6b, sync_status;
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
@@ -21,7 +23,9 @@ struct rl_pins {
 	{                                                                                          \
 		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
 			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
-			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports            \
+			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
+			&(p)->sync4, &(p)->sync6, &(p)->sc4a, &(p)->sc4b, &(p)->sc6a, &(p)->sc6b,  \
+			&(p)->sync_status                                                          \
 	}
 
 /* The live configuration and its slot. */

@@ -19,6 +19,9 @@
  *         rl_rcfg rl_rcnt rl_rstate          rules (user/rulemaps.h)
  *         rl_src4a rl_src6a rl_src4b rl_src6b
  *         rl_ports
+ *         rl_sync4 rl_sync6                  fleet sync counting (include/rl_sync.h)
+ *         rl_sc4a rl_sc4b rl_sc6a rl_sc6b
+ *         rl_sync_status                     the sync agent's (user/sync_kern.h)
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
@@ -39,7 +42,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      16
+#define RL_N_MAPS      23
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 

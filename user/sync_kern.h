@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The kernel side of fleet sync (issue #14), as the contract between sync-kern and
- * sync-agent gives it (notes/sync-contract.md). sync-kern owns this file: this copy
- * lets the agent build until its branch is merged.
+ * The kernel side of fleet sync (issue #14, docs/design.md "Fleet-wide limits"):
+ * per-source pass counting in the XDP program, draining those counts, charging
+ * what the other nodes passed into the local states, and the agent's status in
+ * a pinned map. The agent (user/sync_agent.c) is built on this interface only.
  */
 #ifndef RL_SYNC_KERN_H
 #define RL_SYNC_KERN_H
@@ -47,7 +48,8 @@ int rl_sync_drain(struct rl_sync_kern *k, struct rl_sync_src **out, size_t *n);
  */
 int rl_sync_charge(struct rl_sync_kern *k, const struct rl_sync_src *in, size_t n, size_t *charged);
 /* A source as text, "198.18.0.1/32" or "2001:db8::/64" (its prefix), and back (gen: the live one). */
-int rl_sync_src_format(struct rl_sync_kern *k, const struct rl_state_key *key, char *buf, size_t len);
+int rl_sync_src_format(struct rl_sync_kern *k, const struct rl_state_key *key, char *buf,
+		       size_t len);
 int rl_sync_src_parse(struct rl_sync_kern *k, const char *s, struct rl_state_key *key);
 
 enum rl_sync_state {
@@ -75,5 +77,23 @@ struct rl_sync_status {
 int rl_sync_status_write(struct rl_sync_kern *k, const struct rl_sync_status *st);
 /* For stats/exporter: from the pins, without an rl_sync_kern. -ENOENT: no agent ever ran. */
 int rl_sync_status_read(const struct rl_pins *pins, struct rl_sync_status *st);
+
+/* Beyond the contract (sync-kern's additions): */
+/* Is the agent that wrote @st still running (its pid exists)? */
+bool rl_sync_agent_alive(const struct rl_sync_status *st);
+/* "off", "connected", "fallback-local", "fallback-share"; "not-running" if its agent is gone. */
+const char *rl_sync_state_name(const struct rl_sync_status *st);
+/*
+ * Turn counting on or off on a limiter opened with rl_sync_kern_open(): the live configuration
+ * with rl_config.sync_count changed, swapped in like set, same generation, every state kept.
+ */
+int rl_sync_counting(struct rl_sync_kern *k, bool on, char *err, size_t errlen);
+/*
+ * Tests and bench: drain, charge and status on maps that are not attached (BPF_PROG_TEST_RUN);
+ * @clock_fd: the test clock's rl_clock map, or -1. Counting is what the program loaded on @pins
+ * compiles in; the fds stay the caller's.
+ */
+int rl_sync_kern_from_pins(const struct rl_pins *pins, int clock_fd, struct rl_sync_kern **out,
+			   char *err, size_t errlen);
 
 #endif /* RL_SYNC_KERN_H */
