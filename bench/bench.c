@@ -306,7 +306,8 @@ static void usage(FILE *f)
 		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
 		"                [--random] [--cpu N]\n"
 		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"                [--only speed|exact|flood]\n");
+		"                [--only speed|exact|flood]\n"
+		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n");
 }
 
 int main(int argc, char **argv)
@@ -333,6 +334,8 @@ int main(int argc, char **argv)
 		return bench_gen(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "setassoc"))
 		return bench_setassoc(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sync-cost"))
+		return bench_sync_cost(argc - 1, argv + 1);
 	usage(stderr);
 	return 2;
 }

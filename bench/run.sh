@@ -13,7 +13,9 @@
 #      simulate for the four algorithms, plotted;
 #   4. a table after 5 sets against a fresh one; memory per source at 1M and 8M
 #      sources; cost against the number of sources;
-#   5. the per-packet cost of drop samples at 1 in 100 against none.
+#   5. the per-packet cost of drop samples at 1 in 100 against none;
+#   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
+#      nodes, Redis cost per node per interval (bench/results/sync.md).
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -529,3 +531,7 @@ elapsed=$(($(date +%s) - t_start))
 	cat "$res/sampling.md"
 } > "$res/results.md"
 cat "$res/results.md"
+
+# === 6: fleet sync ===========================================================
+# Its own namespaces, server and results file (bench/results/sync.md).
+"$here/sync.sh" "$build"

@@ -67,6 +67,7 @@ static const char *const installed[] = {
 	"drwxr-xr-x usr/lib/systemd",
 	"drwxr-xr-x usr/lib/systemd/system",
 	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit-exporter.service",
+	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit-sync@.service",
 	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit.service",
 	"-rw-r--r-- usr/lib/systemd/system/xdp-ratelimit@.service",
 	"drwxr-xr-x usr/sbin",
@@ -203,7 +204,8 @@ TEST(install_units_verify)
 {
 	static const char *const units[] = { "xdp-ratelimit@.service", "xdp-ratelimit@eth0.service",
 					     "xdp-ratelimit-exporter.service",
-					     "xdp-ratelimit.service" };
+					     "xdp-ratelimit.service", "xdp-ratelimit-sync@.service",
+					     "xdp-ratelimit-sync@eth0.service" };
 	char tmp[64] = "", vars[256], prefix[128];
 	char *err = NULL;
 
@@ -220,8 +222,10 @@ TEST(install_units_verify)
 	/* An instance of the template as systemctl enable would name it. */
 	if (!ASSERT_OK(rl_sh(NULL,
 			     "ln -s xdp-ratelimit@.service %s/lib/systemd/system/"
-			     "xdp-ratelimit@eth0.service",
-			     prefix),
+			     "xdp-ratelimit@eth0.service && "
+			     "ln -s xdp-ratelimit-sync@.service %s/lib/systemd/system/"
+			     "xdp-ratelimit-sync@eth0.service",
+			     prefix, prefix),
 		       "instance link"))
 		goto out;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {

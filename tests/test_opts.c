@@ -175,7 +175,7 @@ TEST(opts_documented)
 {
 	static const char *const cmds[] = { "",	      "attach", "set",	    "detach",  "status",
 					    "stats",  "top",	"simulate", "cleanup", "exporter",
-					    "events", "apply",	"rule",	    "blocked", "unblock" };
+					    "events", "apply",	"rule",	    "blocked", "unblock", "sync" };
 	char *help = NULL, *man = NULL, cmd[512], needle[96];
 	size_t len = 0;
 

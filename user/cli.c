@@ -140,6 +140,23 @@ const struct rl_cmd rl_cmds[] = {
 	  "Lifts every block that holds ADDR (under each rule, the source ADDR belongs to once "
 	  "masked by that rule's prefixes): its next packet is a new source's. Exit status 1 "
 	  "if ADDR is not blocked.\n" },
+	{ "sync", cmd_sync, RL_G_SYNC, 1, 1,
+	  "IFACE --redis URL [--group NAME] [--node NAME] [--interval DUR] [--fallback MODE]",
+	  "share the limit of each source with other hosts, through Redis",
+	  "Runs in the foreground the agent that makes the limiter on IFACE and those of the "
+	  "other nodes of --group enforce one limit per source across all of them (behind a "
+	  "load balancer, ECMP or anycast). Each node keeps deciding every packet on its own; "
+	  "every --interval the agent sends Redis, in one round trip, the units (packets, or "
+	  "bytes) each source passed here, and charges each source what the other nodes passed "
+	  "for it. A source seen on one node only is limited as without sync. The fleet passes "
+	  "about the limit, plus what the other nodes pass in an interval or two (see "
+	  "docs/design.md).\n"
+	  "Every node of a group must run the same policy: the agent refuses to start, or "
+	  "stops, naming the first difference. One agent per interface: a second is refused. "
+	  "When Redis fails the kernel keeps limiting; within two intervals the agent falls back "
+	  "(--fallback), says so on standard error, and resumes syncing within two intervals of "
+	  "Redis answering again. SIGINT or SIGTERM stop it (exit status 0) and turn the "
+	  "counting off. stats shows its state.\n" },
 	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
 	  "replay a packet trace through the rate algorithms",

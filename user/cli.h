@@ -51,6 +51,7 @@ int cmd_apply(const struct rl_args *a);
 int cmd_rule(const struct rl_args *a);
 int cmd_blocked(const struct rl_args *a);
 int cmd_unblock(const struct rl_args *a);
+int cmd_sync(const struct rl_args *a);
 /*
  * The sources blocked by rules, with the time left: a table (@w NULL, none
  * printed when none is blocked) or a "blocked" array in the object @w is in.

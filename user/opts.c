@@ -12,6 +12,7 @@
 #include "opts.h"
 #include "rules.h"
 #include "rl_events.h"
+#include "sync_agent.h"
 
 #define A(field) offsetof(struct rl_args, field)
 
@@ -23,8 +24,29 @@ static const char *const action_choices[] = { "drop", "dry-run", NULL };
 static const char *const pass_drop[] = { "pass", "drop", NULL };
 /* RL_CLOCK_PRECISE, RL_CLOCK_COARSE. */
 static const char *const clock_choices[] = { "precise", "coarse", NULL };
+/* RL_SYNC_FB_LOCAL, RL_SYNC_FB_SHARE. */
+static const char *const fallback_choices[] = { "local", "share", NULL };
 /* RL_MODE_NATIVE, RL_MODE_SKB. */
 static const char *const mode_choices[] = { "native", "skb", NULL };
+
+/* sync --interval: 0 and more than a minute get a message that says the range. */
+static int parse_sync_interval(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	__u64 ns = 0;
+	int ret = 0;
+
+	/* A bare 0 has no unit, but what is wrong with it is that it is 0. */
+	if (strspn(val, "0") != strlen(val))
+		ret = rl_parse_duration(val, &ns, err, errlen);
+	if (ret)
+		return ret;
+	if (ns < RL_SYNC_INTERVAL_MIN_NS || ns > RL_SYNC_INTERVAL_MAX_NS) {
+		snprintf(err, errlen, "'%s' is out of range: from 1ms to 1m", val);
+		return -EINVAL;
+	}
+	a->sync_interval_ns = ns;
+	return 0;
+}
 
 static int parse_algo(const char *val, struct rl_args *a, char *err, size_t errlen)
 {
@@ -296,6 +318,24 @@ const struct rl_opt rl_opt_table[] = {
 	  "Instead of applying FILE, detach the limiter from every interface it names (the "
 	  "systemd unit's ExecStop); interfaces without it are skipped." },
 
+	{ "redis", 0, RL_OPT_STRING, "URL", A(redis), 0, 0, 0, NULL, NULL, RL_G_SYNC,
+	  "The Redis server every node of the group uses: redis://[:PASSWORD@]HOST:PORT[/DB] "
+	  "(HOST a name, an IPv4 address or an [IPv6] one) or unix://[:PASSWORD@]/PATH (a local "
+	  "socket, also reachable from another network namespace). Required." },
+	{ "group", 0, RL_OPT_STRING, "NAME", A(group), 0, 0, 0, NULL, NULL, RL_G_SYNC,
+	  "The group of nodes that share one limit per source (default \"default\"); 1-63 of "
+	  "A-Z a-z 0-9 . _ -. Every node of a group must run the same policy." },
+	{ "node", 0, RL_OPT_STRING, "NAME", A(node), 0, 0, 0, NULL, NULL, RL_G_SYNC,
+	  "This node's name in the group (default: the host name); unique in the group, so give "
+	  "one per interface when one host syncs several." },
+	{ "interval", 0, RL_OPT_CUSTOM, "DUR", 0, 0, 0, 0, NULL, parse_sync_interval, RL_G_SYNC,
+	  "How often to sync (default 100ms, from 1ms to 1m): the error of the shared limit is "
+	  "about what the other nodes pass in one or two intervals." },
+	{ "fallback", 0, RL_OPT_CHOICE, "MODE", A(sync_fallback), 0, 0, 0, fallback_choices, NULL,
+	  RL_G_SYNC,
+	  "What to enforce while Redis fails: local (default), the full limit on each host; or "
+	  "share, the limit divided by the number of nodes last seen." },
+
 	{ "src", 0, RL_OPT_LIST, "CIDR[,CIDR...]", 0, 0, 0, 0, NULL, parse_src, RL_G_RULE,
 	  "Match packets from these source prefixes, IPv4 or IPv6 (198.18.0.0/15, 2001:db8::/32; "
 	  "an address alone is /32 or /128). May repeat. Host bits must be zero. An IPv4 prefix "
@@ -344,6 +384,9 @@ void rl_args_defaults(struct rl_args *a)
 	a->top_n = 10;
 	a->one_in = 1;
 	a->max_rate = 100;
+	a->group = "default";
+	a->sync_interval_ns = RL_SYNC_INTERVAL_DEFAULT_NS;
+	a->sync_fallback = RL_SYNC_FB_LOCAL;
 }
 
 const struct rl_opt *rl_opt_find(const char *name, unsigned int groups)

@@ -41,6 +41,7 @@ enum rl_opt_group {
 	RL_G_EXPORTER = 1 << 9, /* exporter */
 	RL_G_EVENTS = 1 << 10, /* events */
 	RL_G_APPLY = 1 << 11, /* apply */
+	RL_G_SYNC = 1 << 12, /* sync */
 };
 
 struct rl_args;
@@ -88,6 +89,10 @@ struct rl_args {
 	const char *pcap;
 	__u64 one_in, max_rate, duration_ns;
 	bool check, diff, prune, detach; /* apply */
+	/* sync */
+	const char *redis, *group, *node;
+	__u64 sync_interval_ns;
+	int sync_fallback; /* enum rl_sync_fallback */
 	/* A command that parses its own words (rule): all of them, the command's name first. */
 	int argc;
 	char **argv;

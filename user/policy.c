@@ -10,6 +10,13 @@
 #include <strings.h>
 #include "policy.h"
 
+/*
+ * The largest debt fleet sync may charge into a bucket, in seconds of its rate:
+ * what is in flight is at most two intervals of the other nodes' passes, 8 s
+ * of the rate with 5 nodes at the longest interval (1 s).
+ */
+#define RL_SYNC_DEBT_S 10
+
 typedef unsigned __int128 u128;
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -369,7 +376,21 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	}
 	p->unit_cost = (__u64)c;
 	p->tau = (__u64)tau;
-	p->ahead_max = (__u64)h + RL_SKEW_VT;
+	/*
+	 * Fleet sync charges what other nodes passed (rl_charge()): beyond an
+	 * empty bucket it is a debt the clock pays off, or a node whose own
+	 * traffic stays under the rate would never be held back by the others'
+	 * (measured: three nodes at the rate each passed 2.3x it between them).
+	 * Up to RL_SYNC_DEBT_S seconds of the rate; packets never take a state
+	 * past h, so without sync nothing changes.
+	 */
+	{
+		u128 debt = (u128)c * pol->rate_num * RL_SYNC_DEBT_S / pol->rate_den;
+
+		if (debt > RL_AHEAD_LIMIT - h)
+			debt = RL_AHEAD_LIMIT - h;
+		p->ahead_max = (__u64)(h + debt) + RL_SKEW_VT;
+	}
 	if (pol->algo == RL_ALGO_TOKEN_BUCKET)
 		p->initial_ahead = (__u64)c * (burst - (pol->initial_set ? pol->initial : burst));
 	else

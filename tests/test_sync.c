@@ -1,0 +1,1340 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The fleet sync agent (user/sync_agent.h, user/sync_redis.h) against a real
+ * redis-server started by each test (tests/lib/redis_srv.h).
+ *
+ * Without the kernel: synthetic sources through the agent's step, the real
+ * script and the real server.
+ *	sync_url		redis:// and unix:// URLs: accepted, and refused with the reason
+ *	sync_round_trip		two nodes: each gets what the other passed since it last asked,
+ *				one command per round trip, a source seen once gets nothing
+ *	sync_stale_expiry	a node idle on a source for 3 intervals inherits nothing;
+ *				every key expires after the TTL
+ *	sync_policy		another live node's policy refuses the start, and stops a
+ *				running node, naming the differing line
+ *	sync_fallback_kill	server killed: fallback at the next round trip (local: no
+ *				charge, share: units x other nodes), said once, counted;
+ *				restarted: syncing again within two intervals
+ *	sync_fallback_slow	DEBUG SLEEP: fallback within an interval, recovery after
+ *	sync_fallback_auth	requirepass set under a running agent, then lifted; the script
+ *				flushed (NOSCRIPT) is reloaded in the same round trip
+ *	sync_recent		sources synced lately are sent again with 0 units, for their
+ *				intervals, at most as many as the cap, each named once
+ *	sync_lock		a second agent for one interface is refused, naming the pid
+ *	sync_cli_bad_input	the command: malformed URL, unreachable host, a server that
+ *				never answers, interval 0 and 2m, wrong password
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include "harness.h"
+#include "netns.h"
+#include "rl_algo.h"
+#include "redis_srv.h"
+#include "sync_agent.h"
+#include "test.h"
+
+#define POLICY	"algo=token-bucket\nrate=1000/1\nburst=100\n"
+#define POLICY2 "algo=token-bucket\nrate=2000/1\nburst=100\n"
+#define MS	1000000ULL
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool need_redis(void)
+{
+	if (redis_srv_available())
+		return true;
+	rl_test_skip("no redis-server (make deps installs it)");
+	return false;
+}
+
+static void cfg_for(struct rl_sync_cfg *cfg, const struct redis_srv *s, const char *group,
+		    const char *node, __u64 interval_ns, enum rl_sync_fallback fb)
+{
+	char err[256];
+
+	memset(cfg, 0, sizeof(*cfg));
+	rl_redis_url_parse(s->url, &cfg->url, err, sizeof(err));
+	cfg->group = group;
+	cfg->node = node;
+	cfg->interval_ns = interval_ns;
+	cfg->fallback = fb;
+}
+
+static void item(struct rl_sync_item *it, const char *src, __u64 units)
+{
+	snprintf(it->src, sizeof(it->src), "%s", src);
+	it->units = units;
+	it->remote = ~0ULL;
+}
+
+TEST(sync_url)
+{
+	static const struct {
+		const char *url;
+		const char *host, *path, *password;
+		unsigned int port, db;
+	} ok[] = {
+		{ "redis://127.0.0.1:6379", "127.0.0.1", "", "", 6379, 0 },
+		{ "redis://redis.example:7000/3", "redis.example", "", "", 7000, 3 },
+		{ "redis://:s3cr@t@10.0.0.1:1/15", "10.0.0.1", "", "s3cr@t", 1, 15 },
+		{ "redis://[::1]:6379", "::1", "", "", 6379, 0 },
+		{ "redis://[2001:db8::5]:65535/0", "2001:db8::5", "", "", 65535, 0 },
+		{ "unix:///run/redis/redis.sock", "", "/run/redis/redis.sock", "", 0, 0 },
+		{ "unix://:pw@/tmp/r.sock", "", "/tmp/r.sock", "pw", 0, 0 },
+	};
+	static const struct {
+		const char *url, *why;
+	} bad[] = {
+		{ "", "is not a Redis URL" },
+		{ "http://127.0.0.1:6379", "is not a Redis URL" },
+		{ "rediss://h:1", "is not a Redis URL" },
+		{ "redis://", "no :PORT" },
+		{ "redis://h", "no :PORT" },
+		{ "redis://:6379", "no host" },
+		{ "redis://h:", "no valid PORT" },
+		{ "redis://h:0", "no valid PORT" },
+		{ "redis://h:65536", "no valid PORT" },
+		{ "redis://h:12x", "no valid PORT" },
+		{ "redis://h:-1", "no valid PORT" },
+		{ "redis://h:1/", "no valid DB" },
+		{ "redis://h:1/x", "no valid DB" },
+		{ "redis://h:1/1/2", "no valid DB" },
+		{ "redis://h:1?db=2", "no valid PORT" },
+		{ "redis://user:pw@h:1", "user name" },
+		{ "redis://:@h:1", "empty password" },
+		{ "redis://h_x:1", "invalid host" },
+		{ "redis://[::1:1", "unterminated" },
+		{ "redis://[]:1", "unterminated or empty" },
+		{ "redis://[::g]:1", "invalid IPv6" },
+		{ "redis://[::1]", "no :PORT" },
+		{ "unix://", "absolute socket path" },
+		{ "unix://tmp/r.sock", "absolute socket path" },
+		{ "unix:///", "directory" },
+		{ "unix:///tmp/", "directory" },
+	};
+	struct rl_redis_url u;
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		if (!ASSERT_OK(rl_redis_url_parse(ok[i].url, &u, err, sizeof(err)), ok[i].url))
+			continue;
+		ASSERT_STREQ(u.host, ok[i].host, ok[i].url);
+		ASSERT_STREQ(u.path, ok[i].path, ok[i].url);
+		ASSERT_STREQ(u.password, ok[i].password, ok[i].url);
+		ASSERT_EQ(u.port, ok[i].port, ok[i].url);
+		ASSERT_EQ(u.db, ok[i].db, ok[i].url);
+		ASSERT_EQ(u.is_unix, ok[i].path[0] != '\0', ok[i].url);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ASSERT_EQ(rl_redis_url_parse(bad[i].url, &u, err, sizeof(err)), -EINVAL,
+			  bad[i].url);
+		ASSERT_CONTAINS(err, bad[i].why, bad[i].url);
+	}
+	/* Messages never show the password. */
+	rl_redis_url_parse("redis://:hunter2@h:1/2", &u, err, sizeof(err));
+	rl_redis_url_str(&u, err, sizeof(err));
+	ASSERT_STREQ(err, "redis://h:1/2", "the URL as messages show it");
+}
+
+TEST(sync_round_trip)
+{
+	struct rl_sync_agent a = {}, b = {};
+	struct rl_sync_cfg ca, cb;
+	struct rl_sync_item it[3];
+	struct redis_srv s;
+	char err[512], *out = NULL;
+	__u64 cmds;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g1", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cb, &s, "g1", "b", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(b.st.nodes, 2, "b sees both nodes");
+	ASSERT_EQ(b.st.state, RL_SYNC_CONNECTED, "connected");
+
+	/* a first: nobody else passed anything. */
+	item(&it[0], "198.18.0.1/32", 10);
+	item(&it[1], "198.18.0.2/32", 5);
+	cmds = a.commands_total;
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 2, err, sizeof(err)), 0, "a synced");
+	ASSERT_EQ(a.commands_total - cmds, 1, "one command per round trip");
+	ASSERT_EQ(it[0].remote, 0, "a: nothing from b yet");
+	ASSERT_EQ(it[1].remote, 0, "a: nothing from b yet");
+	/* b's first round trip on .1: it had never asked, so a's past is not its debt. */
+	item(&it[0], "198.18.0.1/32", 7);
+	item(&it[1], "198.18.0.3/32", 1000);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 2, err, sizeof(err)), 0, "b synced");
+	ASSERT_EQ(it[0].remote, 0, "b: a's units before b first asked");
+	ASSERT_EQ(b.st.sources_active, 2, "b: sources active");
+	ASSERT_EQ(b.st.sources_shared, 0, "b: none shared yet");
+	/* a again: b's 7 on .1; .2 only here; a 64-bit count survives the script. */
+	item(&it[0], "198.18.0.1/32", 3);
+	item(&it[1], "198.18.0.2/32", 1);
+	item(&it[2], "2001:db8::/64", 1ULL << 52);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 3, err, sizeof(err)), 0, "a synced");
+	ASSERT_EQ(it[0].remote, 7, "a gets b's units");
+	ASSERT_EQ(it[1].remote, 0, "a source only a passed");
+	ASSERT_EQ(it[2].remote, 0, "first time for the IPv6 source");
+	ASSERT_EQ(a.st.sources_shared, 1, "a: one shared");
+	ASSERT_EQ(a.st.charged_units_total, 7, "a: charged");
+	/* b again: a's 3 since b last asked (not the 10 before). */
+	item(&it[0], "198.18.0.1/32", 1);
+	item(&it[1], "2001:db8::/64", (1ULL << 52) + 3);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 2, err, sizeof(err)), 0, "b synced");
+	ASSERT_EQ(it[0].remote, 3, "b gets a's units since it last asked");
+	ASSERT_EQ(it[1].remote, 0, "first time for b");
+	/* a again on the IPv6 source: b's count, exact above 2^52 (Lua's %.14g would round). */
+	item(&it[0], "2001:db8::/64", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a synced");
+	ASSERT_EQ(it[0].remote, (1ULL << 52) + 3, "a gets b's units, exactly");
+	/* An empty round trip is one command too, and keeps the node live. */
+	cmds = a.commands_total;
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 0, err, sizeof(err)), 0, "empty round");
+	ASSERT_EQ(a.commands_total - cmds, 1, "one command");
+	ASSERT_EQ(a.st.nodes, 2, "two nodes");
+	ASSERT_EQ(a.st.syncs_total, 4, "a: round trips");
+	ASSERT_TRUE(a.st.redis_tx_bytes_total > 0 && a.st.redis_rx_bytes_total > 0, "bytes");
+	/* The keys, under the group's hash tag: the total in the epoch's hash. */
+	ASSERT_OK(redis_srv_cli(
+			  &s, &out,
+			  "HGET \"$(redis-cli -s '%s' --scan --pattern 'rl:{g1}:t:*' | head -1)\" "
+			  "198.18.0.1/32",
+			  s.sock),
+		  "HGET");
+	ASSERT_STREQ(out, "21\n", "the total of both nodes");
+	free(out);
+	out = NULL;
+	ASSERT_OK(redis_srv_cli(&s, &out, "HGET 'rl:{g1}:policy' a"), "HGET");
+	ASSERT_CONTAINS(out, "rate=1000/1", "the policy is stored per node");
+out:
+	free(out);
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_stale_expiry)
+{
+	struct rl_sync_agent a = {}, b = {};
+	struct rl_sync_cfg ca, cb;
+	struct rl_sync_item it[1];
+	struct redis_srv s;
+	char err[512], *out = NULL;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g2", "a", 20 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cb, &s, "g2", "b", 20 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(a.stale_ms, 1000, "stale after 3 intervals, at least 1 s");
+	ASSERT_EQ(a.ttl_ms, 2000, "TTL at least 2 s");
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	/* b alone for 0.5 s: a, late (a slow drain), still gets b's units. */
+	for (int i = 0; i < 5; i++) {
+		usleep(100000);
+		item(&it[0], "198.18.0.9/32", 10);
+		ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	}
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a, late");
+	ASSERT_EQ(it[0].remote, 51, "within the stale time: every unit of b's since a asked");
+	/* b alone for 1.2 s more: a is idle on the source. */
+	for (int i = 0; i < 12; i++) {
+		usleep(100000);
+		item(&it[0], "198.18.0.9/32", 100);
+		ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	}
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a back");
+	ASSERT_EQ(it[0].remote, 0, "a inherits nothing of b's 1200 units while a was idle");
+	item(&it[0], "198.18.0.9/32", 5);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
+	item(&it[0], "198.18.0.9/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
+	ASSERT_EQ(it[0].remote, 5, "then a gets b's units again");
+	/* Everything expires: Redis is back to its baseline. */
+	ASSERT_OK(redis_srv_cli(&s, &out, "--scan --pattern 'rl:{g2}:*'"), "scan");
+	ASSERT_CONTAINS(out, "rl:{g2}:t:", "the totals' hash");
+	ASSERT_CONTAINS(out, "rl:{g2}:l:a:", "a's hash");
+	ASSERT_CONTAINS(out, "rl:{g2}:nodes", "the nodes' key");
+	free(out);
+	out = NULL;
+	ASSERT_OK(redis_srv_cli(&s, &out, "PTTL rl:{g2}:nodes"), "PTTL");
+	ASSERT_TRUE(out && atoi(out) > 1500 && atoi(out) <= 2000, "the nodes expire after the TTL");
+	free(out);
+	out = NULL;
+	/* The sources' hashes 2 TTL after their last write. */
+	usleep(4100000);
+	ASSERT_OK(redis_srv_cli(&s, &out, "DBSIZE"), "DBSIZE");
+	ASSERT_STREQ(out, "0\n", "every key expired after the TTL");
+out:
+	free(out);
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_policy)
+{
+	struct rl_sync_agent a = {}, b = {}, c = {};
+	struct rl_sync_cfg ca, cb, cc;
+	char pol_a[128] = POLICY, err[512];
+	struct rl_sync_item it[1];
+	struct redis_srv s;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g3", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cb, &s, "g3", "b", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cc, &s, "other", "c", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, pol_a, err, sizeof(err)), err))
+		goto out;
+	/* b with another rate is refused, naming the line and the node. */
+	ASSERT_EQ(rl_sync_agent_init(&b, &cb, POLICY2, err, sizeof(err)), -EREMOTEIO, "refused");
+	ASSERT_CONTAINS(err, "node 'a' of group 'g3' has another policy", "names the node");
+	ASSERT_CONTAINS(err, "rate: 2000/1 here, 1000/1 on a", "names the first difference");
+	ASSERT_TRUE(!b.r, "no connection left");
+	/* Another group may have another policy. */
+	if (!ASSERT_OK(rl_sync_agent_init(&c, &cc, POLICY2, err, sizeof(err)), err))
+		goto out;
+	/* The refused node changed nothing: a goes on, alone. */
+	item(&it[0], "198.18.0.1/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a undisturbed");
+	ASSERT_EQ(a.st.nodes, 1, "b was never a node of the group");
+	/* b with the same policy runs; then a's policy changes (set): a stops, b goes on. */
+	if (!ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "same policy");
+	ASSERT_EQ(b.st.nodes, 2, "two nodes");
+	memcpy(pol_a, "algo=gcra\n", 10);
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), -EREMOTEIO, "a sees b");
+	ASSERT_CONTAINS(err, "algo: gcra here, token-bucket on b", "a names the line");
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b goes on");
+	/* Lines that differ in their key are quoted whole. */
+	ASSERT_TRUE(rl_sync_policy_diff("a=1\nb=2\n", "a=1\nc=2\n", "n", err, sizeof(err)),
+		    "differ");
+	ASSERT_STREQ(err, "'b=2' here, 'c=2' on n", "whole lines");
+	ASSERT_TRUE(rl_sync_policy_diff("a=1\n", "a=1\nb=2\n", "n", err, sizeof(err)), "longer");
+	ASSERT_STREQ(err, "'' here, 'b=2' on n", "a missing line");
+	ASSERT_TRUE(!rl_sync_policy_diff("a=1\nb=2", "a=1\nb=2", "n", err, sizeof(err)), "equal");
+out:
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	rl_sync_agent_fini(&c);
+	redis_srv_stop(&s);
+}
+
+/* Steps of @ag (one source, @units) until one returns @want, at most @max: how many it took. */
+static int steps_until(struct rl_sync_agent *ag, int want, int max, __u64 units, __u64 *remote)
+{
+	struct rl_sync_item it[1];
+	char err[512];
+
+	for (int i = 1; i <= max; i++) {
+		double t0 = mono();
+		int ret;
+
+		item(&it[0], "198.18.0.7/32", units);
+		ret = rl_sync_agent_step(ag, it, 1, err, sizeof(err));
+		if (remote)
+			*remote = it[0].remote;
+		if (ret == want)
+			return i;
+		/* Keep to the interval, as the agent's loop does. */
+		t0 += (double)ag->cfg.interval_ns / 1e9 - mono();
+		if (t0 > 0)
+			usleep((useconds_t)(t0 * 1e6));
+	}
+	return max + 1;
+}
+
+TEST(sync_fallback_kill)
+{
+	struct rl_sync_agent a = {}, b = {}, c = {};
+	struct rl_sync_cfg ca, cb, cc;
+	struct redis_srv s;
+	char err[512];
+	__u64 remote;
+	double t0;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g4", "a", 50 * MS, RL_SYNC_FB_SHARE);
+	cfg_for(&cb, &s, "g4", "b", 50 * MS, RL_SYNC_FB_LOCAL);
+	cfg_for(&cc, &s, "g4", "c", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&c, &cc, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(steps_until(&a, 0, 1, 10, NULL), 1, "a synced");
+	ASSERT_EQ(a.st.nodes, 3, "three nodes");
+	redis_srv_kill(&s);
+	/* The very next round trip falls back: share charges 2 x its own units. */
+	t0 = mono();
+	ASSERT_EQ(steps_until(&a, 1, 1, 10, &remote), 1, "a falls back at once");
+	ASSERT_LE((__u64)((mono() - t0) * 1000), 50, "within an interval");
+	ASSERT_EQ(remote, 20, "share: own units x (3 nodes - 1)");
+	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_SHARE, "state share");
+	ASSERT_EQ(steps_until(&b, 1, 1, 10, &remote), 1, "b falls back at once");
+	ASSERT_EQ(remote, 0, "local: no charge");
+	ASSERT_EQ(b.st.state, RL_SYNC_FALLBACK_LOCAL, "state local");
+	/* Down for 10 intervals: counted, with tries every interval then every other one. */
+	for (int i = 0; i < 10; i++)
+		ASSERT_EQ(steps_until(&a, 1, 1, 10, NULL), 1, "still down");
+	ASSERT_EQ(a.st.fallback_intervals_total, 11, "intervals in fallback");
+	ASSERT_TRUE(a.st.errors_total >= 6 && a.st.errors_total <= 11, "tries with backoff");
+	ASSERT_EQ(a.st.syncs_total, 1, "no round trip while down");
+	/* Back (empty: the script and every key are gone): syncing within two intervals. */
+	if (!ASSERT_TRUE(redis_srv_restart(&s), "restart"))
+		goto out;
+	ASSERT_LE(steps_until(&a, 0, 4, 10, NULL), 2, "a resumes within two intervals");
+	ASSERT_LE(steps_until(&b, 0, 4, 10, NULL), 2, "b resumes within two intervals");
+	ASSERT_LE(steps_until(&c, 0, 4, 10, NULL), 2, "c resumes within two intervals");
+	ASSERT_EQ(a.st.state, RL_SYNC_CONNECTED, "connected again");
+	/* And exchanges units again: b passed 10 since a last asked. */
+	ASSERT_EQ(steps_until(&a, 0, 1, 10, &remote), 1, "a");
+	ASSERT_EQ(remote, 20, "b's and c's units since a last asked");
+out:
+	rl_sync_agent_fini(&a);
+	rl_sync_agent_fini(&b);
+	rl_sync_agent_fini(&c);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_fallback_slow)
+{
+	struct rl_sync_agent a = {};
+	struct rl_sync_cfg ca;
+	struct redis_srv s;
+	char err[512];
+	double t0, t1;
+	int n, sfd = -1;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g5", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err))
+		goto out;
+	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "synced");
+	/* The server stops answering for 600 ms. */
+	t0 = mono();
+	sfd = redis_srv_sleep(&s, "0.6");
+	ASSERT_TRUE(sfd >= 0, "DEBUG SLEEP");
+	ASSERT_EQ(steps_until(&a, 1, 1, 1, NULL), 1, "fallback");
+	t1 = mono();
+	ASSERT_LE((__u64)((t1 - t0) * 1000), 100, "the round trip gave up after about an interval");
+	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_LOCAL, "local");
+	/* About 0.5 s more of sleep, then back within two intervals of it. */
+	n = steps_until(&a, 0, 40, 1, NULL);
+	ASSERT_LE(n, 40, "resumed");
+	ASSERT_TRUE(mono() - t0 < 0.6 + 0.15, "within two intervals of the server answering");
+out:
+	if (sfd >= 0)
+		close(sfd);
+	rl_sync_agent_fini(&a);
+	redis_srv_stop(&s);
+}
+
+TEST(sync_fallback_auth)
+{
+	struct rl_sync_agent a = {};
+	struct rl_sync_cfg ca;
+	struct redis_srv s;
+	char err[512];
+	__u64 cmds;
+
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	cfg_for(&ca, &s, "g6", "a", 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err))
+		goto out;
+	/* The script flushed: reloaded in the same round trip (EVALSHA, SCRIPT LOAD, EVALSHA). */
+	ASSERT_OK(redis_srv_cli(&s, NULL, "SCRIPT FLUSH"), "SCRIPT FLUSH");
+	cmds = a.commands_total;
+	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "NOSCRIPT reloads");
+	ASSERT_EQ(a.commands_total - cmds, 3, "three commands, once");
+	/* A password set under a running agent: the live connection stays authenticated. */
+	ASSERT_OK(redis_srv_cli(&s, NULL, "CONFIG SET requirepass s3cret"), "requirepass");
+	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "the open connection goes on");
+	/* Dropped, the agent reconnects without the password: refused, fallback. */
+	ASSERT_OK(redis_srv_cli(&s, NULL, "-a s3cret --no-auth-warning CLIENT KILL TYPE normal"),
+		  "CLIENT KILL");
+	ASSERT_EQ(steps_until(&a, 1, 1, 1, NULL), 1, "fallback");
+	ASSERT_EQ(steps_until(&a, 1, 1, 1, NULL), 1, "NOAUTH: still fallback");
+	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_LOCAL, "local");
+	ASSERT_OK(redis_srv_cli(&s, NULL, "-a s3cret --no-auth-warning CONFIG SET requirepass ''"),
+		  "password lifted");
+	ASSERT_LE(steps_until(&a, 0, 4, 1, NULL), 2, "resumed within two intervals");
+out:
+	rl_sync_agent_fini(&a);
+	redis_srv_stop(&s);
+}
+
+TEST_FLAGS(sync_lock, RL_TEST_ROOT)
+{
+	char err[256], want[64];
+	int a, b;
+
+	a = rl_sync_lock("rlsynctest0", err, sizeof(err));
+	if (!ASSERT_TRUE(a >= 0, err))
+		return;
+	/* flock() locks conflict between two opens even in one process. */
+	b = rl_sync_lock("rlsynctest0", err, sizeof(err));
+	ASSERT_EQ(b, -EBUSY, "second agent refused");
+	snprintf(want, sizeof(want), "another sync agent (pid %d) runs for rlsynctest0", getpid());
+	ASSERT_CONTAINS(err, want, "names the pid");
+	if (b >= 0)
+		close(b);
+	b = rl_sync_lock("rlsynctest1", err, sizeof(err));
+	ASSERT_TRUE(b >= 0, "another interface is another lock");
+	if (b >= 0)
+		close(b);
+	close(a);
+	/* The first gone, the next takes it. */
+	b = rl_sync_lock("rlsynctest0", err, sizeof(err));
+	ASSERT_TRUE(b >= 0, "free again");
+	if (b >= 0)
+		close(b);
+	ASSERT_OK(rl_sh(NULL, "rm -f " RL_SYNC_LOCK_DIR "/sync-netns-*-rlsynctest[01].lock"),
+		  "remove the test's locks");
+}
+
+/* Run "xdp-ratelimit sync ARGS" (bounded by timeout 5); stderr into *err. */
+static int sync_cli(char **err, const char *args)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "timeout 5 %s/xdp-ratelimit sync %s", rl_build_dir, args);
+	return rl_run(cmd, NULL, err);
+}
+
+TEST_FLAGS(sync_cli_bad_input, RL_TEST_ROOT)
+{
+	static const struct {
+		const char *args, *msg;
+		int status;
+	} cases[] = {
+		{ "lo", "--redis URL is required", 2 },
+		{ "lo --redis redis//127.0.0.1:1", "is not a Redis URL", 2 },
+		{ "lo --redis redis://127.0.0.1", "has no :PORT", 2 },
+		{ "lo --redis unix://relative", "needs an absolute socket path", 2 },
+		{ "lo --redis unix:///x --interval 0",
+		  "--interval: '0' is out of range: from 1ms to 1m", 2 },
+		{ "lo --redis unix:///x --interval 0s", "'0s' is out of range", 2 },
+		{ "lo --redis unix:///x --interval 2m", "'2m' is out of range", 2 },
+		{ "lo --redis unix:///x --interval 61s", "'61s' is out of range", 2 },
+		{ "lo --redis unix:///x --fallback none", "'none' is neither local nor share", 2 },
+		{ "lo --redis unix:///x --group 'a{b}'", "--group: 'a{b}' is not 1-63", 2 },
+		{ "lo --redis unix:///x --node ''", "--node: '' is not 1-63", 2 },
+		{ "lo --redis unix:///nonexistent/redis.sock",
+		  "couldn't connect to unix:///nonexistent/redis.sock", 1 },
+	};
+	struct redis_srv s = {};
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	char args[512], want[128], *err = NULL;
+	int lfd = -1;
+	double t0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(sync_cli(&err, cases[i].args), cases[i].status, cases[i].args);
+		ASSERT_CONTAINS(err, cases[i].msg, cases[i].args);
+		free(err);
+		err = NULL;
+	}
+	/* Nothing listens on the port: refused at once. */
+	snprintf(args, sizeof(args), "lo --redis redis://127.0.0.1:%u", redis_srv_free_port());
+	ASSERT_EQ(sync_cli(&err, args), 1, "refused");
+	ASSERT_CONTAINS(err, "Connection refused", "unreachable host");
+	free(err);
+	err = NULL;
+	/* A server that accepts (the kernel's backlog) and never answers: 1 s, then an error. */
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (!ASSERT_TRUE(lfd >= 0, "socket") ||
+	    !ASSERT_OK(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), "bind") ||
+	    !ASSERT_OK(listen(lfd, 4), "listen") ||
+	    !ASSERT_OK(getsockname(lfd, (struct sockaddr *)&sa, &len), "getsockname"))
+		goto out;
+	snprintf(args, sizeof(args), "lo --redis redis://127.0.0.1:%u", ntohs(sa.sin_port));
+	t0 = mono();
+	ASSERT_EQ(sync_cli(&err, args), 1, "a server that never answers");
+	ASSERT_CONTAINS(err, "no answer within 1000 ms", "says it timed out");
+	ASSERT_TRUE(mono() - t0 < 3, "bounded by the connect timeout");
+	free(err);
+	err = NULL;
+	/* A wrong password, and none where one is needed. */
+	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, true), "redis-server"))
+		goto out;
+	ASSERT_OK(redis_srv_cli(&s, NULL, "CONFIG SET requirepass s3cret"), "requirepass");
+	snprintf(args, sizeof(args), "lo --redis redis://:wrong@127.0.0.1:%u", s.port);
+	ASSERT_EQ(sync_cli(&err, args), 1, "wrong password");
+	snprintf(want, sizeof(want), "redis://127.0.0.1:%u/0: AUTH refused: WRONGPASS", s.port);
+	ASSERT_CONTAINS(err, want, "says the password is wrong");
+	ASSERT_TRUE(err && !strstr(err, "wrong@"), "and does not print it");
+	free(err);
+	err = NULL;
+	snprintf(args, sizeof(args), "lo --redis redis://127.0.0.1:%u", s.port);
+	ASSERT_EQ(sync_cli(&err, args), 1, "no password");
+	ASSERT_CONTAINS(err, "NOAUTH", "says a password is needed");
+	ASSERT_CONTAINS(err, "give :PASSWORD@ in the URL", "and how to give it");
+	free(err);
+	err = NULL;
+	/* The right one gets past Redis, to the interface (lo has no limiter). */
+	snprintf(args, sizeof(args), "lo --redis redis://:s3cret@127.0.0.1:%u/1", s.port);
+	ASSERT_EQ(sync_cli(&err, args), 1, "interface without a limiter");
+	ASSERT_CONTAINS(err, "xdp-ratelimit is not attached to 'lo'", "says so, naming it");
+	ASSERT_TRUE(err && !strstr(err, "AUTH"), "Redis accepted");
+out:
+	free(err);
+	if (lfd >= 0)
+		close(lfd);
+	redis_srv_stop(&s);
+}
+
+/*
+ * End to end (needs the kernel side, user/sync_kern.h): NODES namespace
+ * pairs, each with its own limiter and its own agent (run with nsenter, as
+ * the README says: "ip netns exec" hides the host's bpffs), all syncing
+ * through one redis-server's socket; one source (198.18.0.1, the same on
+ * every pair) sent from the pairs' sending ends.
+ *	sync_e2e_even		3x the limit split evenly: without agents about 3x r t, with
+ *				them within 5% of r t + b (token-bucket 1000/s, burst 100)
+ *	sync_e2e_split		the same split 70/20/10
+ *	sync_e2e_gcra		the same with gcra
+ *	sync_e2e_faults		server killed and restarted, DEBUG SLEEP, a password set, an
+ *				agent SIGKILLed and restarted, in one run: the total stays
+ *				within the local fallback's bound and every agent recovers
+ *	sync_e2e_cli		two agents refused, another policy refused, SIGINT stops
+ *				cleanly, a SIGKILLed agent's successor starts
+ *	sync_e2e_many		50 sources at 3x, with background sources under their limit
+ *				(none dropped), at 100/s
+ */
+#define NODES	  3
+#define E2E_RATE  1000ULL
+#define E2E_BURST 100ULL
+
+struct fleet {
+	struct rl_ns ns[NODES];
+	pid_t agent[NODES];
+	char log[NODES][64];
+	struct redis_srv s;
+	bool redis_up;
+};
+
+/* The agent's standard error so far (malloc'd), or NULL. */
+static char *agent_log(struct fleet *f, int i)
+{
+	char *out = NULL;
+
+	if (rl_sh(&out, "cat '%s' 2>/dev/null", f->log[i])) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Stop agent @i with @sig (then SIGKILL after 3 s): its exit status, or -1. */
+static int agent_stop(struct fleet *f, int i, int sig)
+{
+	int st = 0;
+
+	if (f->agent[i] <= 0)
+		return -1;
+	kill(f->agent[i], sig);
+	for (int t = 0; t < 300; t++) {
+		if (waitpid(f->agent[i], &st, WNOHANG) == f->agent[i]) {
+			f->agent[i] = 0;
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		usleep(10000);
+	}
+	kill(f->agent[i], SIGKILL);
+	waitpid(f->agent[i], &st, 0);
+	f->agent[i] = 0;
+	return -1;
+}
+
+/* Start agent @i with @extra options; true once it says it syncs (at most 5 s). */
+static bool agent_start(struct fleet *f, int i, const char *extra)
+{
+	char cmd[1024], *prev;
+	size_t before;
+	pid_t pid;
+
+	snprintf(f->log[i], sizeof(f->log[i]), "/tmp/rlt-%d-sync%d.log", getpid(), i);
+	prev = agent_log(f, i);
+	before = prev ? strlen(prev) : 0;
+	free(prev);
+	snprintf(cmd, sizeof(cmd),
+		 "exec nsenter --net=/run/netns/%s %s/xdp-ratelimit sync %s --redis %s "
+		 "--group e2e --node n%d %s 2>>%s </dev/null",
+		 f->ns[i].rx, rl_build_dir, f->ns[i].rx_if, f->s.url, i, extra, f->log[i]);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		/* Never outlives the runner. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	f->agent[i] = pid;
+	for (int t = 0; t < 500; t++) {
+		char *log = agent_log(f, i);
+		/* This agent's line: the log keeps its predecessors'. */
+		bool up = log && strlen(log) > before && strstr(log + before, "node(s) live");
+		int st;
+
+		free(log);
+		if (up)
+			return true;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			f->agent[i] = 0;
+			break;
+		}
+		usleep(10000);
+	}
+	{
+		char *log = agent_log(f, i);
+
+		fprintf(stderr, "    agent %d did not start:\n%s", i, log ? log : "");
+		free(log);
+	}
+	agent_stop(f, i, SIGKILL);
+	return false;
+}
+
+static void fleet_down(struct fleet *f)
+{
+	for (int i = 0; i < NODES; i++) {
+		agent_stop(f, i, SIGTERM);
+		rl_ns_destroy(&f->ns[i]);
+		if (f->log[i][0])
+			unlink(f->log[i]);
+	}
+	redis_srv_stop(&f->s);
+}
+
+/* Pairs, a limiter on each (@policy), the server. */
+static bool fleet_up(struct fleet *f, const char *policy)
+{
+	char args[256];
+
+	memset(f, 0, sizeof(*f));
+	if (!redis_srv_start(&f->s, false))
+		return false;
+	for (int i = 0; i < NODES; i++) {
+		if (rl_ns_create(&f->ns[i]))
+			return false;
+		snprintf(args, sizeof(args), "attach %s %s", f->ns[i].rx_if, policy);
+		if (!rl_ns_cli_ok(&f->ns[i], "attach", args))
+			return false;
+	}
+	return true;
+}
+
+/* The source's packets passed on pair @i so far (rate-limited IPv4 frames not limited). */
+static __u64 passed_on(struct fleet *f, int i)
+{
+	struct rl_counters c;
+
+	if (rl_ns_counters(&f->ns[i], &c))
+		return 0;
+	return c.ipv4 - c.limited;
+}
+
+static __u64 passed_total(struct fleet *f)
+{
+	__u64 n = 0;
+
+	for (int i = 0; i < NODES; i++)
+		n += passed_on(f, i);
+	return n;
+}
+
+/* The source's packets that reached the limiters, passed or not. */
+static __u64 offered_total(struct fleet *f)
+{
+	struct rl_counters c;
+	__u64 n = 0;
+
+	for (int i = 0; i < NODES; i++)
+		if (!rl_ns_counters(&f->ns[i], &c))
+			n += c.ipv4;
+	return n;
+}
+
+/*
+ * Send 198.18.0.1 to each pair at @pps[i] for @secs, calling @during(f, t)
+ * every 50 ms (t: seconds since the start); *@dur is the measured length
+ * (trafgen's rate is not exactly 1/gap: see netns.c). What passed meanwhile.
+ */
+/*
+ * While every flow runs: what passed and for how long. trafgen's pace under
+ * load is uneven, and once a flow has ended the others may offer less than
+ * the limit, so what the fleet must pass is measured over this window.
+ */
+struct window {
+	double secs;
+	__u64 passed;
+};
+
+static __u64 send_load(struct fleet *f, const unsigned int *pps, double secs, double *dur,
+		       void (*during)(struct fleet *f, double t), struct window *all)
+{
+	struct rl_flow fl[NODES] = {};
+	char gap[NODES][16];
+	__u64 before = passed_total(f), offered = offered_total(f);
+	double t0 = mono();
+	bool done, first = true;
+
+	for (int i = 0; i < NODES; i++) {
+		if (!pps[i])
+			continue;
+		/* trafgen spends about 20 us per packet besides the gap (netns.c). */
+		snprintf(gap[i], sizeof(gap[i]), "%uus", 1000000 / pps[i] - 20);
+		fl[i].src = "198.18.0.1";
+		fl[i].count = (unsigned long)(pps[i] * secs);
+		fl[i].gap = gap[i];
+		fl[i].limit_s = (unsigned int)(secs * 2) + 5;
+		if (rl_flow_start(&f->ns[i], &fl[i]))
+			fprintf(stderr, "    flow %d did not start\n", i);
+	}
+	do {
+		bool one_ended = false;
+
+		done = true;
+		for (int i = 0; i < NODES; i++) {
+			if (fl[i].pid && !rl_flow_done(&fl[i]))
+				done = false;
+			else if (pps[i])
+				one_ended = true;
+		}
+		if (first && one_ended && all) {
+			all->secs = mono() - t0;
+			all->passed = passed_total(f) - before;
+			first = false;
+		}
+		if (during)
+			during(f, mono() - t0);
+		usleep(50000);
+	} while (!done && mono() - t0 < secs * 2 + 5);
+	*dur = mono() - t0;
+	for (int i = 0; i < NODES; i++)
+		if (fl[i].pid || fl[i].cfg[0])
+			rl_flow_stop(&fl[i]);
+	/* The last frames through the receive path. */
+	usleep(100000);
+	offered = offered_total(f) - offered;
+	fprintf(stderr, "    offered %llu packets in %.2f s: %.2fx the limit\n",
+		(unsigned long long)offered, *dur, (double)offered / (*dur * E2E_RATE));
+	return passed_total(f) - before;
+}
+
+/* One accuracy run: the split @pps for 10 s with agents: within 5% of r t + b. */
+static void accuracy_run(const char *policy, const unsigned int *pps, bool baseline)
+{
+	struct window all = {};
+	struct fleet f;
+	__u64 passed, want;
+	double dur;
+	char what[160];
+
+	if (!need_redis())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, policy), "fleet"))
+		goto out;
+	if (baseline) {
+		/* Without agents each node passes its own limit: about 3x. */
+		passed = send_load(&f, pps, 3, &dur, NULL, NULL);
+		want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
+		fprintf(stderr,
+			"    without agents: %llu passed in %.2f s (r t + b = %llu: %.2fx)\n",
+			(unsigned long long)passed, dur, (unsigned long long)want,
+			(double)passed / (double)want);
+		/* trafgen's pace under load is below its gap: not always 3x. */
+		ASSERT_TRUE(passed * 10 > want * 18, "without agents, well over one limit");
+		/* The buckets fill again before the agents start. */
+		usleep(300000);
+	}
+	for (int i = 0; i < NODES; i++)
+		if (!ASSERT_TRUE(agent_start(&f, i, "--interval 100ms"), "agent"))
+			goto out;
+	passed = send_load(&f, pps, 10, &dur, NULL, &all);
+	want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
+	snprintf(what, sizeof(what), "%llu passed in %.2f s, r t + b = %llu (%.3f)",
+		 (unsigned long long)passed, dur, (unsigned long long)want,
+		 (double)passed / (double)want);
+	fprintf(stderr, "    with agents: %s; per node %llu %llu %llu\n", what,
+		(unsigned long long)passed_on(&f, 0), (unsigned long long)passed_on(&f, 1),
+		(unsigned long long)passed_on(&f, 2));
+	/* Never more than one limit over the whole run... */
+	ASSERT_LE(passed, want + want / 20, what);
+	/* ...and the limit while every node was offered its share. */
+	want = (__u64)((double)E2E_RATE * all.secs) + E2E_BURST;
+	snprintf(what, sizeof(what),
+		 "while all flows ran: %llu passed in %.2f s, r t + b = %llu (%.3f)",
+		 (unsigned long long)all.passed, all.secs, (unsigned long long)want,
+		 (double)all.passed / (double)want);
+	fprintf(stderr, "    %s\n", what);
+	ASSERT_LE(want - want / 20, all.passed, what);
+	for (int i = 0; i < NODES; i++)
+		ASSERT_EQ(agent_stop(&f, i, SIGTERM), 0, "clean stop");
+out:
+	fleet_down(&f);
+}
+
+TEST_FLAGS(sync_e2e_even, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 1000, 1000, 1000 };
+
+	accuracy_run("--rate 1000 --burst 100", pps, true);
+}
+
+TEST_FLAGS(sync_e2e_split, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 2100, 600, 300 };
+
+	accuracy_run("--rate 1000 --burst 100", pps, false);
+}
+
+TEST_FLAGS(sync_e2e_gcra, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 1000, 1000, 1000 };
+
+	accuracy_run("--algo gcra --rate 1000 --burst 100", pps, false);
+}
+
+/*
+ * The faults, at fixed times of one 12 s run (interval 100 ms, fallback
+ * local). While the agents run in fallback each node passes its own limit:
+ * the bound adds (NODES - 1) x r for each second in fallback, plus two
+ * intervals per fault to notice it and to resume.
+ */
+static double fault_secs; /* seconds the fleet spent in fallback, as the test made it */
+
+static void faults(struct fleet *f, double t)
+{
+	static int step;
+
+	if (t < 0.1)
+		step = 0;
+	if (step == 0 && t >= 2) {
+		redis_srv_kill(&f->s); /* down 1.5 s */
+		step++;
+	} else if (step == 1 && t >= 3.5) {
+		if (!redis_srv_restart(&f->s))
+			fprintf(stderr, "    redis-server did not restart\n");
+		fault_secs += 1.5;
+		step++;
+	} else if (step == 2 && t >= 5) {
+		int fd = redis_srv_sleep(&f->s, "0.8");
+
+		if (fd >= 0)
+			close(fd);
+		fault_secs += 0.8;
+		step++;
+	} else if (step == 3 && t >= 7) {
+		/* A password, and the agents' connections dropped: they cannot come back. */
+		redis_srv_cli(&f->s, NULL, "CONFIG SET requirepass s3cret");
+		redis_srv_cli(&f->s, NULL, "-a s3cret --no-auth-warning CLIENT KILL TYPE normal");
+		step++;
+	} else if (step == 4 && t >= 8) {
+		redis_srv_cli(&f->s, NULL, "-a s3cret --no-auth-warning CONFIG SET requirepass ''");
+		fault_secs += 1;
+		step++;
+	} else if (step == 5 && t >= 9.5) {
+		/* Node 0 killed: it stops syncing; its successor takes over 0.5 s later. */
+		agent_stop(f, 0, SIGKILL);
+		step++;
+	} else if (step == 6 && t >= 10) {
+		if (!agent_start(f, 0, "--interval 100ms"))
+			fprintf(stderr, "    agent 0 did not restart\n");
+		fault_secs += 0.5;
+		step++;
+	}
+}
+
+TEST_FLAGS(sync_e2e_faults, RL_TEST_ROOT)
+{
+	static const unsigned int pps[NODES] = { 1000, 1000, 1000 };
+	__u64 passed, want, bound;
+	char what[160];
+	struct fleet f;
+	double dur;
+
+	if (!need_redis())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, "--rate 1000 --burst 100"), "fleet"))
+		goto out;
+	for (int i = 0; i < NODES; i++)
+		if (!ASSERT_TRUE(agent_start(&f, i, "--interval 100ms"), "agent"))
+			goto out;
+	fault_secs = 0;
+	passed = send_load(&f, pps, 12, &dur, faults, NULL);
+	want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
+	/* Four faults, each two intervals to notice and two to resume; the restarted node's burst. */
+	bound = want + (__u64)((NODES - 1) * E2E_RATE * (fault_secs + 4 * 0.4)) + E2E_BURST;
+	snprintf(what, sizeof(what), "%llu passed in %.2f s, r t + b = %llu, bound %llu",
+		 (unsigned long long)passed, dur, (unsigned long long)want,
+		 (unsigned long long)bound);
+	fprintf(stderr, "    faults: %s\n", what);
+	ASSERT_LE(passed, bound, what);
+	ASSERT_LE(want - want / 20, passed, "the kernel kept limiting, not dropping everything");
+	for (int i = 0; i < NODES; i++) {
+		char *log = agent_log(&f, i);
+
+		ASSERT_CONTAINS(log, "falling back to local", "said it fell back");
+		ASSERT_CONTAINS(log, "syncing resumed", "and that it resumed");
+		free(log);
+		ASSERT_EQ(agent_stop(&f, i, SIGTERM), 0, "still running, clean stop");
+	}
+out:
+	fleet_down(&f);
+}
+
+TEST_FLAGS(sync_e2e_cli, RL_TEST_ROOT)
+{
+	char want[96], *err = NULL, *log = NULL;
+	struct fleet f;
+	int pid;
+
+	if (!need_redis())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, "--rate 1000 --burst 100"), "fleet") ||
+	    !ASSERT_TRUE(agent_start(&f, 0, ""), "agent"))
+		goto out;
+	/* A second agent on the same interface: refused, naming the first. */
+	pid = f.agent[0];
+	ASSERT_EQ(rl_ns_cli(&f.ns[0], NULL, &err, "sync %s --redis %s --node x", f.ns[0].rx_if,
+			    f.s.url),
+		  1, "second agent");
+	snprintf(want, sizeof(want), "another sync agent (pid %d) runs for %s", pid, f.ns[0].rx_if);
+	ASSERT_CONTAINS(err, want, "names the first agent's pid");
+	free(err);
+	err = NULL;
+	/* Another policy on another node of the group: refused, naming the line. */
+	{
+		char args[128];
+
+		snprintf(args, sizeof(args), "set %s --rate 2000", f.ns[1].rx_if);
+		if (ASSERT_TRUE(rl_ns_cli_ok(&f.ns[1], "set", args), "set")) {
+			ASSERT_EQ(rl_ns_cli(&f.ns[1], NULL, &err, "sync %s --redis %s --group e2e",
+					    f.ns[1].rx_if, f.s.url),
+				  1, "another policy");
+			ASSERT_CONTAINS(err, "node 'n0' of group 'e2e' has another policy",
+					"names the node");
+			free(err);
+			err = NULL;
+		}
+	}
+	/* SIGINT: exit 0, says it stopped. */
+	ASSERT_EQ(agent_stop(&f, 0, SIGINT), 0, "SIGINT");
+	log = agent_log(&f, 0);
+	ASSERT_CONTAINS(log, "stopped after", "says it stopped");
+	free(log);
+	log = NULL;
+	/* SIGKILL: the lock goes with the process; the next agent starts. */
+	if (!ASSERT_TRUE(agent_start(&f, 0, ""), "agent again"))
+		goto out;
+	ASSERT_EQ(agent_stop(&f, 0, SIGKILL), 128 + SIGKILL, "killed");
+	ASSERT_TRUE(agent_start(&f, 0, ""), "a killed agent's successor starts");
+	ASSERT_EQ(agent_stop(&f, 0, SIGTERM), 0, "SIGTERM");
+out:
+	free(err);
+	free(log);
+	fleet_down(&f);
+}
+
+/* A synthetic source: 198.18.0.N/32 with generation 1; its name counts the calls. */
+static struct rl_sync_src src_n(unsigned int n, __u64 units)
+{
+	struct rl_sync_src s = { .units = units };
+
+	s.k.src.addr[2] = htonl(0xffff);
+	s.k.src.addr[3] = htonl(0xc6120000 | n);
+	s.k.gen = 1;
+	return s;
+}
+
+static int name_calls;
+
+static int name_n(void *ctx, const struct rl_state_key *k, char *buf, size_t len)
+{
+	(void)ctx;
+	name_calls++;
+	snprintf(buf, len, "198.18.0.%u/32", ntohl(k->src.addr[3]) & 0xffff);
+	return 0;
+}
+
+/* The units of @src in the last merge, or -1 if it is not there. */
+static long long merged(const struct rl_sync_recent *r, const char *src)
+{
+	for (size_t i = 0; i < r->nitems; i++)
+		if (!strcmp(r->items[i].src, src))
+			return (long long)r->items[i].units;
+	return -1;
+}
+
+TEST(sync_recent)
+{
+	struct rl_sync_src d[3];
+	struct rl_sync_recent r;
+
+	rl_sync_recent_init(&r, 2, 3);
+	name_calls = 0;
+	d[0] = src_n(1, 5);
+	d[1] = src_n(2, 3);
+	d[2] = src_n(1, 2); /* the same source twice: summed */
+	if (!ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 1"))
+		goto out;
+	ASSERT_EQ(r.nitems, 2, "two sources");
+	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 7, "summed");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 3, "units");
+	ASSERT_EQ(name_calls, 2, "each named once");
+	ASSERT_TRUE(!memcmp(&r.keys[0], r.items[0].src[9] == '1' ? &d[0].k : &d[1].k,
+			    sizeof(r.keys[0])),
+		    "keys in the items' order");
+	/* Next interval only .1 passed: .2 still goes, with 0 units, named from memory. */
+	d[0] = src_n(1, 4);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 2");
+	ASSERT_EQ(r.nitems, 2, "two sources");
+	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 4, "this interval's units only");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "remembered, 0 units");
+	ASSERT_EQ(name_calls, 2, "no name formatted again");
+	/* Two more intervals without .2: kept for 2 intervals, then forgotten. */
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 3");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "2 intervals after: kept");
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 4");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), -1, "3 intervals after: forgotten");
+	ASSERT_EQ(r.nitems, 1, "one source");
+	/* At most 3 remembered: what passed now always goes. */
+	d[0] = src_n(3, 1);
+	d[1] = src_n(4, 1);
+	d[2] = src_n(5, 1);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 5");
+	ASSERT_EQ(r.nitems, 4, "3 passed now and 1 remembered");
+	d[0] = src_n(6, 1);
+	d[1] = src_n(7, 1);
+	d[2] = src_n(8, 1);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 6");
+	ASSERT_EQ(r.nitems, 6, "3 passed now and no more than 3 remembered");
+	ASSERT_EQ(merged(&r, "198.18.0.6/32"), 1, "passed now");
+	/* A set: all forgotten. */
+	rl_sync_recent_clear(&r);
+	ASSERT_OK(rl_sync_recent_merge(&r, NULL, 0, name_n, NULL), "merge 7");
+	ASSERT_EQ(r.nitems, 0, "nothing after clear");
+out:
+	rl_sync_recent_free(&r);
+}
+
+/*
+ * A trafgen flow of our own from pair @ns's sending end: @frame is trafgen's
+ * configuration with one %s for the destination MAC. Bounded by -n and by
+ * timeout(1). The pid of its process group, or -1.
+ */
+static pid_t raw_flow(struct rl_ns *ns, const char *frame, unsigned long count, const char *gap,
+		      unsigned int limit_s, char *cfg, size_t cfglen)
+{
+	static unsigned int seq;
+	char cmd[512];
+	FILE *fp;
+	pid_t pid;
+
+	snprintf(cfg, cfglen, "/tmp/rlt-%d-syncflow%u.cfg", getpid(), ++seq);
+	fp = fopen(cfg, "w");
+	if (!fp)
+		return -1;
+	fprintf(fp, frame, ns->rx_mac);
+	fclose(fp);
+	snprintf(cmd, sizeof(cmd),
+		 "exec timeout -k 1 %u ip netns exec %s trafgen -o %s -i %s -n %lu -t %s -P 1 -Q "
+		 ">/dev/null 2>&1 </dev/null",
+		 limit_s, ns->tx, ns->tx_if, cfg, count, gap);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	return pid;
+}
+
+/*
+ * 50 sources at 3x their limit, evenly over the three nodes, with background
+ * sources under theirs: random addresses in 198.19.0.0/16 (more than 10,000
+ * distinct in a run), each well under the limit, counted by a UDP socket on
+ * every node: none may be dropped. The limit is 100/s (burst 10) rather than
+ * 1000/s: 50 sources at 3x 1000/s would be 150 kpps, more than trafgen's
+ * paced sending does on this 2-CPU VM.
+ */
+#define MANY	  50
+#define MANY_RATE 100ULL
+#define MANY_SECS 10
+
+TEST_FLAGS(sync_e2e_many, RL_TEST_ROOT)
+{
+	static const char heavy[] =
+		"{ eth(da=%s), ipv4(sa=198.18.1.1, sa[3]=dinc(1, 50, 1), da=198.18.0.2, ttl=64), "
+		"udp(sp=40000, dp=9), fill(0x00, 18) }\n";
+	static const char bg[] =
+		"{ eth(da=%s), ipv4(sa=198.19.0.0, sa[2]=drnd(), sa[3]=drnd(), da=198.18.0.2, "
+		"ttl=64), udp(sp=40000, dp=7), fill(0x00, 18) }\n";
+	/* Per node: 50 x 3 x 100 / 3 = 5000 pps of the 50, 700 pps of background. */
+	const unsigned long n_heavy = 5000UL * MANY_SECS, n_bg = 700UL * MANY_SECS;
+	char cfg[2 * NODES][64] = {};
+	pid_t pid[2 * NODES];
+	int sock[NODES];
+	unsigned long got = 0;
+	__u64 passed = 0, want;
+	char what[160];
+	struct fleet f;
+	double t0, dur;
+	bool running;
+
+	for (int i = 0; i < 2 * NODES; i++)
+		pid[i] = -1;
+	for (int i = 0; i < NODES; i++)
+		sock[i] = -1;
+	if (!need_redis())
+		return;
+	if (!ASSERT_TRUE(fleet_up(&f, "--rate 100 --burst 10"), "fleet"))
+		goto out;
+	for (int i = 0; i < NODES; i++) {
+		sock[i] = rl_ns_udp_socket(&f.ns[i], AF_INET, 7);
+		if (!ASSERT_TRUE(sock[i] >= 0, "socket") ||
+		    !ASSERT_TRUE(agent_start(&f, i, "--interval 100ms"), "agent"))
+			goto out;
+	}
+	t0 = mono();
+	for (int i = 0; i < NODES; i++) {
+		/* trafgen spends about 20 us per packet besides the gap (netns.c). */
+		pid[2 * i] = raw_flow(&f.ns[i], heavy, n_heavy, "180us", MANY_SECS * 3, cfg[2 * i],
+				      sizeof(cfg[0]));
+		pid[2 * i + 1] = raw_flow(&f.ns[i], bg, n_bg, "1400us", MANY_SECS * 3,
+					  cfg[2 * i + 1], sizeof(cfg[0]));
+		if (!ASSERT_TRUE(pid[2 * i] > 0 && pid[2 * i + 1] > 0, "flows"))
+			goto out;
+	}
+	do {
+		running = false;
+		usleep(50000);
+		for (int i = 0; i < NODES; i++)
+			got += rl_udp_drain(sock[i]);
+		for (int i = 0; i < 2 * NODES; i++) {
+			if (pid[i] > 0 && waitpid(pid[i], NULL, WNOHANG) == pid[i])
+				pid[i] = -1;
+			running |= pid[i] > 0;
+		}
+	} while (running && mono() - t0 < MANY_SECS * 3 + 5);
+	dur = mono() - t0;
+	usleep(100000);
+	for (int i = 0; i < NODES; i++) {
+		got += rl_udp_drain(sock[i]);
+		passed += passed_on(&f, i);
+	}
+	{
+		struct rl_counters c;
+		__u64 seen = 0;
+
+		for (int i = 0; i < NODES; i++)
+			if (!rl_ns_counters(&f.ns[i], &c))
+				seen += c.new_sources;
+		fprintf(stderr, "    %llu sources tracked on the nodes\n",
+			(unsigned long long)seen);
+		ASSERT_LE(10000 + NODES * MANY, seen, "more than 10,000 background sources");
+	}
+	/* The background passed whole: then what passed of the 50 is the rest. */
+	ASSERT_EQ(got, NODES * n_bg, "no background packet dropped");
+	passed -= got;
+	want = MANY * ((__u64)((double)MANY_RATE * dur) + 10);
+	snprintf(what, sizeof(what), "the 50 passed %llu in %.2f s, 50 (r t + b) = %llu (%.3f)",
+		 (unsigned long long)passed, dur, (unsigned long long)want,
+		 (double)passed / (double)want);
+	fprintf(stderr, "    %s\n", what);
+	ASSERT_LE(passed, want + want / 20, what);
+	ASSERT_LE(want - want / 20, passed, what);
+out:
+	for (int i = 0; i < 2 * NODES; i++) {
+		if (pid[i] > 0) {
+			kill(-pid[i], SIGKILL);
+			waitpid(pid[i], NULL, 0);
+		}
+		if (cfg[i][0])
+			unlink(cfg[i]);
+	}
+	for (int i = 0; i < NODES; i++)
+		if (sock[i] >= 0)
+			close(sock[i]);
+	fleet_down(&f);
+}
+
+/*
+ * A charge leaves a debt: the units charged beyond an empty bucket stay, up
+ * to 10 s of the rate, and the clock pays them off. Capped at an empty bucket
+ * (ahead_max was tau plus one packet), a node whose own traffic stays under
+ * the rate could never be held back by the others' charges: three nodes at
+ * the limit each passed 2.3x the limit between them.
+ */
+TEST(sync_charge_keeps_debt)
+{
+	static const char *const tb[] = { "--rate", "1000", "--burst", "100", NULL };
+	static const char *const gcra[] = { "--algo",  "gcra", "--rate", "1000",
+					    "--burst", "100",  NULL };
+	const char *const *pols[] = { tb, gcra };
+	__u64 now = 1000000000000ULL, ms = 1000000ULL;
+
+	for (size_t i = 0; i < 2; i++) {
+		struct rl_config cfg;
+		__u64 st, next;
+
+		if (!ASSERT_TRUE(rl_build_config(&cfg, pols[i], NULL), "config"))
+			continue;
+		st = rl_initial_state(&cfg.params, now);
+		/* 600 units charged at once: 500 past an empty bucket. */
+		if (!ASSERT_EQ(rl_charge(&cfg.params, st, now, 600, &next), 1, "charged"))
+			continue;
+		ASSERT_EQ(rl_ahead(&cfg.params, next, rl_vt(&cfg.params, now)),
+			  600 * cfg.params.unit_cost, "the whole charge is kept");
+		st = next;
+		/* In debt for 0.5 s (0.6 s for gcra, whose queue starts empty), then a pass. */
+		ASSERT_EQ(rl_step(&cfg.params, st, now + 490 * ms, 1, &next), 0, "in debt");
+		ASSERT_EQ(rl_step(&cfg.params, st, now + 601 * ms, 1, &next), 1, "debt paid off");
+		/* More than 10 s of the rate is cut there. */
+		ASSERT_EQ(rl_charge(&cfg.params, st, now, 100000, &next), 1, "charged");
+		ASSERT_LE(rl_ahead(&cfg.params, next, rl_vt(&cfg.params, now)),
+			  cfg.params.tau + 10000 * cfg.params.unit_cost + cfg.params.unit_cost * 2,
+			  "at most 10 s of debt");
+		ASSERT_LE(cfg.params.tau + 10000 * cfg.params.unit_cost,
+			  rl_ahead(&cfg.params, next, rl_vt(&cfg.params, now)), "and that much");
+	}
+}

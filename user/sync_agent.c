@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The fleet sync agent: see sync_agent.h and docs/design.md, "Fleet-wide limits". */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "env.h"
+#include "log.h"
+#include "pins.h"
+#include "sync_agent.h"
+
+static __u64 now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+int rl_sync_name_check(const char *what, const char *name, char *err, size_t errlen)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > RL_SYNC_NAME_MAX ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+		    n) {
+		snprintf(err, errlen, "%s: '%s' is not 1-%d of the characters A-Z a-z 0-9 . _ -",
+			 what, name, RL_SYNC_NAME_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A round trip may take the interval: waiting longer would only delay the
+ * fallback, and the next interval's round trip carries the same counts again.
+ * At least 5 ms, so a 1 ms interval still fits a loaded machine's scheduling.
+ */
+static __u64 cmd_timeout(const struct rl_sync_cfg *cfg)
+{
+	return cfg->interval_ns > 5000000ULL ? cfg->interval_ns : 5000000ULL;
+}
+
+static void close_redis(struct rl_sync_agent *ag)
+{
+	__u64 tx, rx;
+
+	if (!ag->r)
+		return;
+	rl_redis_bytes(ag->r, &tx, &rx);
+	ag->tx_closed += tx;
+	ag->rx_closed += rx;
+	rl_redis_close(ag->r);
+	ag->r = NULL;
+}
+
+static void update_bytes(struct rl_sync_agent *ag)
+{
+	__u64 tx = 0, rx = 0;
+
+	if (ag->r)
+		rl_redis_bytes(ag->r, &tx, &rx);
+	ag->st.redis_tx_bytes_total = ag->tx_closed + tx;
+	ag->st.redis_rx_bytes_total = ag->rx_closed + rx;
+}
+
+static void fill_req(const struct rl_sync_agent *ag, struct rl_sync_req *req)
+{
+	req->group = ag->cfg.group;
+	req->node = ag->cfg.node;
+	req->policy = ag->policy;
+	req->ttl_ms = ag->ttl_ms;
+	req->stale_ms = ag->stale_ms;
+}
+
+static int policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply *rep, char *err,
+			   size_t errlen)
+{
+	char diff[512];
+
+	if (!rl_sync_policy_diff(ag->policy, rep->other_policy, rep->other_node, diff,
+				 sizeof(diff)))
+		snprintf(diff, sizeof(diff), "its policy text is longer than %zu bytes",
+			 sizeof(rep->other_policy) - 1);
+	snprintf(err, errlen,
+		 "node '%s' of group '%s' has another policy (%s): every node of a group must "
+		 "have the same one",
+		 rep->other_node, ag->cfg.group, diff);
+	return -EREMOTEIO;
+}
+
+int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, char *err,
+			  size_t errlen)
+{
+	/*
+	 * hiredis writes with write(2): a server gone mid-round trip would kill
+	 * the agent with SIGPIPE instead of failing the round trip with EPIPE.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	memset(ag, 0, sizeof(*ag));
+	ag->cfg = *cfg;
+	/*
+	 * Keys live 10 intervals (at least 2 s): a node that misses a few round
+	 * trips keeps its place. A node that had not synced a source for 3
+	 * intervals (2, and one of slack for a late round trip), and at least
+	 * RL_SYNC_STALE_MIN_MS, gets none of the others' units for it: the floor
+	 * because a drain can take hundreds of ms on a loaded host (measured: up
+	 * to 0.4 s on the 2-CPU test VM), and a node whose rounds come that late
+	 * must still get its charges.
+	 */
+	ag->ttl_ms = cfg->interval_ns / 1000000ULL * 10;
+	if (ag->ttl_ms < RL_SYNC_TTL_MIN_MS)
+		ag->ttl_ms = RL_SYNC_TTL_MIN_MS;
+	ag->stale_ms = (cfg->interval_ns * 3 + 999999ULL) / 1000000ULL;
+	if (ag->stale_ms < RL_SYNC_STALE_MIN_MS)
+		ag->stale_ms = RL_SYNC_STALE_MIN_MS;
+	rl_redis_url_str(&cfg->url, ag->url_str, sizeof(ag->url_str));
+	ag->st.interval_ns = cfg->interval_ns;
+	ag->st.pid = (__u32)getpid();
+	snprintf(ag->st.group, sizeof(ag->st.group), "%s", cfg->group);
+	snprintf(ag->st.node, sizeof(ag->st.node), "%s", cfg->node);
+	return rl_redis_connect(&cfg->url, RL_SYNC_CONNECT_TIMEOUT_NS, &ag->r, err, errlen);
+}
+
+int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err, size_t errlen)
+{
+	struct rl_sync_reply rep;
+	struct rl_sync_req req;
+	int ret;
+
+	ag->policy = policy;
+	fill_req(ag, &req);
+	ret = rl_redis_sync(ag->r, &req, NULL, 0, &rep, err, errlen);
+	ag->commands_total += rep.commands;
+	if (ret)
+		goto err;
+	if (rep.other_node[0]) {
+		ret = policy_mismatch(ag, &rep, err, errlen);
+		goto err;
+	}
+	ret = rl_redis_set_timeout(ag->r, cmd_timeout(&ag->cfg));
+	if (ret) {
+		snprintf(err, errlen, "%s: couldn't set the timeout", ag->url_str);
+		goto err;
+	}
+	ag->st.nodes = rep.nodes;
+	ag->st.state = RL_SYNC_CONNECTED;
+	update_bytes(ag);
+	return 0;
+err:
+	close_redis(ag);
+	return ret;
+}
+
+int rl_sync_agent_init(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, const char *policy,
+		       char *err, size_t errlen)
+{
+	int ret = rl_sync_agent_connect(ag, cfg, err, errlen);
+
+	return ret ? ret : rl_sync_agent_start(ag, policy, err, errlen);
+}
+
+void rl_sync_agent_fini(struct rl_sync_agent *ag)
+{
+	close_redis(ag);
+}
+
+int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, size_t n, char *err,
+		       size_t errlen)
+{
+	bool share = ag->cfg.fallback == RL_SYNC_FB_SHARE;
+	__u64 t0 = now_ns(CLOCK_MONOTONIC), charged = 0;
+	struct rl_sync_reply rep;
+	struct rl_sync_req req;
+	char msg[512];
+	int ret;
+
+	ag->st.sources_active = n;
+	ag->st.sources_shared = 0;
+	for (size_t i = 0; i < n; i++)
+		items[i].remote = 0;
+	if (!ag->r) {
+		/* Backoff: see below. */
+		if (ag->skip) {
+			ag->skip--;
+			goto fallback;
+		}
+		ret = rl_redis_connect(&ag->cfg.url, cmd_timeout(&ag->cfg), &ag->r, msg,
+				       sizeof(msg));
+		if (ret)
+			goto failed;
+	}
+	fill_req(ag, &req);
+	ret = rl_redis_sync(ag->r, &req, items, n, &rep, msg, sizeof(msg));
+	ag->commands_total += rep.commands;
+	if (ret) {
+		/* A timed-out or broken connection may still deliver a late reply: start anew. */
+		close_redis(ag);
+		goto failed;
+	}
+	if (rep.other_node[0]) {
+		update_bytes(ag);
+		return policy_mismatch(ag, &rep, err, errlen);
+	}
+	if (ag->failed)
+		pr_warn("sync: %s answers again: syncing resumed after %u failed round trips",
+			ag->url_str, ag->failed);
+	ag->failed = 0;
+	ag->skip = 0;
+	for (size_t i = 0; i < n; i++)
+		charged += items[i].remote;
+	ag->st.state = RL_SYNC_CONNECTED;
+	ag->st.last_sync_ns = now_ns(CLOCK_REALTIME);
+	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	ag->st.nodes = rep.nodes;
+	ag->st.sources_shared = rep.shared;
+	ag->st.syncs_total++;
+	ag->st.charged_units_total += charged;
+	update_bytes(ag);
+	return 0;
+
+failed:
+	ag->st.errors_total++;
+	/* Said once per outage; each failure with -v. */
+	if (!ag->failed)
+		pr_warn("sync: %s; falling back to %s until Redis answers", msg,
+			share ? "share (the limit divided by the nodes last seen)" :
+				"local (the full limit on this host)");
+	else
+		pr_debug("sync: still failing: %s", msg);
+	ag->failed++;
+	/*
+	 * Backoff: after two failures in a row, try every other interval only,
+	 * which halves what a fleet costs a recovering server; never longer, so
+	 * that syncing resumes within two intervals of Redis answering again.
+	 */
+	ag->skip = ag->failed >= 2 ? 1 : 0;
+fallback:
+	/*
+	 * Nothing is kept while Redis is down: the units drained now are charged
+	 * by the fallback, or not at all, and forgotten.
+	 */
+	if (share && ag->st.nodes > 1)
+		for (size_t i = 0; i < n; i++) {
+			items[i].remote = items[i].units * (ag->st.nodes - 1);
+			charged += items[i].remote;
+		}
+	ag->st.state = share ? RL_SYNC_FALLBACK_SHARE : RL_SYNC_FALLBACK_LOCAL;
+	ag->st.fallback_intervals_total++;
+	ag->st.charged_units_total += charged;
+	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	update_bytes(ag);
+	return 1;
+}
+
+int rl_sync_lock(const char *ifname, char *err, size_t errlen)
+{
+	char enc[RL_PINNAME_MAX], path[128], pid[32];
+	int fd, ret;
+	ssize_t n;
+
+	ret = rl_pin_encode(ifname, enc, sizeof(enc));
+	if (ret) {
+		snprintf(err, errlen, "'%s' is not an interface name", ifname);
+		return ret;
+	}
+	if (mkdir(RL_SYNC_LOCK_DIR, 0755) && errno != EEXIST) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't make " RL_SYNC_LOCK_DIR ": %s", strerror(errno));
+		return ret;
+	}
+	snprintf(path, sizeof(path), RL_SYNC_LOCK_DIR "/sync-netns-%llu-%s.lock",
+		 (unsigned long long)rl_netns_ino(), enc);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (ret == -EBUSY)
+			snprintf(
+				err, errlen,
+				"another sync agent (pid %s) runs for %s in this network namespace",
+				pid[0] ? pid : "unknown", ifname);
+		else
+			snprintf(err, errlen, "couldn't lock %s: %s", path, strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	/* The pid, for the message of the agent that comes second. */
+	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't write %s: %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* Wait until @deadline (CLOCK_MONOTONIC ns): false if a signal or *@stop came first. */
+static bool wait_until(__u64 deadline, bool signals, const sigset_t *set,
+		       volatile sig_atomic_t *stop)
+{
+	for (;;) {
+		__u64 now = now_ns(CLOCK_MONOTONIC);
+		struct timespec ts;
+
+		if (stop && *stop)
+			return false;
+		if (now >= deadline)
+			return true;
+		/* Without signals, look at *stop every 10 ms at most. */
+		if (!signals && deadline - now > 10000000ULL)
+			now = deadline - 10000000ULL;
+		ts.tv_sec = (time_t)((deadline - now) / 1000000000ULL);
+		ts.tv_nsec = (long)((deadline - now) % 1000000000ULL);
+		if (signals) {
+			int sig = sigtimedwait(set, NULL, &ts);
+
+			if (sig == SIGINT || sig == SIGTERM)
+				return false;
+		} else {
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+struct rl_sync_rent {
+	struct rl_state_key k;
+	__u64 seen; /* the tick it last passed something; 0: an empty slot */
+	__u64 units; /* units passed this tick */
+	char src[RL_SYNC_SRC_MAX];
+};
+
+void rl_sync_recent_init(struct rl_sync_recent *r, unsigned int keep, size_t max)
+{
+	memset(r, 0, sizeof(*r));
+	r->keep = keep;
+	r->max = max;
+}
+
+void rl_sync_recent_clear(struct rl_sync_recent *r)
+{
+	free(r->tab);
+	r->tab = NULL;
+	r->cap = r->n = 0;
+}
+
+void rl_sync_recent_free(struct rl_sync_recent *r)
+{
+	rl_sync_recent_clear(r);
+	free(r->items);
+	free(r->keys);
+	r->items = NULL;
+	r->keys = NULL;
+	r->nitems = 0;
+}
+
+static size_t key_hash(const struct rl_state_key *k)
+{
+	const unsigned char *p = (const unsigned char *)k;
+	__u64 h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+/* The slot of @k in @tab: its entry, or the empty slot where it goes. */
+static struct rl_sync_rent *slot(struct rl_sync_rent *tab, size_t cap, const struct rl_state_key *k)
+{
+	for (size_t i = key_hash(k) & (cap - 1);; i = (i + 1) & (cap - 1))
+		if (!tab[i].seen || !memcmp(&tab[i].k, k, sizeof(*k)))
+			return &tab[i];
+}
+
+int rl_sync_recent_merge(struct rl_sync_recent *r, const struct rl_sync_src *drained, size_t n,
+			 rl_sync_name_fn name, void *ctx)
+{
+	size_t want = n + (r->n < r->max ? r->n : r->max), cap = 64, m = 0;
+	struct rl_sync_rent *tab, *e, *old;
+	int ret;
+
+	r->tick++;
+	while (cap < 2 * want)
+		cap *= 2;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	/* What passed now; a name already known is kept, not formatted again. */
+	for (size_t i = 0; i < n; i++) {
+		e = slot(tab, cap, &drained[i].k);
+		if (!e->seen) {
+			old = r->tab ? slot(r->tab, r->cap, &drained[i].k) : NULL;
+			if (old && old->seen) {
+				memcpy(e->src, old->src, sizeof(e->src));
+			} else {
+				ret = name(ctx, &drained[i].k, e->src, sizeof(e->src));
+				if (ret) {
+					free(tab);
+					return ret;
+				}
+			}
+			e->k = drained[i].k;
+			e->seen = r->tick;
+			m++;
+		}
+		e->units += drained[i].units;
+	}
+	/* Then those that passed within @keep intervals, as long as there is room. */
+	for (size_t i = 0; i < r->cap && m < n + r->max; i++) {
+		old = &r->tab[i];
+		if (!old->seen || r->tick - old->seen > r->keep)
+			continue;
+		e = slot(tab, cap, &old->k);
+		if (e->seen)
+			continue;
+		*e = *old;
+		e->units = 0;
+		m++;
+	}
+	free(r->tab);
+	r->tab = tab;
+	r->cap = cap;
+	r->n = m;
+	/* The exchange's arrays, in the table's order. */
+	free(r->items);
+	free(r->keys);
+	r->items = malloc((m ? m : 1) * sizeof(*r->items));
+	r->keys = malloc((m ? m : 1) * sizeof(*r->keys));
+	r->nitems = 0;
+	if (!r->items || !r->keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++) {
+		if (!tab[i].seen)
+			continue;
+		memcpy(r->items[r->nitems].src, tab[i].src, sizeof(tab[i].src));
+		r->items[r->nitems].units = tab[i].units;
+		r->keys[r->nitems++] = tab[i].k;
+	}
+	return 0;
+}
+
+static int kern_name(void *ctx, const struct rl_state_key *key, char *buf, size_t len)
+{
+	return rl_sync_src_format(ctx, key, buf, len);
+}
+
+/* One interval: drain, round trip, charge, status. */
+static int one_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl_sync_recent *rc,
+		     char *err, size_t errlen)
+{
+	__u64 t0 = now_ns(CLOCK_MONOTONIC), t1, t2;
+	struct rl_sync_src *src = NULL;
+	size_t n = 0, m = 0, charged;
+	int ret, res;
+
+	ret = rl_sync_drain(k, &src, &n);
+	t1 = now_ns(CLOCK_MONOTONIC);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read what passed: %s", strerror(-ret));
+		return ret;
+	}
+	ret = rl_sync_recent_merge(rc, src, n, kern_name, k);
+	if (ret) {
+		snprintf(err, errlen, "couldn't list the sources: %s", strerror(-ret));
+		goto out;
+	}
+	res = rl_sync_agent_step(ag, rc->items, rc->nitems, err, errlen);
+	if (res < 0) {
+		ret = res;
+		goto out;
+	}
+	if (rl_verbose) {
+		__u64 out = 0, back = 0;
+
+		for (size_t i = 0; i < rc->nitems; i++) {
+			out += rc->items[i].units;
+			back += rc->items[i].remote;
+		}
+		pr_debug("sync: %zu sources (%zu passed here): %llu units out, %llu back; drain "
+			 "%.1f ms, round trip %.1f ms",
+			 rc->nitems, n, (unsigned long long)out, (unsigned long long)back,
+			 (double)(t1 - t0) / 1e6, (double)ag->st.lag_ns / 1e6);
+	}
+	/* Only what passed now counts as active; the others are remembered. */
+	ag->st.sources_active = n;
+	/* The charges, over the drained array (grown to the items if needed). */
+	if (rc->nitems > n) {
+		struct rl_sync_src *p = realloc(src, rc->nitems * sizeof(*p));
+
+		if (!p) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "out of memory for %zu sources", rc->nitems);
+			goto out;
+		}
+		src = p;
+	}
+	for (size_t i = 0; i < rc->nitems; i++)
+		if (rc->items[i].remote) {
+			src[m].k = rc->keys[i];
+			src[m].units = rc->items[i].remote;
+			m++;
+		}
+	if (m) {
+		t2 = now_ns(CLOCK_MONOTONIC);
+		ret = rl_sync_charge(k, src, m, &charged);
+		if (ret) {
+			snprintf(err, errlen, "couldn't charge the sources: %s", strerror(-ret));
+			goto out;
+		}
+		/* Sources gone from the table since the drain (LRU, set) are skipped. */
+		pr_debug("sync: charged %zu of %zu sources in %.1f ms", charged, m,
+			 (double)(now_ns(CLOCK_MONOTONIC) - t2) / 1e6);
+	}
+	ret = rl_sync_status_write(k, &ag->st);
+	if (ret)
+		snprintf(err, errlen, "couldn't publish the status: %s", strerror(-ret));
+out:
+	free(src);
+	return ret;
+}
+
+int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
+		volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	char policy[4096], now_policy[4096];
+	struct rl_sync_kern *k = NULL;
+	struct rl_sync_agent ag = {};
+	struct rl_sync_recent rc = {};
+	struct rl_sync_src *first = NULL;
+	size_t nfirst = 0;
+	sigset_t set, old;
+	__u64 deadline;
+	int lock, ret;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	/* Blocked from the start: a signal during a round trip waits for the next wait. */
+	if (signals)
+		sigprocmask(SIG_BLOCK, &set, &old);
+	lock = rl_sync_lock(ifname, err, errlen);
+	if (lock < 0) {
+		ret = lock;
+		goto out_sig;
+	}
+	/* Redis first: a wrong URL or password is refused before the kernel is touched. */
+	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
+	if (ret)
+		goto out_lock;
+	ret = rl_sync_kern_open(ifname, &k, err, errlen);
+	if (ret)
+		goto out_redis;
+	ret = rl_sync_kern_policy(k, policy, sizeof(policy));
+	if (ret) {
+		snprintf(err, errlen, "%s: couldn't read the policy: %s", ifname, strerror(-ret));
+		goto out_kern;
+	}
+	ret = rl_sync_agent_start(&ag, policy, err, errlen);
+	if (ret)
+		goto out_kern;
+	fprintf(stderr,
+		"sync: %s in group '%s' as node '%s' through %s, every %llu ms, fallback %s; "
+		"%llu node(s) live\n",
+		ifname, cfg->group, cfg->node, ag.url_str,
+		(unsigned long long)(cfg->interval_ns / 1000000ULL),
+		cfg->fallback == RL_SYNC_FB_SHARE ? "share" : "local",
+		(unsigned long long)ag.st.nodes);
+	/*
+	 * The first drain is dropped: after an agent was killed, counting stayed on
+	 * and these counts may span minutes, which charged at once to the other
+	 * nodes would be a debt no interval ever made.
+	 */
+	ret = rl_sync_drain(k, &first, &nfirst);
+	free(first);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read what passed: %s", strerror(-ret));
+		goto out_agent;
+	}
+	rl_sync_status_write(k, &ag.st);
+	/* Remembered as long as their keys live in Redis; at most a full table's worth. */
+	rl_sync_recent_init(&rc, (unsigned int)(ag.ttl_ms * 1000000ULL / cfg->interval_ns),
+			    RL_SYNC_RECENT_MAX);
+	deadline = now_ns(CLOCK_MONOTONIC);
+	for (;;) {
+		deadline += cfg->interval_ns;
+		if (!wait_until(deadline, signals, &set, stop))
+			break;
+		/* A `set` in between changes what the others must match. */
+		if (!rl_sync_kern_policy(k, now_policy, sizeof(now_policy)) &&
+		    strcmp(now_policy, policy)) {
+			strcpy(policy, now_policy);
+			rl_sync_recent_clear(&rc);
+			pr_warn("sync: the policy of %s changed: the other nodes must change too",
+				ifname);
+		}
+		ret = one_round(k, &ag, &rc, err, errlen);
+		if (ret)
+			goto out_agent;
+		/* Behind by more than an interval (a slow round trip): skip, don't catch up. */
+		if (now_ns(CLOCK_MONOTONIC) > deadline + cfg->interval_ns)
+			deadline = now_ns(CLOCK_MONOTONIC);
+	}
+	ret = 0;
+	fprintf(stderr, "sync: %s stopped after %llu round trips, %llu intervals in fallback\n",
+		ifname, (unsigned long long)ag.st.syncs_total,
+		(unsigned long long)ag.st.fallback_intervals_total);
+out_agent:
+	ag.st.state = RL_SYNC_OFF;
+	rl_sync_status_write(k, &ag.st);
+out_kern:
+	rl_sync_kern_close(k, true);
+	rl_sync_recent_free(&rc);
+out_redis:
+	rl_sync_agent_fini(&ag);
+out_lock:
+	close(lock);
+out_sig:
+	if (signals)
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}

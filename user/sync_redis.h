@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The Redis side of fleet sync (issue #14, docs/design.md "Fleet-wide limits"): the
+ * URL, the connection and the one round trip per interval, an EVALSHA of the
+ * script below. No kernel access: the tests and the bench drive it with
+ * synthetic sources against a real redis-server.
+ *
+ * Keys, all under the hash tag of the group so that they share a cluster slot:
+ *   rl:{GROUP}:nodes         hash node -> last round trip (server time, ms)
+ *   rl:{GROUP}:policy        hash node -> that node's policy text
+ *   rl:{GROUP}:t:EPOCH       hash source -> units all nodes passed, summed
+ *   rl:{GROUP}:l:NODE:EPOCH  hash source -> that sum when NODE last asked
+ *   rl:{GROUP}:s:NODE:EPOCH  hash source -> when NODE last asked (ms)
+ * EPOCH is the server's time divided by the TTL (see the script). The nodes'
+ * keys expire after the TTL, the sources' hashes 2 TTL after their last
+ * write, so idle sources and gone nodes disappear by themselves.
+ */
+#ifndef RL_SYNC_REDIS_H
+#define RL_SYNC_REDIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* What --redis names: redis://[:PASSWORD@]HOST:PORT[/DB] or unix:///PATH. */
+struct rl_redis_url {
+	bool is_unix;
+	char host[256]; /* a name, an IPv4 address, or an IPv6 one (given in brackets) */
+	unsigned int port;
+	char path[108]; /* sun_path */
+	char password[256]; /* empty: no AUTH */
+	unsigned int db;
+};
+
+int rl_redis_url_parse(const char *s, struct rl_redis_url *u, char *err, size_t errlen);
+/* The URL without its password, for messages. */
+void rl_redis_url_str(const struct rl_redis_url *u, char *buf, size_t len);
+
+/* Longest group and node names (they are parts of keys and of the status record). */
+#define RL_SYNC_NAME_MAX 63
+/* A source as text ("2001:db8:1234:5678::/64"). */
+#define RL_SYNC_SRC_MAX 48
+
+struct rl_redis;
+
+/*
+ * Connect (within @timeout_ns), AUTH, SELECT and load the script. Every later
+ * command times out after @timeout_ns too. 0, or -errno with a message naming
+ * the server and the cause (refused, timed out, wrong password, ...).
+ */
+int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns, struct rl_redis **out,
+		     char *err, size_t errlen);
+void rl_redis_close(struct rl_redis *r);
+/* The timeout of every later command. */
+int rl_redis_set_timeout(struct rl_redis *r, __u64 timeout_ns);
+/* Bytes sent and received since the connection was made (RESP as on the wire). */
+void rl_redis_bytes(const struct rl_redis *r, __u64 *tx, __u64 *rx);
+
+/* One source of a round trip: in, the units passed here; out, those passed elsewhere. */
+struct rl_sync_item {
+	char src[RL_SYNC_SRC_MAX];
+	__u64 units;
+	__u64 remote;
+};
+
+struct rl_sync_req {
+	const char *group, *node;
+	const char *policy; /* this node's policy text */
+	__u64 ttl_ms; /* expiry of every key touched; also how long a node stays live */
+	__u64 stale_ms; /* a node that had not synced a source for longer gets no remote units */
+};
+
+struct rl_sync_reply {
+	__u64 nodes; /* live nodes of the group, this one included */
+	/* The first live node with another policy ("": none) and its policy text. */
+	char other_node[RL_SYNC_NAME_MAX + 1];
+	char other_policy[1024];
+	__u64 shared; /* items with remote units */
+	__u64 commands; /* Redis commands this round trip sent (EVALSHA, + reload) */
+};
+
+/*
+ * The round trip: report @items' units, get back their remote units. -errno
+ * with a message on failure (the connection is then unusable: close it). A
+ * server that forgot the script (restarted) is sent it again and asked again.
+ */
+int rl_redis_sync(struct rl_redis *r, const struct rl_sync_req *req, struct rl_sync_item *items,
+		  size_t n, struct rl_sync_reply *rep, char *err, size_t errlen);
+
+/*
+ * The first line where two policy texts differ, as "KEY: MINE here, THEIRS on
+ * NODE" in @buf. false if they are equal.
+ */
+bool rl_sync_policy_diff(const char *mine, const char *theirs, const char *node, char *buf,
+			 size_t len);
+
+#endif /* RL_SYNC_REDIS_H */
