@@ -202,10 +202,11 @@ static int verify(const char *prefix, const char *unit, char **err)
  */
 TEST(install_units_verify)
 {
-	static const char *const units[] = { "xdp-ratelimit@.service", "xdp-ratelimit@eth0.service",
-					     "xdp-ratelimit-exporter.service",
-					     "xdp-ratelimit.service", "xdp-ratelimit-sync@.service",
-					     "xdp-ratelimit-sync@eth0.service" };
+	static const char *const units[] = {
+		"xdp-ratelimit@.service",	  "xdp-ratelimit@eth0.service",
+		"xdp-ratelimit-exporter.service", "xdp-ratelimit.service",
+		"xdp-ratelimit-sync@.service",	  "xdp-ratelimit-sync@eth0.service"
+	};
 	char tmp[64] = "", vars[256], prefix[128];
 	char *err = NULL;
 

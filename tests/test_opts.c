@@ -173,9 +173,10 @@ TEST(opts_file_key_is_the_flag)
 /* Every option of the table is in some command's --help and in the man page. */
 TEST(opts_documented)
 {
-	static const char *const cmds[] = { "",	      "attach", "set",	    "detach",  "status",
-					    "stats",  "top",	"simulate", "cleanup", "exporter",
-					    "events", "apply",	"rule",	    "blocked", "unblock", "sync" };
+	static const char *const cmds[] = { "",	       "attach",   "set",     "detach",
+					    "status",  "stats",	   "top",     "simulate",
+					    "cleanup", "exporter", "events",  "apply",
+					    "rule",    "blocked",  "unblock", "sync" };
 	char *help = NULL, *man = NULL, cmd[512], needle[96];
 	size_t len = 0;
 
