@@ -14,6 +14,7 @@
 #include "pins.h"
 #include "probe.h"
 #include "prog.h"
+#include "rl_sa.h"
 #include "xdp_attach.h"
 
 static char *describe(const struct rl_config *c, char *buf, size_t len)
@@ -337,6 +338,7 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	struct bpf_map_info info = {}, info6 = {};
 	__u32 active, len = sizeof(info), len6 = sizeof(info6);
 	char err[RL_ERRLEN], desc[256];
+	__u64 max4, swept;
 	int ret;
 
 	if (rl_iface_get(name, &ifc, err, sizeof(err)) ||
@@ -348,7 +350,12 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	if (!ret && (bpf_obj_get_info_by_fd(pins.state4, &info, &len) ||
 		     bpf_obj_get_info_by_fd(pins.state6, &info6, &len6)))
 		ret = -errno;
+	/* status is one of the commands that sweep idle IPv4 states (docs/design.md). */
+	if (!ret && rl_state_sweep(&pins, &swept))
+		pr_warn("couldn't sweep the IPv4 source table of '%s'", name);
 	rl_pins_close(&pins);
+	/* The slots of the IPv4 table, in the sources --max-sources asked for. */
+	max4 = (__u64)info.max_entries * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE;
 	if (ret) {
 		pr_err("couldn't read the configuration of '%s': %s", name, strerror(-ret));
 		return 1;
@@ -363,7 +370,7 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_uint_field(w, "netns_ino", ifc.netns_ino);
 		jw_int_field(w, "ifindex", ifc.ifindex);
 		jw_string_field(w, "mode", rl_attach_mode(&ifc));
-		jw_uint_field(w, "max_sources", info.max_entries);
+		jw_uint_field(w, "max_sources", max4);
 		jw_uint_field(w, "max_sources6", info6.max_entries);
 		jw_uint_field(w, "prog_id", rl_attached_prog_id(&ifc));
 		jw_string_field(w, "pins", ifc.pindir);
@@ -371,8 +378,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		json_config(w, &cfg);
 		jw_end_object(w);
 	} else {
-		printf("%s: attached (%s, program %u), %u IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
-		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), info.max_entries,
+		printf("%s: attached (%s, program %u), %llu IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
+		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), (unsigned long long)max4,
 		       info6.max_entries, ifc.pindir, describe(&cfg, desc, sizeof(desc)));
 	}
 	return 0;

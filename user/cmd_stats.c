@@ -202,9 +202,12 @@ int cmd_stats(const struct rl_args *args)
 	}
 	if (!watch_ms) {
 		struct rl_config cfg;
-		__u64 sources = 0;
+		__u64 sources = 0, swept;
 		__u32 active;
 
+		/* stats is one of the commands that sweep idle IPv4 states (docs/design.md). */
+		if (rl_state_sweep(&pins, &swept))
+			pr_warn("couldn't sweep the IPv4 source table of '%s'", name);
 		if (rl_config_read(&pins, &cfg, &active) ||
 		    rl_count_sources(&pins, cfg.gen, &sources)) {
 			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));

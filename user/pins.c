@@ -11,7 +11,7 @@
 #include "pins.h"
 #include "xdp_attach.h"
 
-const char *const rl_map_names[RL_N_MAPS] = { "rl_state4", "rl_state6", "rl_config", "rl_ctl",
+const char *const rl_map_names[RL_N_MAPS] = { "rl_sets4", "rl_state6", "rl_config", "rl_ctl",
 					      "rl_counters" };
 
 static bool valid_ifname(const char *name)
