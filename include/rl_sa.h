@@ -63,10 +63,14 @@ RL_INLINE __u32 rl_sa_mix32(__u32 x)
 	return x;
 }
 
-/* The hash of a masked source (address in host order) in generation @gen. */
+/*
+ * The hash of a masked source (address in host order) in generation @gen,
+ * salted by the generation mod 4 only: what a slot keeps, so that userspace
+ * recovers the address from the slot alone.
+ */
 RL_INLINE __u32 rl_sa_hash(__u32 addr, __u32 gen)
 {
-	return rl_sa_mix32(addr ^ (gen * 0x9e3779b9U));
+	return rl_sa_mix32(addr ^ ((gen & 3) * 0x9e3779b9U));
 }
 
 /* Used bit, generation and tag of a source with hash @h: compared under rl_sa_id_mask(). */
