@@ -257,12 +257,12 @@ static bool fresh_state(const struct rl_params *p, __u64 s, __u64 ref, __u32 bit
 	if (!cb) {
 		/*
 		 * A TAT behind the clock is a full bucket, whatever its
-		 * distance: written back 2^(m-3) behind, so that a CPU whose
-		 * clock read is a little older still finds it behind.
+		 * distance: written back RL_SA_SWEEP_SLACK behind, so that a
+		 * CPU whose clock read is a little older still finds it
+		 * behind. Read back right until the clock is 2^(m-1) past it.
 		 */
-		if ((__s64)(s - ref) >= 0)
-			return false;
-		*out = ref - (1ULL << (RL_SA_STATE_BASE + bits - 3));
+		(void)bits;
+		*out = ref - RL_SA_SWEEP_SLACK;
 		return (__s64)(s - *out) < 0;
 	} else {
 		/* A window id neither k - 1, k nor k + 1 means empty counts: as a new source's. */

@@ -12,6 +12,13 @@
 #include "rl_common.h"
 #include "rl_sa.h"
 
+/*
+ * How far behind the clock a swept TAT is written: more than any clock
+ * disagreement between CPUs (1 s at one vt per ns, 8 ms at 128), far less
+ * than 2^(m-1) (2^41 vt at least).
+ */
+#define RL_SA_SWEEP_SLACK (1ULL << 30)
+
 /* log2 of the number of sets for @max_sources: RL_SA_SLOTS_PER_SOURCE slots each. */
 __u32 rl_sa_bits_for(__u32 max_sources);
 /* log2 of the sets of the table @fd, or -errno. */
