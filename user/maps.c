@@ -191,9 +191,14 @@ static int walk_table4(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 {
-	int ret = walk_table4(pins, fn, ctx);
+	/*
+	 * IPv6 first: its batches are read just before @fn sees them, while
+	 * the IPv4 scan reads the whole table (32 MiB by default), which would
+	 * age every IPv6 state read after it by as long as the scan takes.
+	 */
+	int ret = walk_table6(pins->state6, fn, ctx);
 
-	return ret ? ret : walk_table6(pins->state6, fn, ctx);
+	return ret ? ret : walk_table4(pins, fn, ctx);
 }
 
 static bool key_is_v4(const struct rl_key *k)
