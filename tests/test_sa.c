@@ -39,7 +39,8 @@ TEST(sa_addr_roundtrip)
 			__u32 addr = (__u32)rand_r(&seed) * 2654435761U ^ (__u32)rand_r(&seed);
 			__u32 gen = (__u32)rand_r(&seed);
 			__u32 h = rl_sa_hash(addr, gen);
-			__u64 w = rl_sa_id(h, gen, bits) | (rl_sa_state_mask(bits) & 0x5a5a5a5a5aULL);
+			__u64 w =
+				rl_sa_id(h, gen, bits) | (rl_sa_state_mask(bits) & 0x5a5a5a5a5aULL);
 
 			if (!ASSERT_EQ(ntohl(rl_sa_addr(&m, h & ((1U << bits) - 1), w)), addr,
 				       "the address back from set, tag and generation"))
@@ -55,7 +56,8 @@ TEST(sa_state_readback)
 	const __s64 d[] = { 0, 1, -1, (__s64)half - 1, -(__s64)half, 12345678, -12345678 };
 
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
-		__u64 s = ref + (__u64)d[i], w = rl_sa_id(7, 1, bits) | (s & rl_sa_state_mask(bits));
+		__u64 s = ref + (__u64)d[i],
+		      w = rl_sa_id(7, 1, bits) | (s & rl_sa_state_mask(bits));
 
 		ASSERT_EQ(rl_sa_get(w, ref, bits), s, "within 2^(m-1) of the reference: whole");
 	}
@@ -100,8 +102,7 @@ struct flood {
 static bool flood_start(struct flood *fl, const char *const *opts)
 {
 	memset(fl, 0, sizeof(*fl));
-	if (!rl_build_config(&fl->cfg, opts, NULL) ||
-	    !rl_prog_load(&fl->p, true, SA_TEST_SOURCES))
+	if (!rl_build_config(&fl->cfg, opts, NULL) || !rl_prog_load(&fl->p, true, SA_TEST_SOURCES))
 		return false;
 	fl->loaded = true;
 	if (!rl_prog_configure(&fl->p, 0, &fl->cfg))
@@ -229,8 +230,8 @@ TEST_FLAGS(sa_spoofed_flood, RL_TEST_ROOT)
 	expect = model_passes(&fl.cfg.params, t0, MSEC / 2, over_sent);
 	printf("    flood %llu frames, new sources %llu for %u slots; steady source: sent %lu, passed %lu, evicted %lu times; over-limit: sent %lu, passed %lu, algorithm alone %lu\n",
 	       (unsigned long long)sent_flood, (unsigned long long)c.new_sources,
-	       RL_SA_WAYS << RL_SA_BITS_MIN, steady_sent, steady_passed, steady_evicted,
-	       over_sent, over_passed, expect);
+	       RL_SA_WAYS << RL_SA_BITS_MIN, steady_sent, steady_passed, steady_evicted, over_sent,
+	       over_passed, expect);
 	ASSERT_TRUE(c.new_sources > SPOOF_N + SPOOF_N / 4,
 		    "the flood's second round found its sources evicted");
 	ASSERT_EQ(c.cas_exhausted, 0, "no packet ran out of tries");

@@ -379,8 +379,9 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_end_object(w);
 	} else {
 		printf("%s: attached (%s, program %u), %llu IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
-		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), (unsigned long long)max4,
-		       info6.max_entries, ifc.pindir, describe(&cfg, desc, sizeof(desc)));
+		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc),
+		       (unsigned long long)max4, info6.max_entries, ifc.pindir,
+		       describe(&cfg, desc, sizeof(desc)));
 	}
 	return 0;
 }

@@ -45,18 +45,20 @@ int rl_sa_check(const struct rl_params *p, __u32 bits, char *err, size_t errlen)
 		__u64 h = p->ahead_max > RL_SKEW_VT ? p->ahead_max - RL_SKEW_VT : 0;
 
 		if (h >= 1ULL << (m - 2)) {
-			snprintf(err, errlen,
-				 "--burst is too large for a source table of %u slots: the bucket spans %llu vt, the table keeps %u bits of state (at most %llu); raise --max-sources",
-				 RL_SA_WAYS << bits, (unsigned long long)h, m,
-				 (unsigned long long)(1ULL << (m - 2)) - 1);
+			snprintf(
+				err, errlen,
+				"--burst is too large for a source table of %u slots: the bucket spans %llu vt, the table keeps %u bits of state (at most %llu); raise --max-sources",
+				RL_SA_WAYS << bits, (unsigned long long)h, m,
+				(unsigned long long)(1ULL << (m - 2)) - 1);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (cb + RL_SA_WIN_ID_BITS_MIN > m) {
-		snprintf(err, errlen,
-			 "--rate x --window is too large for a source table of %u slots: its counts take %llu of the %u bits of state, which must leave %u for the window; raise --max-sources",
-			 RL_SA_WAYS << bits, (unsigned long long)cb, m, RL_SA_WIN_ID_BITS_MIN);
+		snprintf(
+			err, errlen,
+			"--rate x --window is too large for a source table of %u slots: its counts take %llu of the %u bits of state, which must leave %u for the window; raise --max-sources",
+			RL_SA_WAYS << bits, (unsigned long long)cb, m, RL_SA_WIN_ID_BITS_MIN);
 		return -EINVAL;
 	}
 	return 0;
@@ -124,12 +126,10 @@ static __u64 load(__u64 *p)
 
 static bool cas(__u64 *p, __u64 old, __u64 new)
 {
-	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_SEQ_CST,
-					   __ATOMIC_SEQ_CST);
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 }
 
-int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
-	       __u64 *w)
+int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way, __u64 *w)
 {
 	__u32 h = rl_sa_hash(ntohl(addr), gen);
 	__u64 id = rl_sa_id(h, gen, m->bits), idm = rl_sa_id_mask(m->bits);
@@ -288,7 +288,8 @@ int rl_sa_sweep(const struct rl_sa_map *m, const struct rl_config *cfg, __u64 no
 			if (!(w & RL_SA_USED) || (w & RL_SA_PEND) ||
 			    (w & (3ULL << RL_SA_GEN_SHIFT)) != gen)
 				continue;
-			if (!fresh_state(&cfg->params, rl_sa_get(w, ref, m->bits), ref, m->bits, &s))
+			if (!fresh_state(&cfg->params, rl_sa_get(w, ref, m->bits), ref, m->bits,
+					 &s))
 				continue;
 			/* A failed CAS: a packet updated the source, which is then current. */
 			if (cas(p, w, (w & idm) | (s & sm)))

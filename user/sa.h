@@ -46,8 +46,7 @@ __be32 rl_sa_addr(const struct rl_sa_map *m, __u32 idx, __u64 w);
  * The slot of @addr (network order) under generation @gen: its index in the
  * set in *way and its word in *w, or -ENOENT. A pending slot is not there yet.
  */
-int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
-	       __u64 *w);
+int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way, __u64 *w);
 /*
  * Insert @addr under @gen with state @state, by the XDP program's protocol;
  * with BPF_NOEXIST, -EEXIST if it is there; otherwise its state is replaced.
