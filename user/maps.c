@@ -151,13 +151,39 @@ static const struct rl_params *slot_params(const struct rl_config *cfg, __u32 g4
 	return *gen == cfg->gen - 1 ? &cfg->prev : &cfg->params;
 }
 
+/*
+ * The table mapped by a walk in progress, for the updates and deletes its
+ * callback makes (migration: two per source). Mapping the table maps all of
+ * its pages at once: 32 MiB by default, far too slow to repeat per source.
+ */
+static struct {
+	int fd;
+	const struct rl_sa_map *m;
+} walking = { .fd = -1 };
+
+static int map_v4(const struct rl_pins *pins, struct rl_sa_map *m)
+{
+	if (walking.m && walking.fd == pins->state4) {
+		*m = *walking.m;
+		return 0;
+	}
+	return rl_sa_map(pins->state4, m);
+}
+
+static void unmap_v4(struct rl_sa_map *m)
+{
+	if (walking.m && m->sets == walking.m->sets)
+		return; /* the walk's */
+	rl_sa_unmap(m);
+}
+
 /* What every IPv4 operation needs: the live configuration and the table mapped. */
 static int open_v4(const struct rl_pins *pins, struct rl_config *cfg, struct rl_sa_map *m)
 {
 	__u32 active;
 	int ret = rl_config_read(pins, cfg, &active);
 
-	return ret ? ret : rl_sa_map(pins->state4, m);
+	return ret ? ret : map_v4(pins, m);
 }
 
 /* Walk the IPv4 table, keys as IPv4-mapped IPv6, states read back near the clock. */
@@ -171,6 +197,8 @@ static int walk_table4(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 
 	if (ret)
 		return ret;
+	walking.fd = pins->state4;
+	walking.m = &m;
 	for (__u32 idx = 0; idx < (1U << m.bits) && !ret; idx++) {
 		for (int i = 0; i < RL_SA_WAYS && !ret; i++) {
 			__u64 w = __atomic_load_n(&m.sets[idx].w[i], __ATOMIC_SEQ_CST);
@@ -185,6 +213,8 @@ static int walk_table4(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 			ret = fn(&k, rl_sa_get(w, rl_sa_ref(p, now), m.bits), ctx);
 		}
 	}
+	walking.m = NULL;
+	walking.fd = -1;
 	rl_sa_unmap(&m);
 	return ret;
 }
@@ -220,31 +250,41 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 		return ret;
 	ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags, &cfg.params,
 			   rl_sa_ref(&cfg.params, mono_ns()));
-	rl_sa_unmap(&m);
+	unmap_v4(&m);
 	return ret;
 }
 
 int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
 {
+	__u32 h = rl_sa_hash(ntohl(k->src.addr[3]), k->gen), idx, gen;
 	const struct rl_params *p;
 	struct rl_config cfg;
-	struct rl_sa_map m;
-	__u32 idx, gen;
-	__u64 w;
-	int way, ret;
+	struct rl_sa_set set;
+	__u64 id, idm;
+	int bits, ret;
 
 	if (!key_is_v4(&k->src))
 		return bpf_map_lookup_elem(pins->state6, k, val) ? -errno : 0;
-	ret = open_v4(pins, &cfg, &m);
+	/* One set read by the syscall: mapping the whole table is for walks. */
+	bits = rl_sa_bits_of(pins->state4);
+	if (bits < 0)
+		return bits;
+	ret = rl_config_read(pins, &cfg, &idx);
 	if (ret)
 		return ret;
-	ret = rl_sa_find(&m, k->src.addr[3], k->gen, &idx, &way, &w);
-	if (!ret) {
+	idx = h & ((1U << bits) - 1);
+	if (bpf_map_lookup_elem(pins->state4, &idx, &set))
+		return -errno;
+	id = rl_sa_id(h, k->gen, (__u32)bits);
+	idm = rl_sa_id_mask((__u32)bits);
+	for (int i = 0; i < RL_SA_WAYS; i++) {
+		if ((set.w[i] & idm) != id || (set.w[i] & RL_SA_PEND))
+			continue;
 		p = slot_params(&cfg, k->gen & 3, &gen);
-		*val = rl_sa_get(w, rl_sa_ref(p, mono_ns()), m.bits);
+		*val = rl_sa_get(set.w[i], rl_sa_ref(p, mono_ns()), (__u32)bits);
+		return 0;
 	}
-	rl_sa_unmap(&m);
-	return ret;
+	return -ENOENT;
 }
 
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
@@ -254,11 +294,11 @@ int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 
 	if (!key_is_v4(&k->src))
 		return bpf_map_delete_elem(pins->state6, k) ? -errno : 0;
-	ret = rl_sa_map(pins->state4, &m);
+	ret = map_v4(pins, &m);
 	if (ret)
 		return ret;
 	ret = rl_sa_delete(&m, k->src.addr[3], k->gen);
-	rl_sa_unmap(&m);
+	unmap_v4(&m);
 	return ret;
 }
 
@@ -272,7 +312,7 @@ int rl_state_sweep(const struct rl_pins *pins, __u64 *swept)
 	if (ret)
 		return ret;
 	ret = rl_sa_sweep(&m, &cfg, mono_ns(), swept);
-	rl_sa_unmap(&m);
+	unmap_v4(&m);
 	return ret;
 }
 
