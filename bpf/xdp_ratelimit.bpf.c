@@ -156,7 +156,7 @@ struct rl_miss {
  * previous generation (its copy under gen - 1, read back in the previous
  * parameters' terms), or fresh.
  */
-static __noinline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
+static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
 {
 	__u32 bits = rl_sa_bits, h, idx, i;
 	__u64 id, idm, w;
@@ -254,6 +254,9 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
  * (the untagged path and slow_path()); inlined twice, its retry loop over
  * eight slots is more paths than the verifier explores.
  */
+/* limit_sa4()'s answer when the set does not hold the source: sa_miss4() inserts it. */
+#define RL_SA_MISS 3
+
 __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
 	__u32 bits = rl_sa_bits, h, idx;
@@ -275,9 +278,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 	}
 	ref = rl_sa_ref(&rl_cfg.params, now);
 	for (t = 0; t < RL_CAS_TRIES; t++) {
-		int hit = -1, pend = 0, victim = -1;
-		__s64 best = 0x7fffffffffffffffLL;
-		__u64 vw = 0;
+		int hit = -1, pend = 0;
 
 		for (i = 0; i < RL_SA_WAYS; i++) {
 			w = *(volatile __u64 *)&set->w[i];
@@ -287,79 +288,122 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 				break;
 			}
 		}
-		if (hit >= 0) {
-			if (pend) { /* being inserted by another CPU */
-				cnt->cas_retries++;
-				continue;
-			}
-			st = rl_sa_get(w, ref, bits);
-			if (!rl_step(&rl_cfg.params, st, now, cost, &next))
-				return 0;
-			if (__sync_val_compare_and_swap(&set->w[hit], w, id | (next & sm)) == w)
-				return 1;
+		if (hit < 0)
+			return RL_SA_MISS;
+		if (pend) { /* being inserted by another CPU */
 			cnt->cas_retries++;
 			continue;
 		}
-		/*
-		 * Miss: an empty slot, else the one least ahead of the
-		 * reference: the source that waited longest since its last
-		 * passed packet, whose loss changes least.
-		 */
-		for (i = 0; i < RL_SA_WAYS; i++) {
-			__s64 ahead;
-
-			w = *(volatile __u64 *)&set->w[i];
-			if (!w) {
-				victim = i;
-				vw = 0;
-				break;
-			}
-			if (w & RL_SA_PEND)
-				continue;
-			ahead = (__s64)(rl_sa_get(w, ref, bits) - ref);
-			if (ahead < best) {
-				best = ahead;
-				victim = i;
-				vw = w;
-			}
-		}
-		if (victim < 0 || victim >= RL_SA_WAYS) {
-			cnt->cas_retries++;
-			continue;
-		}
-		if (__sync_val_compare_and_swap(&set->w[victim], vw, id | RL_SA_PEND) != vw) {
-			cnt->cas_retries++;
-			continue;
-		}
-		for (i = 0; i < RL_SA_WAYS; i++) {
-			if (i == victim)
-				continue;
-			w = *(volatile __u64 *)&set->w[i];
-			if ((w & idm) == id)
-				break;
-		}
-		if (i < RL_SA_WAYS) {
-			/* Another copy is being inserted or is in: ours goes. */
-			__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, 0);
-			cnt->cas_retries++;
-			continue;
-		}
-		st = sa_first_state(cnt, addr, now);
-		i = rl_step(&rl_cfg.params, st, now, cost, &next);
-		if (!i)
-			next = st;
-		/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
-		__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
-		cnt->new_sources++;
-		return i;
+		st = rl_sa_get(w, ref, bits);
+		if (!rl_step(&rl_cfg.params, st, now, cost, &next))
+			return 0;
+		if (__sync_val_compare_and_swap(&set->w[hit], w, id | (next & sm)) == w)
+			return 1;
+		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;
 	return 0;
 }
 
+/*
+ * One attempt at inserting a source its set does not hold: 1 or 0 as
+ * limit_sa4() with the source published, RL_RETRY_LOOKUP when another CPU
+ * changed the set first (limit_v4() then starts over). A global function of
+ * its own, so that the verifier checks it once rather than in each of
+ * limit_sa4()'s retries: 100 ms of verification per load otherwise.
+ */
+__noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u32 bits = rl_sa_bits, h, idx;
+	__u64 ref, id, idm, sm, w, next, st, vw = 0;
+	__s64 best = 0x7fffffffffffffffLL;
+	struct rl_sa_set *set;
+	int i, victim = -1, pass;
+
+	if (!cnt)
+		return -1;
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen, bits);
+	idm = rl_sa_id_mask(bits);
+	sm = rl_sa_state_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return -1;
+	ref = rl_sa_ref(&rl_cfg.params, now);
+	/*
+	 * The victim: an empty slot, else the one least ahead of the
+	 * reference: the source that waited longest since its last passed
+	 * packet, whose loss changes least.
+	 */
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->w[i];
+		if (!w) {
+			victim = i;
+			vw = 0;
+			break;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		ahead = (__s64)(rl_sa_get(w, ref, bits) - ref);
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			vw = w;
+		}
+	}
+	if (victim < 0 || victim >= RL_SA_WAYS)
+		return RL_RETRY_LOOKUP;
+	if (__sync_val_compare_and_swap(&set->w[victim], vw, id | RL_SA_PEND) != vw)
+		return RL_RETRY_LOOKUP;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		if (i == victim)
+			continue;
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id)
+			break;
+	}
+	if (i < RL_SA_WAYS) {
+		/* Another copy is being inserted or is in: ours goes. */
+		__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, 0);
+		return RL_RETRY_LOOKUP;
+	}
+	st = sa_first_state(cnt, addr, now);
+	pass = rl_step(&rl_cfg.params, st, now, cost, &next);
+	if (!pass)
+		next = st;
+	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
+	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
+	cnt->new_sources++;
+	return pass;
+}
+
+/*
+ * A hit is one call; a miss calls sa_miss4() (from here, not from
+ * limit_sa4(): three frames deep under slow_path() would pass the 512 bytes
+ * of stack the verifier allows), which starts over with limit_sa4() when
+ * another CPU changed the set first. At most RL_CAS_TRIES insertions.
+ */
 static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
 {
-	return limit_sa4(cnt, saddr & rl_cfg.mask4, rl_now(), packet_cost(len));
+	__be32 addr = saddr & rl_cfg.mask4;
+	__u64 now = rl_now(), cost = packet_cost(len);
+	int ret = limit_sa4(cnt, addr, now, cost);
+
+	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
+		ret = sa_miss4(cnt, addr, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = limit_sa4(cnt, addr, now, cost);
+		}
+	}
+	if (ret == RL_SA_MISS || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return 0;
+	}
+	return ret;
 }
 
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, int kind,

@@ -248,7 +248,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 	ret = open_v4(pins, &cfg, &m);
 	if (ret)
 		return ret;
-	ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags, &cfg.params,
+	ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags,
 			   rl_sa_ref(&cfg.params, mono_ns()));
 	unmap_v4(&m);
 	return ret;

@@ -153,14 +153,13 @@ int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, in
 #define SA_TRIES 1000
 
 int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
-		 const struct rl_params *p, __u64 ref)
+		 __u64 ref)
 {
 	__u32 h = rl_sa_hash(ntohl(addr), gen), bits = m->bits;
 	__u64 id = rl_sa_id(h, gen, bits), idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
 	__u64 gm = 3ULL << RL_SA_GEN_SHIFT;
 	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
 
-	(void)p;
 	for (int t = 0; t < SA_TRIES; t++) {
 		int hit = -1, victim = -1, rank = 3, i;
 		__s64 best = 0x7fffffffffffffffLL;

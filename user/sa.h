@@ -50,11 +50,12 @@ int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, in
 /*
  * Insert @addr under @gen with state @state, by the XDP program's protocol;
  * with BPF_NOEXIST, -EEXIST if it is there; otherwise its state is replaced.
- * The victim of a full set is a slot of another generation, else the one
- * least ahead of @ref (read under @p).
+ * The victim of a full set is a slot of neither @gen nor @gen - 1 (left
+ * over from an older set), else the one least ahead of @ref (the current
+ * policy's rl_sa_ref()).
  */
 int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
-		 const struct rl_params *p, __u64 ref);
+		 __u64 ref);
 /* Empty the slot of @addr under @gen: 0, or -ENOENT. */
 int rl_sa_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen);
 /*
