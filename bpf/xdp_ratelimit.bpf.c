@@ -16,6 +16,7 @@
 #include "parsing.h"
 #include "verdict.h"
 #include "rl_events.h"
+#include "rl_sa.h"
 
 /*
  * The configuration. Not const: the compiler must load it rather than fold
@@ -32,12 +33,21 @@ struct rl_config rl_cfg SEC(".rodata.cfg");
  */
 const volatile __u8 rl_test_clock = 0;
 
+/* log2 of rl_sets4's max_entries, set by userspace with the table's size. */
+const volatile __u32 rl_sa_bits = RL_SA_BITS_MIN;
+
+/*
+ * IPv4 sources: the set-associative table of include/rl_sa.h. Mmapable, so
+ * that its values start on a page (every set is one cache line) and userspace
+ * walks, migrates and sweeps it with the same compare-and-swaps.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct rl_state_key4);
-	__type(value, __u64);
-	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
-} rl_state4 SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_sa_set);
+	__uint(max_entries, 1U << RL_SA_BITS_MIN);
+} rl_sets4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -157,32 +167,44 @@ static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
 /* What inserting a new source needs, behind one pointer (a subprogram takes five registers). */
 struct rl_miss {
 	struct rl_kcounters *cnt;
-	void *key; /* struct rl_state_key4 or struct rl_state_key */
+	void *key; /* struct rl_state_key */
 	const struct rl_key *src; /* IPv6: the unmasked source */
 	__u64 now, cost;
 	int kind; /* enum rl_key_kind of an IPv6 source */
 };
 
 /*
- * A source without state: insert it. Subprograms rather than inlined, so
- * that the common path, a hit, is short straight-line code. Return as
- * rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the source first.
+ * The state of an IPv4 source first seen at @now: carried over from the
+ * previous generation (its copy under gen - 1, read back in the previous
+ * parameters' terms), or fresh.
  */
-static __noinline int new_source4(struct rl_miss *m)
+static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
 {
-	struct rl_state_key4 *k = m->key, pk;
-	__u64 *prev = NULL, val;
-	int pass;
+	__u32 bits = rl_sa_bits, h, idx, i;
+	__u64 id, idm, w;
+	struct rl_sa_set *set;
 
-	if (!k || !m->cnt) /* cannot happen; the verifier needs to know */
-		return -1;
-	if (rl_cfg.has_prev) {
-		pk.addr = k->addr & rl_cfg.prev_mask4;
-		pk.gen = rl_cfg.gen - 1;
-		prev = bpf_map_lookup_elem(&rl_state4, &pk);
+	if (!cnt)
+		return 0;
+	if (!rl_cfg.has_prev)
+		return rl_initial_state(&rl_cfg.params, now);
+	h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen - 1, bits);
+	idm = rl_sa_id_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return rl_initial_state(&rl_cfg.params, now);
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		w = *(volatile __u64 *)&set->w[i];
+		/* A pending copy of the old generation is not in yet: nothing to carry. */
+		if ((w & idm) == id && !(w & RL_SA_PEND)) {
+			cnt->carried++;
+			w = rl_sa_get(w, rl_sa_ref(&rl_cfg.prev, now), bits);
+			return rl_carry_state(&rl_cfg, w, now);
+		}
 	}
-	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
-	return inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
+	return rl_initial_state(&rl_cfg.params, now);
 }
 
 /* @kind is an enum rl_key_kind: masked by --prefix6, or kept whole (link-local). */
@@ -199,6 +221,11 @@ static __always_inline void mask_key6(struct rl_key *k, const struct rl_key *src
 	k->addr[3] = src->addr[3] & mask6[3];
 }
 
+/*
+ * A source without state: insert it. A subprogram rather than inlined, so
+ * that the common path, a hit, is short straight-line code. Return as
+ * rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the source first.
+ */
 static __noinline int new_source6(struct rl_miss *m)
 {
 	struct rl_state_key pk = {};
@@ -237,26 +264,171 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 	return RL_CAS_LOST;
 }
 
-/* 1: within the limit; 0: over it; -1: the source could not be tracked. */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
+/*
+ * 1: within the limit; 0: over it; -1: the source could not be tracked.
+ * The protocol of bench/bpf/bench_sa.bpf.c (its comment proves it exact):
+ * hit: the first slot whose used, generation and tag bits match is the
+ * source; a pass CASes (id | next state) over the word read, a failed CAS
+ * starts over. Miss: the victim is an empty slot, else the one least ahead
+ * of the clock (never a pending one); claim it as pending, re-read the other
+ * slots (another CPU inserting the same source: undo and start over), then
+ * publish. At most RL_CAS_TRIES rounds, then the packet counts as
+ * cas_exhausted and is dropped.
+ *
+ * A global function: the verifier checks it once, whatever its callers
+ * (the untagged path and slow_path()); inlined twice, its retry loop over
+ * eight slots is more paths than the verifier explores.
+ */
+/* limit_sa4()'s answer when the set does not hold the source: sa_miss4() inserts it. */
+#define RL_SA_MISS 3
+
+__noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
-	struct rl_state_key4 k = { .addr = saddr & rl_cfg.mask4, .gen = rl_cfg.gen };
-	__u64 now = rl_now(), cost = packet_cost(len);
-	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k);
+	__u32 bits = rl_sa_bits, h, idx;
+	__u64 ref, id, idm, sm, w, next, st;
+	struct rl_sa_set *set;
+	int i, t;
 
-	if (!st) {
-		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
-		int ret = new_source4(&m);
+	if (!cnt)
+		return -1;
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen, bits);
+	idm = rl_sa_id_mask(bits);
+	sm = rl_sa_state_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set) { /* cannot happen: idx < max_entries */
+		cnt->insert_failed++;
+		return -1;
+	}
+	ref = rl_sa_ref(&rl_cfg.params, now);
+	for (t = 0; t < RL_CAS_TRIES; t++) {
+		int hit = -1, pend = 0;
 
-		if (ret != RL_RETRY_LOOKUP)
-			return ret;
-		st = bpf_map_lookup_elem(&rl_state4, &k);
-		if (!st) {
-			cnt->insert_failed++;
-			return -1;
+		for (i = 0; i < RL_SA_WAYS; i++) {
+			w = *(volatile __u64 *)&set->w[i];
+			if ((w & idm) == id) {
+				hit = i;
+				pend = !!(w & RL_SA_PEND);
+				break;
+			}
+		}
+		if (hit < 0)
+			return RL_SA_MISS;
+		if (pend) { /* being inserted by another CPU */
+			cnt->cas_retries++;
+			continue;
+		}
+		st = rl_sa_get(w, ref, bits);
+		if (!rl_step(&rl_cfg.params, st, now, cost, &next))
+			return 0;
+		if (__sync_val_compare_and_swap(&set->w[hit], w, id | (next & sm)) == w)
+			return 1;
+		cnt->cas_retries++;
+	}
+	cnt->cas_exhausted++;
+	return 0;
+}
+
+/*
+ * One attempt at inserting a source its set does not hold: 1 or 0 as
+ * limit_sa4() with the source published, RL_RETRY_LOOKUP when another CPU
+ * changed the set first (limit_v4() then starts over). A global function of
+ * its own, so that the verifier checks it once rather than in each of
+ * limit_sa4()'s retries: 100 ms of verification per load otherwise.
+ */
+__noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u32 bits = rl_sa_bits, h, idx;
+	__u64 ref, id, idm, sm, w, next, st, vw = 0;
+	__s64 best = 0x7fffffffffffffffLL;
+	struct rl_sa_set *set;
+	int i, victim = -1, pass;
+
+	if (!cnt)
+		return -1;
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen, bits);
+	idm = rl_sa_id_mask(bits);
+	sm = rl_sa_state_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return -1;
+	ref = rl_sa_ref(&rl_cfg.params, now);
+	/*
+	 * The victim: an empty slot, else the one least ahead of the
+	 * reference: the source that waited longest since its last passed
+	 * packet, whose loss changes least.
+	 */
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->w[i];
+		if (!w) {
+			victim = i;
+			vw = 0;
+			break;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		ahead = (__s64)(rl_sa_get(w, ref, bits) - ref);
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			vw = w;
 		}
 	}
-	return step_state(cnt, st, now, cost);
+	if (victim < 0 || victim >= RL_SA_WAYS)
+		return RL_RETRY_LOOKUP;
+	if (__sync_val_compare_and_swap(&set->w[victim], vw, id | RL_SA_PEND) != vw)
+		return RL_RETRY_LOOKUP;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		if (i == victim)
+			continue;
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id)
+			break;
+	}
+	if (i < RL_SA_WAYS) {
+		/* Another copy is being inserted or is in: ours goes. */
+		__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, 0);
+		return RL_RETRY_LOOKUP;
+	}
+	st = sa_first_state(cnt, addr, now);
+	pass = rl_step(&rl_cfg.params, st, now, cost, &next);
+	if (!pass)
+		next = st;
+	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
+	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
+	cnt->new_sources++;
+	return pass;
+}
+
+/*
+ * A hit is one call; a miss calls sa_miss4() (from here, not from
+ * limit_sa4(): three frames deep under slow_path() would pass the 512 bytes
+ * of stack the verifier allows), which starts over with limit_sa4() when
+ * another CPU changed the set first. At most RL_CAS_TRIES insertions.
+ */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
+{
+	__be32 addr = saddr & rl_cfg.mask4;
+	__u64 now = rl_now(), cost = packet_cost(len);
+	int ret = limit_sa4(cnt, addr, now, cost);
+
+	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
+		ret = sa_miss4(cnt, addr, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = limit_sa4(cnt, addr, now, cost);
+		}
+	}
+	if (ret == RL_SA_MISS || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return 0;
+	}
+	return ret;
 }
 
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, int kind,

@@ -15,8 +15,10 @@
 #define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
 
 /*
- * Default number of tracked sources. An LRU map: when full, the least
- * recently used source is forgotten (and starts again from --initial).
+ * Default number of tracked IPv4 sources. The set-associative table gets
+ * RL_SA_SLOTS_PER_SOURCE slots of 8 bytes per source asked for (rounded up to
+ * a power of two of 64-byte sets); when a set is full, the source least ahead
+ * of the clock is forgotten (and starts again from --initial).
  */
 #define RL_DEFAULT_MAX_SOURCES 1048576
 #define RL_MAX_SOURCES_LIMIT   (64U << 20)
@@ -117,15 +119,12 @@ struct rl_ctl {
 };
 
 /*
- * Per-source map keys: the masked source and the configuration generation.
- * IPv4 sources (also IPv4-mapped IPv6 ones) are in rl_state4 under 8 bytes,
- * IPv6 sources in rl_state6 under 20.
+ * Per-source keys: the masked source and the configuration generation.
+ * IPv4 sources (also IPv4-mapped IPv6 ones) are in the set-associative table
+ * rl_sets4 (include/rl_sa.h: no key stored, the address is the set and the
+ * tag), IPv6 sources in the hash rl_state6 under this key. Userspace names
+ * both kinds with it (IPv4 as IPv4-mapped IPv6).
  */
-struct rl_state_key4 {
-	__be32 addr;
-	__u32 gen;
-};
-
 struct rl_state_key {
 	struct rl_key src;
 	__u32 gen;

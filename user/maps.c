@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "maps.h"
+#include "sa.h"
 
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active)
 {
@@ -106,13 +107,11 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
 
 #define WALK_BATCH 1024
 
-/* Walk one table, handing every entry to @fn as a 20-byte key. */
-static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
+/* Walk the IPv6 table, handing every entry to @fn. */
+static int walk_table6(int fd, rl_state_fn fn, void *ctx)
 {
 	struct rl_state_key keys[WALK_BATCH];
-	struct rl_state_key4 keys4[WALK_BATCH];
 	__u64 vals[WALK_BATCH];
-	struct rl_state_key k;
 	void *in = NULL, *out;
 	__u32 cnt;
 	int r, ret;
@@ -124,8 +123,7 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		read_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 		cnt = WALK_BATCH;
-		r = bpf_map_lookup_batch(fd, in, &out, v4 ? (void *)keys4 : (void *)keys, vals,
-					 &cnt, NULL);
+		r = bpf_map_lookup_batch(fd, in, &out, keys, vals, &cnt, NULL);
 		if (r && errno != ENOENT)
 			return -errno;
 		for (__u32 i = 0; i < cnt; i++) {
@@ -147,11 +145,103 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 	}
 }
 
+/*
+ * The kernel's clock, as the XDP program reads it (bpf_ktime_get_ns() is
+ * CLOCK_MONOTONIC): the reference IPv4 states are read back near.
+ */
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* The generation and the parameters a slot of generation @g4 (mod 4) was written under. */
+static const struct rl_params *slot_params(const struct rl_config *cfg, __u32 g4, __u32 *gen)
+{
+	*gen = cfg->gen - ((cfg->gen - g4) & 3);
+	return *gen == cfg->gen - 1 ? &cfg->prev : &cfg->params;
+}
+
+/*
+ * The table mapped by a walk in progress, for the updates and deletes its
+ * callback makes (migration: two per source). Mapping the table maps all of
+ * its pages at once: 32 MiB by default, far too slow to repeat per source.
+ */
+static struct {
+	int fd;
+	const struct rl_sa_map *m;
+} walking = { .fd = -1 };
+
+static int map_v4(const struct rl_pins *pins, struct rl_sa_map *m)
+{
+	if (walking.m && walking.fd == pins->state4) {
+		*m = *walking.m;
+		return 0;
+	}
+	return rl_sa_map(pins->state4, m);
+}
+
+static void unmap_v4(struct rl_sa_map *m)
+{
+	if (walking.m && m->sets == walking.m->sets)
+		return; /* the walk's */
+	rl_sa_unmap(m);
+}
+
+/* What every IPv4 operation needs: the live configuration and the table mapped. */
+static int open_v4(const struct rl_pins *pins, struct rl_config *cfg, struct rl_sa_map *m)
+{
+	__u32 active;
+	int ret = rl_config_read(pins, cfg, &active);
+
+	return ret ? ret : map_v4(pins, m);
+}
+
+/* Walk the IPv4 table, keys as IPv4-mapped IPv6, states read back near the clock. */
+static int walk_table4(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
+{
+	struct rl_config cfg;
+	struct rl_sa_map m;
+	struct rl_state_key k;
+	__u64 now = mono_ns();
+	int ret = open_v4(pins, &cfg, &m);
+
+	if (ret)
+		return ret;
+	walking.fd = pins->state4;
+	walking.m = &m;
+	for (__u32 idx = 0; idx < (1U << m.bits) && !ret; idx++) {
+		for (int i = 0; i < RL_SA_WAYS && !ret; i++) {
+			__u64 w = __atomic_load_n(&m.sets[idx].w[i], __ATOMIC_SEQ_CST);
+			const struct rl_params *p;
+
+			if (!(w & RL_SA_USED) || (w & RL_SA_PEND))
+				continue;
+			memset(&k, 0, sizeof(k));
+			k.src.addr[2] = htonl(0xffff);
+			k.src.addr[3] = rl_sa_addr(&m, idx, w);
+			p = slot_params(&cfg, (__u32)(w >> RL_SA_GEN_SHIFT) & 3, &k.gen);
+			ret = fn(&k, rl_sa_get(w, rl_sa_ref(p, now), m.bits), ctx);
+		}
+	}
+	walking.m = NULL;
+	walking.fd = -1;
+	rl_sa_unmap(&m);
+	return ret;
+}
+
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 {
-	int ret = walk_table(pins->state4, true, fn, ctx);
+	/*
+	 * IPv6 first: its batches are read just before @fn sees them, while
+	 * the IPv4 scan reads the whole table (32 MiB by default), which would
+	 * age every IPv6 state read after it by as long as the scan takes.
+	 */
+	int ret = walk_table6(pins->state6, fn, ctx);
 
-	return ret ? ret : walk_table(pins->state6, false, fn, ctx);
+	return ret ? ret : walk_table4(pins, fn, ctx);
 }
 
 static bool key_is_v4(const struct rl_key *k)
@@ -162,38 +252,81 @@ static bool key_is_v4(const struct rl_key *k)
 int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
 		    __u64 flags)
 {
-	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+	struct rl_config cfg;
+	struct rl_sa_map m;
 	int ret;
 
-	if (key_is_v4(&k->src))
-		ret = bpf_map_update_elem(pins->state4, &k4, &val, flags);
-	else
-		ret = bpf_map_update_elem(pins->state6, k, &val, flags);
-	return ret ? -errno : 0;
+	if (!key_is_v4(&k->src))
+		return bpf_map_update_elem(pins->state6, k, &val, flags) ? -errno : 0;
+	ret = open_v4(pins, &cfg, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags,
+			   rl_sa_ref(&cfg.params, mono_ns()));
+	unmap_v4(&m);
+	return ret;
 }
 
 int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
 {
-	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
-	int ret;
+	__u32 h = rl_sa_hash(ntohl(k->src.addr[3]), k->gen), idx, gen;
+	const struct rl_params *p;
+	struct rl_config cfg;
+	struct rl_sa_set set;
+	__u64 id, idm;
+	int bits, ret;
 
-	if (key_is_v4(&k->src))
-		ret = bpf_map_lookup_elem(pins->state4, &k4, val);
-	else
-		ret = bpf_map_lookup_elem(pins->state6, k, val);
-	return ret ? -errno : 0;
+	if (!key_is_v4(&k->src))
+		return bpf_map_lookup_elem(pins->state6, k, val) ? -errno : 0;
+	/* One set read by the syscall: mapping the whole table is for walks. */
+	bits = rl_sa_bits_of(pins->state4);
+	if (bits < 0)
+		return bits;
+	ret = rl_config_read(pins, &cfg, &idx);
+	if (ret)
+		return ret;
+	idx = h & ((1U << bits) - 1);
+	if (bpf_map_lookup_elem(pins->state4, &idx, &set))
+		return -errno;
+	id = rl_sa_id(h, k->gen, (__u32)bits);
+	idm = rl_sa_id_mask((__u32)bits);
+	for (int i = 0; i < RL_SA_WAYS; i++) {
+		if ((set.w[i] & idm) != id || (set.w[i] & RL_SA_PEND))
+			continue;
+		p = slot_params(&cfg, k->gen & 3, &gen);
+		*val = rl_sa_get(set.w[i], rl_sa_ref(p, mono_ns()), (__u32)bits);
+		return 0;
+	}
+	return -ENOENT;
 }
 
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 {
-	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+	struct rl_sa_map m;
 	int ret;
 
-	if (key_is_v4(&k->src))
-		ret = bpf_map_delete_elem(pins->state4, &k4);
-	else
-		ret = bpf_map_delete_elem(pins->state6, k);
-	return ret ? -errno : 0;
+	if (!key_is_v4(&k->src))
+		return bpf_map_delete_elem(pins->state6, k) ? -errno : 0;
+	ret = map_v4(pins, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa_delete(&m, k->src.addr[3], k->gen);
+	unmap_v4(&m);
+	return ret;
+}
+
+int rl_state_sweep(const struct rl_pins *pins, __u64 *swept)
+{
+	struct rl_config cfg;
+	struct rl_sa_map m;
+	int ret = open_v4(pins, &cfg, &m);
+
+	*swept = 0;
+	if (ret)
+		return ret;
+	ret = rl_sa_sweep(&m, &cfg, mono_ns(), swept);
+	unmap_v4(&m);
+	return ret;
 }
 
 struct count_ctx {

@@ -7,8 +7,11 @@
 #include "rl_common.h"
 #include "rl_events.h"
 
-/* File descriptors of the pinned maps of one attachment (see pins.h). */
-/* The maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
+/*
+ * File descriptors of the maps of a limiter, in the order of rl_map_names[]
+ * (user/pins.h). state4 is the set-associative IPv4 table rl_sets4
+ * (include/rl_sa.h), state6 the IPv6 hash table.
+ */
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
@@ -55,6 +58,11 @@ int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __
 int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
 		    __u64 flags);
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k);
+/*
+ * Rewrite the IPv4 states the clock has left far behind (user/sa.h,
+ * rl_sa_sweep()): *swept counts them.
+ */
+int rl_state_sweep(const struct rl_pins *pins, __u64 *swept);
 /* Sources tracked under generation @gen (a walk of the table: not for every second). */
 int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n);
 

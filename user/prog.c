@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "prog.h"
 #include "rl_skel.h"
+#include "sa.h"
 
 static bool fault(const char *what)
 {
@@ -107,6 +108,21 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		}
 	}
 	if (o->reuse) {
+		ret = rl_sa_bits_of(o->reuse->state4);
+		if (ret < 0) {
+			snprintf(err, errlen, "couldn't read the IPv4 source table: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+		bits = (__u32)ret;
+	} else {
+		bits = rl_sa_bits_for(o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
+	}
+	skel->rodata->rl_sa_bits = bits;
+	ret = rl_sa_check(&cfg->params, bits, err, errlen);
+	if (ret)
+		goto fail;
+	if (o->reuse) {
 		ret = reuse_maps(skel, o->reuse);
 		if (!ret && o->reuse_clock > 0)
 			ret = bpf_map__reuse_fd(skel->maps.rl_clock, o->reuse_clock);
@@ -116,8 +132,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			goto fail;
 		}
 	} else {
-		ret = bpf_map__set_max_entries(skel->maps.rl_state4,
-					       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
+		ret = bpf_map__set_max_entries(skel->maps.rl_sets4, 1U << bits);
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
 						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
@@ -164,7 +179,7 @@ int rl_prog_fd(const struct xdp_ratelimit *skel)
 
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 {
-	fds->state4 = bpf_map__fd(skel->maps.rl_state4);
+	fds->state4 = bpf_map__fd(skel->maps.rl_sets4);
 	fds->state6 = bpf_map__fd(skel->maps.rl_state6);
 	fds->config = bpf_map__fd(skel->maps.rl_config);
 	fds->ctl = bpf_map__fd(skel->maps.rl_ctl);
