@@ -18,6 +18,10 @@
 #include "rl_events.h"
 #include "rl_sa.h"
 
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1 /* the sweep's timer: the packet clock's */
+#endif
+
 /*
  * The configuration. Not const: the compiler must load it rather than fold
  * the zeros it is declared with; libbpf makes every ".rodata.*" section a
@@ -48,6 +52,26 @@ struct {
 	__type(value, struct rl_sa_set);
 	__uint(max_entries, 1U << RL_SA_BITS_MIN);
 } rl_sets4 SEC(".maps");
+
+/*
+ * IPv4 sources of the policies rl_sets4 cannot hold (user/sa.h,
+ * rl_sa_check()): the LRU hash. The table a policy does not use has one
+ * entry (user/xdp_attach.c), and the verifier drops the code that reaches it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_state_key4);
+	__type(value, __u64);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+} rl_state4 SEC(".maps");
+
+/* The sweep of rl_sets4: a BPF timer, armed by the first insertion (see sweep_cb()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rl_sweep);
+	__uint(max_entries, 1);
+} rl_sweep SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -167,44 +191,95 @@ static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
 /* What inserting a new source needs, behind one pointer (a subprogram takes five registers). */
 struct rl_miss {
 	struct rl_kcounters *cnt;
-	void *key; /* struct rl_state_key */
+	void *key; /* struct rl_state_key4 or struct rl_state_key */
 	const struct rl_key *src; /* IPv6: the unmasked source */
 	__u64 now, cost;
 	int kind; /* enum rl_key_kind of an IPv6 source */
 };
 
 /*
- * The state of an IPv4 source first seen at @now: carried over from the
- * previous generation (its copy under gen - 1, read back in the previous
- * parameters' terms), or fresh.
+ * The state of IPv4 source @addr (masked by mask4) under the previous
+ * generation in rl_sets4, read back in the previous parameters' terms: 1 and
+ * *st when it is there. A pending copy is not in yet: nothing to carry.
  */
-static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
+static __always_inline int sa_prev(__be32 addr, __u64 now, __u64 *st)
 {
 	__u32 bits = rl_sa_bits, h, idx, i;
 	__u64 id, idm, w;
 	struct rl_sa_set *set;
 
-	if (!cnt)
-		return 0;
-	if (!rl_cfg.has_prev)
-		return rl_initial_state(&rl_cfg.params, now);
 	h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
 	idx = h & ((1U << bits) - 1);
 	id = rl_sa_id(h, rl_cfg.gen - 1, bits);
 	idm = rl_sa_id_mask(bits);
 	set = bpf_map_lookup_elem(&rl_sets4, &idx);
 	if (!set)
-		return rl_initial_state(&rl_cfg.params, now);
+		return 0;
 	for (i = 0; i < RL_SA_WAYS; i++) {
 		w = *(volatile __u64 *)&set->w[i];
-		/* A pending copy of the old generation is not in yet: nothing to carry. */
 		if ((w & idm) == id && !(w & RL_SA_PEND)) {
-			cnt->carried++;
-			w = rl_sa_get(w, rl_sa_ref(&rl_cfg.prev, now), bits);
-			return rl_carry_state(&rl_cfg, w, now);
+			*st = rl_sa_get(w, rl_sa_ref(&rl_cfg.prev, now), bits);
+			return 1;
 		}
 	}
-	return rl_initial_state(&rl_cfg.params, now);
+	return 0;
+}
+
+/* The same source's previous state in rl_state4. */
+static __always_inline __u64 *lru_prev(__be32 addr)
+{
+	struct rl_state_key4 pk = { .addr = addr & rl_cfg.prev_mask4, .gen = rl_cfg.gen - 1 };
+
+	return bpf_map_lookup_elem(&rl_state4, &pk);
+}
+
+/*
+ * The state of an IPv4 source first seen at @now in rl_sets4: carried over
+ * from the previous generation, from whichever table the previous policy
+ * used, or fresh.
+ */
+static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
+{
+	__u64 w, *p;
+
+	if (!cnt)
+		return 0;
+	if (!rl_cfg.has_prev)
+		return rl_initial_state(&rl_cfg.params, now);
+	if (rl_cfg.prev_table4 == RL_TABLE4_LRU) {
+		p = lru_prev(addr);
+		if (!p)
+			return rl_initial_state(&rl_cfg.params, now);
+		w = *p;
+	} else if (!sa_prev(addr, now, &w)) {
+		return rl_initial_state(&rl_cfg.params, now);
+	}
+	cnt->carried++;
+	return rl_carry_state(&rl_cfg, w, now);
+}
+
+/*
+ * A source without state in rl_state4: insert it. Subprograms rather than
+ * inlined, so that the common path, a hit, is short straight-line code.
+ * Return as rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the
+ * source first.
+ */
+static __noinline int new_source4(struct rl_miss *m)
+{
+	struct rl_state_key4 *k = m->key;
+	__u64 *prev = NULL, val, pv;
+	int pass;
+
+	if (!k || !m->cnt) /* cannot happen; the verifier needs to know */
+		return -1;
+	if (rl_cfg.has_prev) {
+		if (rl_cfg.prev_table4 == RL_TABLE4_LRU)
+			prev = lru_prev(k->addr);
+		else if (sa_prev(k->addr, m->now, &pv))
+			prev = &pv;
+	}
+	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
+	return inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
 }
 
 /* @kind is an enum rl_key_kind: masked by --prefix6, or kept whole (link-local). */
@@ -262,6 +337,130 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 	}
 	cnt->cas_exhausted++;
 	return RL_CAS_LOST;
+}
+
+/* 1: within the limit; 0: over it; -1: the source could not be tracked (rl_state4). */
+static __always_inline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
+	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k);
+
+	if (!st) {
+		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
+		int ret = new_source4(&m);
+
+		if (ret != RL_RETRY_LOOKUP)
+			return ret;
+		st = bpf_map_lookup_elem(&rl_state4, &k);
+		if (!st) {
+			cnt->insert_failed++;
+			return -1;
+		}
+	}
+	return step_state(cnt, st, now, cost);
+}
+
+/*
+ * The sweep of rl_sets4. A slot keeps its state mod 2^m, read back near the
+ * clock: a source idle for 2^(m-1) vt would be read as ahead (stricter than
+ * it should be). The sweep rewrites every state the clock has left behind
+ * to an equivalent one near the clock (a full bucket; empty counts), so that
+ * none drifts that far. It runs from a BPF timer: every RL_SA_SWEEP_TICK_NS
+ * it sweeps 1/2^RL_SA_SWEEP_PARTS of the sets, so a whole pass takes
+ * RL_SA_SWEEP_PASS_NS whatever the table's size, with no daemon. The first
+ * insertion into the table arms it; a program loaded by set finds it armed
+ * (rl_sweep is pinned and reused). The callback reads the live policy from
+ * rl_config rather than from its own program's constants: the timer keeps
+ * calling the program that armed it, which set may since have replaced.
+ * Every rewrite is a compare-and-swap from the word read: a packet that
+ * updated the slot in between wins, and its state is current anyway.
+ */
+struct sweep_ctx {
+	const struct rl_params *p;
+	__u64 ref, behind, idm, sm, gen, cb;
+	__u32 start, mask;
+	__u64 swept;
+};
+
+static long sweep_set(__u64 n, void *data)
+{
+	struct sweep_ctx *c = data;
+	__u32 idx = (c->start + (__u32)n) & c->mask;
+	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	__u64 w, st, out, k, id;
+	int i;
+
+	if (!set)
+		return 1;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if (!(w & RL_SA_USED) || (w & RL_SA_PEND) ||
+		    (w & (3ULL << RL_SA_GEN_SHIFT)) != c->gen)
+			continue;
+		st = rl_sa_get(w, c->ref, rl_sa_bits);
+		if (!c->cb) {
+			/* A TAT behind the clock is a full bucket, however far behind. */
+			if ((__s64)(st - c->behind) >= 0)
+				continue;
+			out = c->behind;
+		} else {
+			/* A window id not k - 1, k or k + 1: empty counts, as a new source's. */
+			k = c->ref >> c->cb;
+			id = st >> c->cb;
+			if (((id - k + 1) & c->p->id_mask) <= 2)
+				continue;
+			out = ((k - 2) & c->p->id_mask) << c->cb;
+		}
+		if (__sync_val_compare_and_swap(&set->w[i], w, (w & c->idm) | (out & c->sm)) == w)
+			c->swept++;
+	}
+	return 0;
+}
+
+static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
+{
+	__u32 zero = 0, bits = rl_sa_bits;
+	struct sweep_ctx c = {};
+	struct rl_config *cfg;
+	struct rl_ctl *ctl;
+	__u64 now;
+
+	ctl = bpf_map_lookup_elem(&rl_ctl, &zero);
+	cfg = ctl ? bpf_map_lookup_elem(&rl_config, &ctl->active) : NULL;
+	if (cfg && cfg->table4 == RL_TABLE4_SA) {
+		now = rl_test_clock ? rl_now() : bpf_ktime_get_ns();
+		c.p = &cfg->params;
+		c.cb = rl_sa_count_bits(&cfg->params);
+		c.ref = rl_sa_ref(&cfg->params, now);
+		c.behind = c.ref - RL_SA_SWEEP_SLACK;
+		c.idm = rl_sa_id_mask(bits);
+		c.sm = rl_sa_state_mask(bits);
+		c.gen = (__u64)(cfg->gen & 3) << RL_SA_GEN_SHIFT;
+		c.mask = (1U << bits) - 1;
+		c.start = (__u32)sw->next & c.mask;
+		bpf_loop(1U << (bits - RL_SA_SWEEP_PARTS), sweep_set, &c, 0);
+		sw->swept += c.swept;
+		sw->next = (c.start + (1U << (bits - RL_SA_SWEEP_PARTS))) & c.mask;
+		if (!sw->next)
+			sw->passes++;
+	}
+	bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
+	return 0;
+}
+
+/* Arm the sweep's timer, once per table (rl_sweep lives as long as the maps). */
+static __always_inline void sweep_arm(void)
+{
+	struct rl_sweep *sw;
+	__u32 zero = 0;
+
+	sw = bpf_map_lookup_elem(&rl_sweep, &zero);
+	if (!sw || *(volatile __u64 *)&sw->armed ||
+	    __sync_val_compare_and_swap(&sw->armed, 0, 1) != 0)
+		return;
+	bpf_timer_init(&sw->t, &rl_sweep, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&sw->t, sweep_cb);
+	bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
 }
 
 /*
@@ -327,7 +526,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;
-	return 0;
+	return RL_CAS_LOST;
 }
 
 /*
@@ -402,6 +601,7 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
 	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
 	cnt->new_sources++;
+	sweep_arm();
 	return pass;
 }
 
@@ -415,8 +615,11 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 {
 	__be32 addr = saddr & rl_cfg.mask4;
 	__u64 now = rl_now(), cost = packet_cost(len);
-	int ret = limit_sa4(cnt, addr, now, cost);
+	int ret;
 
+	if (rl_cfg.table4 == RL_TABLE4_LRU)
+		return limit_lru4(cnt, addr, now, cost);
+	ret = limit_sa4(cnt, addr, now, cost);
 	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
 		ret = sa_miss4(cnt, addr, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
@@ -426,7 +629,7 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 	}
 	if (ret == RL_SA_MISS || ret == RL_RETRY_LOOKUP) {
 		cnt->cas_exhausted++;
-		return 0;
+		return RL_CAS_LOST;
 	}
 	return ret;
 }

@@ -28,6 +28,7 @@
 #define RL_SA_H
 
 #include <linux/types.h>
+#include <linux/bpf.h>
 #include "rl_algo.h"
 
 #define RL_SA_WAYS	8
@@ -50,6 +51,33 @@
 
 struct rl_sa_set {
 	__u64 w[RL_SA_WAYS];
+};
+
+/*
+ * The sweep (bpf/xdp_ratelimit.bpf.c, sweep_cb()): a BPF timer that every
+ * RL_SA_SWEEP_TICK_NS rewrites the idle states of 1/2^RL_SA_SWEEP_PARTS of
+ * the sets, so each slot is swept once per RL_SA_SWEEP_PASS_NS (6.4 s),
+ * whatever the table's size. A slot is misread only if the clock passes it
+ * by 2^(m-1) vt (m >= 42: 2^41 vt, 36 minutes at 1 vt per ns, 9 at the
+ * fastest byte rates) between two sweeps: more than 80 times the pass.
+ */
+#define RL_SA_SWEEP_PARTS   6
+#define RL_SA_SWEEP_TICK_NS 100000000ULL
+#define RL_SA_SWEEP_PASS_NS (RL_SA_SWEEP_TICK_NS << RL_SA_SWEEP_PARTS)
+/*
+ * How far behind the clock a swept TAT is written: more than any clock
+ * disagreement between CPUs (1 s at one vt per ns, 8 ms at 128), far less
+ * than 2^(m-1) (2^41 vt at least).
+ */
+#define RL_SA_SWEEP_SLACK (1ULL << 30)
+
+/* The value of rl_sweep: the timer and where the sweep is (read by status). */
+struct rl_sweep {
+	struct bpf_timer t;
+	__u64 armed; /* 1 once an insertion armed the timer */
+	__u64 next; /* the next set to sweep */
+	__u64 passes; /* whole passes over the table */
+	__u64 swept; /* states rewritten */
 };
 
 /* murmur3's 32-bit finalizer: every step is invertible, so it is a bijection. */

@@ -7,16 +7,19 @@
 #include "rl_common.h"
 #include "rl_events.h"
 
-/*
- * File descriptors of the maps of a limiter, in the order of rl_map_names[]
- * (user/pins.h). state4 is the set-associative IPv4 table rl_sets4
- * (include/rl_sa.h), state6 the IPv6 hash table.
- */
+/* File descriptors of the maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
 	/* Rules (user/rulemaps.h): their copy, counters, per-source states, prefix tries. */
 	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
+	/*
+	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the
+	 * set-associative rl_sets4 (include/rl_sa.h); the policy uses one of
+	 * them (struct rl_config's table4), the other has a single entry.
+	 * sweep: the timer that sweeps sets4.
+	 */
+	int sets4, sweep;
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
@@ -24,7 +27,8 @@ struct rl_pins {
 	{                                                                                          \
 		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
 			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
-			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports            \
+			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
+			&(p)->sets4, &(p)->sweep                                                   \
 	}
 
 /* The live configuration and its slot. */
@@ -60,7 +64,8 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k);
 /*
  * Rewrite the IPv4 states the clock has left far behind (user/sa.h,
- * rl_sa_sweep()): *swept counts them.
+ * rl_sa_sweep()), as the kernel's timer does: *swept counts them. 0 with
+ * nothing swept when the policy uses the LRU table.
  */
 int rl_state_sweep(const struct rl_pins *pins, __u64 *swept);
 /* Sources tracked under generation @gen (a walk of the table: not for every second). */

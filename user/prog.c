@@ -57,10 +57,11 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 				   skel->maps.rl_rcfg,	   skel->maps.rl_rcnt,
 				   skel->maps.rl_rstate,   skel->maps.rl_src4a,
 				   skel->maps.rl_src6a,	   skel->maps.rl_src4b,
-				   skel->maps.rl_src6b,	   skel->maps.rl_ports };
+				   skel->maps.rl_src6b,	   skel->maps.rl_ports,
+				   skel->maps.rl_sets4,	   skel->maps.rl_sweep };
 	int fds[] = { p->state4, p->state6, p->config, p->ctl,	p->counters, p->events,
 		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt, p->rstate,   p->src4a,
-		      p->src6a,	 p->src4b,  p->src6b,  p->ports };
+		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sets4,   p->sweep };
 	int ret;
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -75,6 +76,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 				   char *err, size_t errlen)
 {
 	struct xdp_ratelimit *skel;
+	__u32 max4 = o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES, bits;
 	int ret, avail = free_fds(), need = RL_LOAD_FDS_EXTRA;
 	struct bpf_map *map;
 
@@ -95,6 +97,20 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	}
 	skel->rodata_cfg->rl_cfg = *cfg;
 	skel->rodata->rl_test_clock = o->test_clock;
+	bits = rl_sa_bits_for(max4);
+	ret = o->reuse ? rl_sa_bits_live(o->reuse, &bits) : 0;
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the size of the IPv4 source table: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	skel->rodata->rl_sa_bits = bits;
+	/* rl_table4_choose() picked rl_sets4 for a policy it holds: check, rather than trust. */
+	if (cfg->table4 == RL_TABLE4_SA) {
+		ret = rl_sa_check(&cfg->params, bits, err, errlen);
+		if (ret)
+			goto fail;
+	}
 	if (o->rules) {
 		skel->rodata_cfg->rl_rules = *o->rules;
 	} else if (o->reuse) {
@@ -107,21 +123,6 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			goto fail;
 		}
 	}
-	if (o->reuse) {
-		ret = rl_sa_bits_of(o->reuse->state4);
-		if (ret < 0) {
-			snprintf(err, errlen, "couldn't read the IPv4 source table: %s",
-				 strerror(-ret));
-			goto fail;
-		}
-		bits = (__u32)ret;
-	} else {
-		bits = rl_sa_bits_for(o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
-	}
-	skel->rodata->rl_sa_bits = bits;
-	ret = rl_sa_check(&cfg->params, bits, err, errlen);
-	if (ret)
-		goto fail;
 	if (o->reuse) {
 		ret = reuse_maps(skel, o->reuse);
 		if (!ret && o->reuse_clock > 0)
@@ -195,4 +196,6 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->src4b = bpf_map__fd(skel->maps.rl_src4b);
 	fds->src6b = bpf_map__fd(skel->maps.rl_src6b);
 	fds->ports = bpf_map__fd(skel->maps.rl_ports);
+	fds->sets4 = bpf_map__fd(skel->maps.rl_sets4);
+	fds->sweep = bpf_map__fd(skel->maps.rl_sweep);
 }

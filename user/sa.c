@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
+#include "maps.h"
 #include "sa.h"
 
 __u32 rl_sa_bits_for(__u32 max_sources)
@@ -62,6 +63,50 @@ int rl_sa_check(const struct rl_params *p, __u32 bits, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void rl_table4_choose(struct rl_config *cfg, __u32 bits)
+{
+	cfg->table4 = rl_sa_check(&cfg->params, bits, NULL, 0) ? RL_TABLE4_LRU : RL_TABLE4_SA;
+}
+
+int rl_sa_bits_live(const struct rl_pins *pins, __u32 *bits)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	struct rl_ctl ctl = {};
+	int ret = rl_sa_bits_of(pins->sets4);
+
+	if (ret >= 0) {
+		*bits = (__u32)ret;
+		return 0;
+	}
+	/* rl_sets4 is the stand-in: the size it will have is --max-sources's. */
+	if (bpf_map_lookup_elem(pins->ctl, &zero, &ctl))
+		return -errno;
+	if (!ctl.max_sources4) {
+		if (bpf_obj_get_info_by_fd(pins->state4, &info, &len))
+			return -errno;
+		ctl.max_sources4 = info.max_entries;
+	}
+	*bits = rl_sa_bits_for(ctl.max_sources4);
+	return 0;
+}
+
+int rl_table4_create(enum rl_table4 t, __u32 max_sources, __u32 bits, bool stand_in)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o);
+	int fd;
+
+	if (t == RL_TABLE4_LRU) {
+		fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "rl_state4", sizeof(struct rl_state_key4),
+				    sizeof(__u64), stand_in ? 1 : max_sources, NULL);
+	} else {
+		o.map_flags = BPF_F_MMAPABLE;
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rl_sets4", sizeof(__u32),
+				    sizeof(struct rl_sa_set), stand_in ? 1 : 1U << bits, &o);
+	}
+	return fd < 0 ? -errno : fd;
 }
 
 int rl_sa_map(int fd, struct rl_sa_map *m)

@@ -7,17 +7,11 @@
 #ifndef RL_USER_SA_H
 #define RL_USER_SA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 #include "rl_common.h"
 #include "rl_sa.h"
-
-/*
- * How far behind the clock a swept TAT is written: more than any clock
- * disagreement between CPUs (1 s at one vt per ns, 8 ms at 128), far less
- * than 2^(m-1) (2^41 vt at least).
- */
-#define RL_SA_SWEEP_SLACK (1ULL << 30)
 
 /* log2 of the number of sets for @max_sources: RL_SA_SLOTS_PER_SOURCE slots each. */
 __u32 rl_sa_bits_for(__u32 max_sources);
@@ -29,6 +23,21 @@ int rl_sa_bits_of(int fd);
  * RL_SA_WIN_ID_BITS_MIN bits. -EINVAL with the reason in @err.
  */
 int rl_sa_check(const struct rl_params *p, __u32 bits, char *err, size_t errlen);
+
+/*
+ * Which IPv4 table @cfg's policy uses (cfg->table4): rl_sets4 when
+ * rl_sa_check() accepts its parameters for 2^@bits sets, rl_state4 otherwise.
+ */
+void rl_table4_choose(struct rl_config *cfg, __u32 bits);
+struct rl_pins;
+/* log2 of the sets of the live limiter's rl_sets4, the one in place or the one it would have. */
+int rl_sa_bits_live(const struct rl_pins *pins, __u32 *bits);
+/*
+ * A new IPv4 table of kind @t, as the BPF object defines it: rl_state4 of
+ * @max_sources entries or rl_sets4 of 2^@bits sets, or with @stand_in the
+ * one-entry stand-in of the table a policy does not use. Returns its fd.
+ */
+int rl_table4_create(enum rl_table4 t, __u32 max_sources, __u32 bits, bool stand_in);
 
 /* The table mapped: its sets and the number of them. */
 struct rl_sa_map {
