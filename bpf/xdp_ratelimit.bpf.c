@@ -259,12 +259,11 @@ static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 add
 }
 
 /*
- * A source without state in rl_state4: insert it. Subprograms rather than
- * inlined, so that the common path, a hit, is short straight-line code.
- * Return as rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the
- * source first.
+ * A source without state in rl_state4: insert it. Return as rate_limit(),
+ * or RL_RETRY_LOOKUP when another CPU inserted the source first. Inlined in
+ * limit_lru4(), itself out of line.
  */
-static __noinline int new_source4(struct rl_miss *m)
+static __always_inline int new_source4(struct rl_miss *m)
 {
 	struct rl_state_key4 *k = m->key;
 	__u64 *prev = NULL, val, pv;
@@ -339,12 +338,21 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 	return RL_CAS_LOST;
 }
 
-/* 1: within the limit; 0: over it; -1: the source could not be tracked (rl_state4). */
-static __always_inline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+/*
+ * 1: within the limit; 0: over it; -1: the source could not be tracked
+ * (rl_state4). A global function, as limit_sa4(): the program holds both
+ * tables' code (the policy's constants remove one at load), and the stack
+ * of both inlined in the packet path and slow_path() passes the verifier's
+ * 512 bytes under the insertion's frame.
+ */
+__noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
 	struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
-	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k);
+	__u64 *st;
 
+	if (!cnt)
+		return -1;
+	st = bpf_map_lookup_elem(&rl_state4, &k);
 	if (!st) {
 		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
 		int ret = new_source4(&m);

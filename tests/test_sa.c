@@ -333,7 +333,7 @@ static int idle_wrap(__u32 src, __u64 t0, const __u64 *sweeps, int n)
 		if (!ASSERT_EQ(send_from(&fl, src, t0), 1, "the burst"))
 			goto out;
 	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.state4, &m), "map the table"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
 		goto out;
 	for (int i = 0; i < n; i++)
 		if (!ASSERT_OK(rl_sa_sweep(&m, &fl.cfg, sweeps[i], &swept), "sweep") ||

@@ -133,7 +133,13 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			goto fail;
 		}
 	} else {
-		ret = bpf_map__set_max_entries(skel->maps.rl_sets4, 1U << bits);
+		bool lru = cfg->table4 == RL_TABLE4_LRU || o->both_tables4;
+		bool sa = cfg->table4 == RL_TABLE4_SA || o->both_tables4;
+
+		/* The table the policy does not use: one entry (a set that needs it makes it). */
+		ret = bpf_map__set_max_entries(skel->maps.rl_state4, lru ? max4 : 1);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_sets4, sa ? 1U << bits : 1);
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
 						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
@@ -180,7 +186,7 @@ int rl_prog_fd(const struct xdp_ratelimit *skel)
 
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 {
-	fds->state4 = bpf_map__fd(skel->maps.rl_sets4);
+	fds->state4 = bpf_map__fd(skel->maps.rl_state4);
 	fds->state6 = bpf_map__fd(skel->maps.rl_state6);
 	fds->config = bpf_map__fd(skel->maps.rl_config);
 	fds->ctl = bpf_map__fd(skel->maps.rl_ctl);
