@@ -9,11 +9,14 @@
  *				source under its rate and one over it, on the test clock
  *	sa_targeted_flood	spoofed sources aimed at one source's set
  *	sa_sweep_idle		a source idle for 2^m vt, with and without a sweep
+ *	sa_sweep_timer		the same, swept by the kernel's timer
+ *	sa_table_switch_carries	sets between rl_sets4 and rl_state4 carry states over
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include "frames.h"
@@ -362,4 +365,144 @@ TEST_FLAGS(sa_sweep_idle, RL_TEST_ROOT)
 		  "not swept: after 2^m ns its TAT reads back as an empty bucket");
 	ASSERT_EQ(idle_wrap(0xc6120001U, t0, sweeps, 2), 1,
 		  "swept every 2^(m-1) ns: a full bucket after 2^m ns");
+}
+
+/* The word of @addr's slot under generation @gen, or 0 when the table does not hold it. */
+static __u64 slot_word(const struct rl_sa_map *m, __u32 addr, __u32 gen)
+{
+	__u32 idx;
+	int way;
+	__u64 w;
+
+	return rl_sa_find(m, htonl(addr), gen, &idx, &way, &w) ? 0 : w;
+}
+
+/* Until @addr's slot word is no longer @w0 (the timer swept it), for at most @ms. */
+static __u64 wait_swept(const struct rl_sa_map *m, __u32 addr, __u32 gen, __u64 w0, int ms)
+{
+	__u64 w = w0;
+
+	for (int i = 0; i < ms / 10 && w == w0; i++) {
+		usleep(10000);
+		w = slot_word(m, addr, gen);
+	}
+	return w;
+}
+
+/*
+ * As sa_sweep_idle, with the sweeps left to the kernel: the first insertion
+ * arms rl_sweep's timer, which sweeps the whole table every
+ * RL_SA_SWEEP_PASS_NS of real time at the test clock's time. The clock is
+ * moved to each sweep point and held there until the timer has rewritten the
+ * source's slot; then, 2^m ns after the source emptied its bucket, it finds
+ * a full one.
+ */
+TEST_FLAGS(sa_sweep_timer, RL_TEST_ROOT)
+{
+	const __u32 src = 0xc6120002U;
+	const __u64 t0 = 1000 * MSEC, wrap = 1ULL << (RL_SA_STATE_BASE + RL_SA_BITS_MIN);
+	const __u64 sweeps[] = { t0 + wrap / 4, t0 + wrap / 4 + wrap / 2 - 2 * RL_SA_SWEEP_SLACK };
+	const int wait_ms = (int)(RL_SA_SWEEP_PASS_NS / MSEC) + 3000;
+	struct rl_sa_map m = {};
+	struct rl_sweep sw = {};
+	__u32 zero = 0;
+	struct flood fl;
+	__u64 w0, w;
+
+	if (!flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }) ||
+	    !ASSERT_EQ(fl.cfg.params.vt_int, 1, "vt is the ns") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep") ||
+	    !ASSERT_EQ(sw.armed, 0, "no insertion yet: the timer is not armed"))
+		goto out;
+	for (int i = 0; i < 10; i++)
+		if (!ASSERT_EQ(send_from(&fl, src, t0), 1, "the burst"))
+			goto out;
+	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep") ||
+	    !ASSERT_EQ(sw.armed, 1, "the first insertion armed the timer") ||
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		w0 = slot_word(&m, src, fl.cfg.gen);
+		if (!ASSERT_TRUE(w0 != 0, "the source is in the table") ||
+		    !ASSERT_OK(bpf_map_update_elem(fl.p.clock_fd, &zero, &sweeps[i], BPF_ANY),
+			       "move the test clock"))
+			goto out;
+		w = wait_swept(&m, src, fl.cfg.gen, w0, wait_ms);
+		if (!ASSERT_TRUE(w != w0, "the timer rewrote the idle state within a pass"))
+			goto out;
+		ASSERT_EQ(rl_sa_get(w, sweeps[i], m.bits), sweeps[i] - RL_SA_SWEEP_SLACK,
+			  "to the full bucket just behind the clock");
+	}
+	ASSERT_EQ(send_from(&fl, src, t0 + wrap), 1, "2^m ns later: a full bucket");
+	if (ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep"))
+		ASSERT_TRUE(sw.swept >= 2, "the timer counts what it rewrote");
+out:
+	rl_sa_unmap(&m);
+	flood_stop(&fl);
+}
+
+/*
+ * A set to a policy rl_sets4 cannot hold (a bucket of 2000 s: more than
+ * 2^(m-2) vt) moves to rl_state4, and one back to rl_sets4: each program
+ * carries a source over from the table the previous policy used, and new
+ * sources go to the table of the live policy.
+ */
+TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
+{
+	const __u32 a = 0xc6120003U, b = 0xc6120004U;
+	const __u64 t0 = 1000 * MSEC;
+	struct rl_config c1, c2, c3, live;
+	struct rl_state_key4 k4 = {};
+	struct rl_counters c;
+	struct flood fl;
+	__u32 active;
+	__u64 st;
+
+	if (!flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }))
+		goto out;
+	c1 = fl.cfg;
+	for (int i = 0; i < 10; i++)
+		if (!ASSERT_EQ(send_from(&fl, a, t0), 1, "the burst"))
+			goto out;
+	if (!ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_SA, "a 10-packet bucket: rl_sets4"))
+		goto out;
+	if (!rl_build_config(&c2, (const char *const[]){ "--rate", "1000", "--burst", "2000000", NULL },
+			     &c1) ||
+	    !rl_prog_configure(&fl.p, 1, &c2) ||
+	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_LRU, "a 2000 s bucket: rl_state4") ||
+	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_SA, "after rl_sets4"))
+		goto out;
+	if (!ASSERT_EQ(send_from(&fl, a, t0 + MSEC), 1, "A under the new policy") ||
+	    !ASSERT_EQ(send_from(&fl, b, t0 + MSEC), 1, "B, new") ||
+	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
+	    !ASSERT_EQ(c.carried, 1, "A carried over from rl_sets4"))
+		goto out;
+	k4.gen = c2.gen;
+	k4.addr = htonl(a);
+	ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.state4, &k4, &st), "A in rl_state4");
+	k4.addr = htonl(b);
+	ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.state4, &k4, &st), "B in rl_state4");
+	if (!rl_build_config(&c3, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL },
+			     &c2) ||
+	    !rl_prog_configure(&fl.p, 0, &c3) ||
+	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_SA, "back to rl_sets4") ||
+	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_LRU, "after rl_state4"))
+		goto out;
+	if (!ASSERT_TRUE(send_from(&fl, b, t0 + 2 * MSEC) >= 0, "B under the third policy") ||
+	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
+	    !ASSERT_EQ(c.carried, 2, "B carried over from rl_state4"))
+		goto out;
+	{
+		struct rl_sa_map m = {};
+
+		if (ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map rl_sets4"))
+			ASSERT_TRUE(slot_word(&m, b, c3.gen) != 0, "B in rl_sets4");
+		rl_sa_unmap(&m);
+	}
+out:
+	flood_stop(&fl);
 }
