@@ -248,6 +248,9 @@ static int unpin_dir(const char *dir)
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, rl_map_names[i]);
 		unlink(path);
+		/* What rl_pins_replace() leaves if it is killed between pin and rename. */
+		snprintf(path, sizeof(path), "%s/new-%s", dir, rl_map_names[i]);
+		unlink(path);
 	}
 	return rmdir(dir) && errno != ENOENT ? -errno : 0;
 }
@@ -367,9 +370,12 @@ int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 
-	/* Pinned beside it, then renamed over it: the name never points at nothing. */
+	/*
+	 * Pinned beside it, then renamed over it: the name never points at
+	 * nothing. bpffs refuses names with a dot.
+	 */
 	snprintf(path, sizeof(path), "%s/%s", ifc->pindir, name);
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	snprintf(tmp, sizeof(tmp), "%s/new-%s", ifc->pindir, name);
 	unlink(tmp);
 	if (bpf_obj_pin(fd, tmp)) {
 		snprintf(err, errlen, "couldn't pin %s: %s", tmp, strerror(errno));

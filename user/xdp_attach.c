@@ -470,18 +470,18 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 		snprintf(err, errlen, "%s: nothing changed", why);
 		goto out;
 	}
-	/* The new table is live: pinned, for every command that opens the limiter. */
-	if (sw && rl_pins_replace(ifc, table4_name(c.table4), *table4_fd(&np, c.table4), why,
-				  sizeof(why))) {
-		snprintf(err, errlen, "the new policy is live, but %s", why);
-		ret = 1;
-		goto out;
-	}
 	ret = rl_config_swap(pins, &c, active);
 	if (ret) {
 		snprintf(err, errlen,
 			 "the new policy is live, but its copy for status couldn't be written: %s",
 			 strerror(-ret));
+		ret = 1;
+		goto out;
+	}
+	/* The new table is live: pinned, for every command that opens the limiter. */
+	if (sw && rl_pins_replace(ifc, table4_name(c.table4), *table4_fd(&np, c.table4), why,
+				  sizeof(why))) {
+		snprintf(err, errlen, "the new policy is live, but %s", why);
 		ret = 1;
 		goto out;
 	}
