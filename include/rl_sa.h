@@ -58,8 +58,9 @@ struct rl_sa_set {
  * RL_SA_SWEEP_TICK_NS rewrites the idle states of 1/2^RL_SA_SWEEP_PARTS of
  * the sets, so each slot is swept once per RL_SA_SWEEP_PASS_NS (6.4 s),
  * whatever the table's size. A slot is misread only if the clock passes it
- * by 2^(m-1) vt (m >= 42: 2^41 vt, 36 minutes at 1 vt per ns, 9 at the
- * fastest byte rates) between two sweeps: more than 80 times the pass.
+ * by 2^(m-1) vt between two sweeps: m >= 42, so 2^41 vt, 36 minutes at one
+ * vt per ns and 17 s at 128 (the fastest byte rates) with the smallest
+ * table, 2^5 times that with the default one (docs/design.md).
  */
 #define RL_SA_SWEEP_PARTS   6
 #define RL_SA_SWEEP_TICK_NS 100000000ULL
