@@ -2,9 +2,10 @@
 /*
  * Issue #11, after adoption: the product's XDP program at 1 and 1M IPv4
  * sources through bench_ref's driver (scattered order, as bench/setassoc.c
- * measures its programs), net of the driver alone. Built against one tree's
- * build by sa_product.sh, which runs it for the LRU base and for the
- * set-associative table and prints the ratios. Prints "round sources ns".
+ * measures its programs), net of the driver alone. Built against a tree's
+ * build by sa_product.sh, which runs it with the IPv4 table the policy gets
+ * (rl_sets4) and with RL_BENCH_TABLE4=lru (rl_state4: bench_limiter() forces
+ * it), and prints the ratios. Prints "round sources ns".
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include "bench.h"
 #include "config.h"
 #include "prog.h"
-#include "xdp_ratelimit.skel.h"
+#include "rl_skel.h"
 #include "bench_ref.skel.h"
 
 static int set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 	bench_frame_ipv4(&frame, 64);
 	if (bench_config(&cfg, args))
 		return 1;
-	lim = bench_limiter(&cfg, M1);
+	lim = bench_limiter(&cfg, M1, 16);
 	drv = bench_ref__open();
 	if (!lim || !drv)
 		return 1;

@@ -1,28 +1,27 @@
 #!/bin/sh
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Issue #11: the product with the set-associative IPv4 table against the product
-# with the LRU table, everything else equal, at 1 and 1M sources.
-#   bench/tools/sa_product.sh BASE_TREE SA_TREE [RUNS] [ROUNDS]   (as root)
-# Each tree must have run `make` and `make build/rl-bench`. Runs alternate
-# between the two builds; the medians over rounds of each run are printed.
+# Issue #11: the product with the set-associative IPv4 table (rl_sets4, what
+# the policy gets) against the same product with the LRU table (rl_state4,
+# forced with RL_BENCH_TABLE4=lru), everything else equal, at 1 and 1M sources.
+#   bench/tools/sa_product.sh [TREE] [RUNS] [ROUNDS]   (as root)
+# TREE (default .) must have run `make` and `make build/rl-bench`. Runs
+# alternate between the two tables; the medians over rounds of each run are
+# printed, with the ratio S/LRU.
 set -e
-base=$1 sa=$2 runs=${3:-3} rounds=${4:-7}
-[ -d "$base/build/bench" ] && [ -d "$sa/build/bench" ] || { echo "usage: $0 BASE_TREE SA_TREE [RUNS] [ROUNDS]" >&2; exit 2; }
+tree=${1:-.} runs=${2:-3} rounds=${3:-7}
+[ -d "$tree/build/bench" ] || { echo "usage: $0 [TREE] [RUNS] [ROUNDS]" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 src=$(dirname "$0")/sa_product.c
-for t in base sa; do
-	eval d=\$$t
-	# bench.o holds rl-bench's main(): renamed, the rest of it is linked as is.
-	objcopy --redefine-sym main=rl_bench_main "$d/build/bench/bench.o" "$tmp/bench_$t.o"
-	gcc -O2 -D_GNU_SOURCE -I"$d/include" -I"$d/user" -I"$d/build" -I"$d/bench" \
-		-I"$d/build/bench" "$src" "$tmp/bench_$t.o" $(ls "$d"/build/bench/*.o | grep -v '/bench\.o$' | grep -v '\.bpf\.o$') \
-		"$d/build/libxdp-ratelimit.a" -lxdp -lbpf -lelf -lz -lpthread -lm -o "$tmp/m_$t"
-done
+d=$tree
+# bench.o holds rl-bench's main(): renamed, the rest of it is linked as is.
+objcopy --redefine-sym main=rl_bench_main "$d/build/bench/bench.o" "$tmp/bench.o"
+gcc -O2 -D_GNU_SOURCE -I"$d/include" -I"$d/user" -I"$d/build" -I"$d/bench" \
+	-I"$d/build/bench" "$src" "$tmp/bench.o" $(ls "$d"/build/bench/*.o | grep -v '/bench\.o$' | grep -v '\.bpf\.o$') \
+	"$d/build/libxdp-ratelimit.a" -lxdp -lbpf -lelf -lz -lpthread -lm -o "$tmp/m"
 for i in $(seq "$runs"); do
-	for t in base sa; do
-		"$tmp/m_$t" "$rounds" 2>/dev/null | sed "s/^/$t $i /" >>"$tmp/r"
-	done
+	RL_BENCH_TABLE4=lru "$tmp/m" "$rounds" 2>/dev/null | sed "s/^/base $i /" >>"$tmp/r"
+	"$tmp/m" "$rounds" 2>/dev/null | sed "s/^/sa $i /" >>"$tmp/r"
 done
 awk '{ v[$1" "$2" "$4] = v[$1" "$2" "$4] " " $5 }
 function med(s,   a, n, i, j, x) {
