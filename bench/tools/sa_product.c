@@ -78,10 +78,10 @@ int main(int argc, char **argv)
 	drv->bss->bench_off = frame.src_off;
 	drv->bss->bench_base = 0xc6120000U;
 	/* Fill: every source once (and a sixteenth again). */
-	drv->data->bench_mult = 1;
+	drv->data->bench_mul = 1;
 	if (set_target(drv, rl_prog_fd(lim), M1) || run(drv, &frame, M1 + M1 / 16, NULL))
 		return 1;
-	drv->data->bench_mult = 0x9e3779b1U;
+	drv->data->bench_mul = 0x9e3779b1U;
 	bench_rt(true);
 	for (int r = 0; r < rounds; r++) {
 		for (int s = 0; s < 2; s++) {
