@@ -40,9 +40,13 @@
  *	sets: 1M sources, a table after 5 sets against a freshly filled one;
  *	scale: token-bucket, (b) and (c') with 1, 1k, 64k, 1M, 8M sources;
  *	memory: the IPv4 table in use and rl_state6 sized for 1M and 8M, filled, their
- *	   memlock read.
+ *	   memlock read;
+ *	sampling: drop samples at 1 in 100 against none, on dropped frames
+ *	   (see phase_sampling()).
+ *	sync: fleet sync counting off and on, 1 and 64k sources (phase_sync()).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +58,7 @@
 #include "bench.h"
 #include "bench_ref.skel.h"
 #include "config.h"
+#include "events.h"
 #include "maps.h"
 #include "prog.h"
 #include "rl_skel.h"
@@ -1154,6 +1159,256 @@ static int phase_memory(struct micro *m)
 	return err;
 }
 
+/* ---- sampling: the cost of drop samples ---- */
+
+/* The reader: drains rl_events on its own CPU while the phase measures. */
+struct reader {
+	struct ring_buffer *rb;
+	volatile bool stop;
+	volatile bool pause, paused; /* asked to leave the ring alone; doing so */
+	__u64 samples;
+};
+
+static int reader_cb(void *ctx, void *data, size_t len)
+{
+	struct reader *r = ctx;
+
+	(void)data;
+	(void)len;
+	r->samples++;
+	return 0;
+}
+
+static void *reader_main(void *arg)
+{
+	struct reader *r = arg;
+
+	bench_pin_cpu(0);
+	while (!r->stop) {
+		r->paused = r->pause;
+		if (r->paused)
+			usleep(1000);
+		else if (ring_buffer__poll(r->rb, 10) == 0)
+			ring_buffer__consume(r->rb); /* as events does: no wakeup per sample */
+	}
+	ring_buffer__consume(r->rb);
+	return NULL;
+}
+
+/* Stop reading (@on) or read again; 0, or -ETIMEDOUT if the reader did not follow in 1 s. */
+static int reader_pause(struct reader *r, bool on)
+{
+	r->pause = on;
+	for (int i = 0; i < 1000; i++) {
+		if (r->paused == on)
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/*
+ * Sampling off; on but (past the first) picking nothing, the countdown alone;
+ * on as the events command turns it on (1 in 100, the highest cap); uncapped.
+ */
+enum { S_OFF, S_CHECK, S_CAPPED, S_ALL, S_NOWAKE, S_MODES };
+
+static const char *const sampling_names[S_MODES] = {
+	[S_OFF] = "drop, sampling off",
+	[S_CHECK] = "drop, sampling on, 1 in 2^32 (the countdown alone)",
+	[S_CAPPED] = "drop, sampling 1 in 100, cap 10000/s",
+	[S_ALL] = "drop, sampling 1 in 100, no cap",
+	[S_NOWAKE] = "drop, sampling 1 in 100, no cap, reader paused (ring past half: wakeups)",
+};
+
+static int sampling_mode(const struct rl_pins *pins, int mode)
+{
+	struct rl_evctl ctl;
+	char err[RL_ERRLEN];
+	__u32 zero = 0;
+	int ret;
+
+	if (mode == S_OFF)
+		return rl_events_disable(pins, 0);
+	ret = rl_events_enable(pins, mode == S_CHECK ? 0xffffffffU : 100, RL_EV_MAX_RATE, getpid(),
+			       err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "rl-bench: sampling: %s\n", err);
+		return ret;
+	}
+	if (mode != S_ALL && mode != S_NOWAKE)
+		return 0;
+	/* Every pick sent: the cost of the ring itself, beyond what the cap lets through. */
+	if (bpf_map_lookup_elem(pins->evctl, &zero, &ctl))
+		return -errno;
+	ctl.cap.limit = 0xffffffffU;
+	return bpf_map_update_elem(pins->evctl, &zero, &ctl, BPF_ANY) ? -errno : 0;
+}
+
+/*
+ * Sampling: the per-packet cost of drop samples at 1 in 100 against none,
+ * on frames that are all dropped (one source, 1 packet a second, burst 1),
+ * with a reader draining the ring on the other CPU. Four states of the same
+ * program and maps, measured in interleaved rounds with the driver alone: off
+ * (one load and one test per drop); on with a countdown that never reaches
+ * zero (the per-drop part of the cost); on as "events" turns it on (the
+ * highest cap, 10000 samples a second; the cap's window restarts with each
+ * run, so a run of fewer than a million drops stays under it); and on
+ * without the cap (every 100th drop written to the ring).
+ */
+static int phase_sampling(struct micro *m)
+{
+	double wall[S_MODES + 1][MAX_ROUNDS], kern, ratio[S_MODES][MAX_ROUNDS];
+	const char *const args[] = { "--rate", "1", "--burst", "1", NULL };
+	struct rl_evcpu tally[S_MODES] = {}, before, after;
+	struct reader rd = {};
+	struct xdp_ratelimit *lim = NULL;
+	struct rl_counters c0, c1;
+	struct bench_ref *drv;
+	struct rl_config cfg;
+	struct rl_pins pins;
+	pthread_t th;
+	bool started = false;
+	int prog, err;
+	FILE *md;
+
+	drv = load_driver(m, 16, 16);
+	if (!drv)
+		return -EINVAL;
+	err = bench_config(&cfg, args);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	lim = bench_limiter(&cfg, 16, 16);
+	if (!lim)
+		goto out;
+	rl_prog_maps(lim, &pins);
+	prog = rl_prog_fd(lim);
+	rd.rb = ring_buffer__new(pins.events, reader_cb, &rd, NULL);
+	if (!rd.rb) {
+		err = -errno;
+		goto out;
+	}
+	err = pthread_create(&th, NULL, reader_main, &rd);
+	if (err) {
+		err = -err;
+		goto out;
+	}
+	started = true;
+	/* The source's first packet passes: past it, every frame is a drop. */
+	err = warm(m, drv, prog, 1, 1000);
+	if (!err)
+		err = bench_counters(lim, &c0);
+	if (err)
+		goto out;
+	if (m->rt && bench_rt(true))
+		m->rt = false;
+	for (int r = 0; r < m->rounds && !err; r++) {
+		for (int j = 0; j <= S_MODES && !err; j++) {
+			/* A rotating order; S_MODES is the driver alone. */
+			int k = (j + r) % (S_MODES + 1);
+
+			if (k == S_MODES) {
+				err = set_target(m, drv, bpf_program__fd(drv->progs.bench_nop), 1,
+						 false);
+				if (!err)
+					err = run_driver(m, drv, m->reps, &wall[k][r], &kern);
+				if (!err)
+					fprintf(m->raw, "sampling\tdriver\t1\t%d\t%.3f\t%.0f\n", r,
+						wall[k][r], kern);
+				continue;
+			}
+			err = sampling_mode(&pins, k);
+			if (!err && k == S_NOWAKE)
+				err = reader_pause(&rd, true);
+			if (!err)
+				err = rl_events_tally(&pins, &before);
+			if (!err)
+				err = set_target(m, drv, prog, 1, false);
+			if (!err)
+				err = run_driver(m, drv, m->reps, &wall[k][r], &kern);
+			if (!err)
+				err = rl_events_tally(&pins, &after);
+			if (!err && k == S_NOWAKE)
+				err = reader_pause(&rd, false);
+			if (err)
+				break;
+			tally[k].sent += after.sent - before.sent;
+			tally[k].capped += after.capped - before.capped;
+			tally[k].lost += after.lost - before.lost;
+			fprintf(m->raw, "sampling\t%s\t1\t%d\t%.3f\t%.0f\n", sampling_names[k], r,
+				wall[k][r], kern);
+		}
+	}
+	if (m->rt)
+		bench_rt(false);
+	rl_events_disable(&pins, 0);
+	if (err) {
+		fprintf(stderr, "rl-bench: sampling: %s\n", strerror(-err));
+		goto out;
+	}
+	err = bench_counters(lim, &c1);
+	if (err)
+		goto out;
+	md = bench_out(m->out, "sampling.md", "w");
+	if (!md) {
+		err = -errno;
+		goto out;
+	}
+	/* Within each round, a mode against off: a drift of the machine moves both. */
+	for (int k = 0; k < S_MODES; k++)
+		for (int r = 0; r < m->rounds; r++)
+			ratio[k][r] = (wall[k][r] - wall[S_MODES][r]) /
+				      (wall[S_OFF][r] - wall[S_MODES][r]);
+	fprintf(md,
+		"Frames dropped in the measured runs: %llu of %llu (the others passed: the source "
+		"earns a packet a second); %d rounds of %u repetitions, a reader draining the ring "
+		"on the other CPU.\n\n"
+		"| all frames dropped, 1 source | ns per drop, net of the driver (median) | "
+		"x off (median of rounds) | ns per drop over off | samples sent | picked over the cap | "
+		"lost (ring full) |\n|---|---|---|---|---|---|---|\n",
+		(unsigned long long)(c1.dropped - c0.dropped),
+		(unsigned long long)m->rounds * m->reps * S_MODES, m->rounds, m->reps);
+	{
+		double drv_med = bench_median(wall[S_MODES], m->rounds), med[S_MODES];
+
+		for (int k = 0; k < S_MODES; k++) {
+			double rt = bench_median(ratio[k], m->rounds);
+
+			med[k] = bench_median(wall[k], m->rounds) - drv_med;
+			fprintf(md, "| %s | %.2f | %.3f | %+.2f | %llu | %llu | %llu |\n",
+				sampling_names[k], med[k], rt, med[k] - med[S_OFF],
+				(unsigned long long)tally[k].sent,
+				(unsigned long long)tally[k].capped,
+				(unsigned long long)tally[k].lost);
+		}
+		fprintf(md,
+			"\nPer sample written (1 in 100, no cap, less the countdown alone, x 100): "
+			"%.0f ns with the reader polling, %.0f ns with it paused. Samples are "
+			"submitted without a wakeup (the reader polls every 100 ms) until the ring "
+			"is half full: a paused reader's full ring wakes it at every sample.\n",
+			(med[S_ALL] - med[S_CHECK]) * 100, (med[S_NOWAKE] - med[S_CHECK]) * 100);
+		note(m,
+		     "sampling: 1 in 100 against off, per drop: %+.2f ns capped, %+.2f ns "
+		     "uncapped, %+.2f ns the reader paused, %+.2f ns the countdown alone "
+		     "(%.2f ns off); the reader got %llu samples",
+		     med[S_CAPPED] - med[S_OFF], med[S_ALL] - med[S_OFF],
+		     med[S_NOWAKE] - med[S_OFF], med[S_CHECK] - med[S_OFF], med[S_OFF],
+		     (unsigned long long)rd.samples);
+	}
+	fclose(md);
+	err = 0;
+out:
+	if (started) {
+		rd.stop = true;
+		pthread_join(th, NULL);
+	}
+	ring_buffer__free(rd.rb);
+	rl_prog_destroy(lim);
+	unload_driver(m, drv);
+	return err;
+}
+
 /* True if @name is in the comma-separated list @only (NULL: every phase). */
 static bool wanted(const char *only, const char *name)
 {
@@ -1165,6 +1420,83 @@ static bool wanted(const char *only, const char *name)
 		if (!strncmp(p, name, len) && (p[len] == ',' || !p[len]))
 			return true;
 	return false;
+}
+
+/*
+ * Fleet sync counting (include/rl_sync.h): the same token-bucket policy
+ * (every packet passes, so every packet is counted) built with
+ * rl_config.sync_count off and on, with 1 and 64k sources. Counting adds a
+ * lookup of the outer map, one of the counter table and an atomic add per
+ * passed packet; no drain runs here, so every source has its counter entry
+ * (after a drain, each source's first packet inserts it again).
+ */
+static int phase_sync(struct micro *m)
+{
+	static struct target t[MAX_TARGETS];
+	static const __u32 counts[2] = { 1, 65536 };
+	struct xdp_ratelimit *lim[2] = {};
+	struct mpol pol = { .algo = "token-bucket" };
+	struct rl_config cfg[2];
+	struct bench_ref *drv;
+	int nt = 0, err = -EINVAL;
+	FILE *dat;
+
+	drv = load_driver(m, 16, 16);
+	if (!drv)
+		return -EINVAL;
+	for (int k = 0; k < 2; k++) {
+		if (matrix_config(&cfg[k], &pol))
+			goto out;
+		cfg[k].sync_count = k;
+		lim[k] = bench_limiter(&cfg[k], 2 * 65536, 16);
+		if (!lim[k])
+			goto out;
+	}
+	for (int s = 0; s < 2; s++) {
+		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop),
+			   counts[s], 0);
+		add_target(t, &nt, "sync counting off", K_OURS,
+			   bpf_program__fd(lim[0]->progs.xdp_ratelimit), counts[s], 0);
+		add_target(t, &nt, "sync counting on", K_OURS,
+			   bpf_program__fd(lim[1]->progs.xdp_ratelimit), counts[s], 0);
+	}
+	link_targets(t, nt);
+	for (int i = 0; i < nt; i++) {
+		if (t[i].kind == K_DRIVER || t[i].sources != counts[1])
+			continue;
+		err = warm(m, drv, t[i].prog_fd, counts[1], 2ULL * counts[1]);
+		if (err)
+			goto out;
+	}
+	fprintf(stderr, "rl-bench: sync: %d programs x %d rounds\n", nt, m->rounds);
+	err = measure_all(m, drv, t, nt, "sync");
+	if (err)
+		goto out;
+	dat = bench_out(m->out, "sync.dat", "w");
+	if (!dat) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(dat, "# sources\toff_net_ns\ton_net_ns\ton_x_off\n");
+	for (int s = 0; s < 2; s++) {
+		struct stat3 off =
+			summarize(m, t, nt, find_target(t, nt, "sync counting off", counts[s]));
+		struct stat3 on =
+			summarize(m, t, nt, find_target(t, nt, "sync counting on", counts[s]));
+
+		fprintf(dat, "%u\t%.2f\t%.2f\t%.3f\n", counts[s], off.net, on.net,
+			off.net > 0 ? on.net / off.net : 0);
+		note(m, "sync: %u sources: counting off %.2f ns, on %.2f ns net per packet: %.3fx",
+		     counts[s], off.net, on.net, off.net > 0 ? on.net / off.net : 0);
+	}
+	fclose(dat);
+	err = 0;
+out:
+	for (int k = 0; k < 2; k++)
+		if (lim[k])
+			xdp_ratelimit__destroy(lim[k]);
+	unload_driver(m, drv);
+	return err;
 }
 
 int bench_micro(int argc, char **argv)
@@ -1208,6 +1540,8 @@ int bench_micro(int argc, char **argv)
 	PHASE(sets);
 	PHASE(scale);
 	PHASE(memory);
+	PHASE(sampling);
+	PHASE(sync);
 #undef PHASE
 	fclose(m.raw);
 	return err ? 1 : 0;

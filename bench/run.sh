@@ -12,7 +12,8 @@
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
 #      simulate for the four algorithms, plotted;
 #   4. a table after 5 sets against a fresh one; memory per source at 1M and 8M
-#      sources; cost against the number of sources.
+#      sources; cost against the number of sources;
+#   5. the per-packet cost of drop samples at 1 in 100 against none.
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -93,7 +94,8 @@ trap 'exit 130' INT TERM
 mkdir -p "$res"
 # What this run writes, and nothing else: the set-associative study's results
 # (setassoc.md, from rl-bench setassoc) and other hand-run files stay.
-rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/*.tsv "$res"/*.dat
+rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/sampling.md "$res"/*.tsv \
+	"$res"/*.dat
 
 if [ "$quick" = 1 ]; then
 	rounds=3 reps=200000 acc_s=2 e2e_runs=1 warm_s=1 meas_s=1 quickflag=--quick micro_runs=2
@@ -118,7 +120,7 @@ ip netns exec "$ns_h" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
 ip -n "$ns_h" link set "$if_ha" up
 ip -n "$ns_h" link set "$if_hb" up
 
-# === 1 and 4: BPF_PROG_TEST_RUN =============================================
+# === 1, 4 and 5: BPF_PROG_TEST_RUN ==========================================
 # The matrix (part 1) runs $micro_runs times, each an independent process
 # (new programs, new maps, their memory placed anew): the spread between runs
 # is part of the result. Then the table after 5 sets, scale and memory, once.
@@ -128,8 +130,10 @@ for run in $(seq 1 "$micro_runs"); do
 	ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only matrix \
 		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
 done
-ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only sets,scale,memory \
-	--out "$tmp/micro" --rounds "$rounds" --reps "$reps" $quickflag
+ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro \
+	--only sets,scale,memory,sampling,sync --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
+	$quickflag
+cp "$tmp/micro/sampling.md" "$res/sampling.md"
 {
 	printf '# run\t'
 	head -n1 "$tmp/micro/micro-raw.tsv" | sed 's/^# //'
@@ -139,6 +143,7 @@ ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro --only sets,s
 	grep -v '^#' "$tmp/micro/micro-raw.tsv" | sed 's/^/-\t/'
 } > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
+cp "$tmp/micro/sync.dat" "$res/sync.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
 matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
 for part in summary spread mul; do
@@ -513,5 +518,14 @@ elapsed=$(($(date +%s) - t_start))
 	awk '!/^#/ { printf "| %d | %.1f (%.0f-%.0f) | %.1f | %.1f (%.0f-%.0f) | %.2f |\n", $1, $2, $7, $8, $3, $4, $9, $10, $5 }' "$res/scale.dat"
 	echo
 	echo "![scale](scale.png)"
+	echo
+	echo "## 5. Drop samples"
+	echo
+	echo "The per-packet cost of drop samples (\`events\`) at 1 in 100 against none, on frames the"
+	echo "limiter drops (one source at 1 packet/s, burst 1), the same program and maps in each state,"
+	echo "rounds interleaved with the driver alone, a reader draining the ring from the other CPU"
+	echo "(BPF_PROG_TEST_RUN, ${rounds} rounds of ${reps})."
+	echo
+	cat "$res/sampling.md"
 } > "$res/results.md"
 cat "$res/results.md"

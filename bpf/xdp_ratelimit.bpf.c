@@ -16,6 +16,7 @@
 #include "parsing.h"
 #include "verdict.h"
 #include "rl_events.h"
+#include "rl_sync.h"
 #include "rl_sa.h"
 
 #ifndef CLOCK_MONOTONIC
@@ -130,6 +131,58 @@ struct {
 	__uint(max_entries, 1);
 } rl_evcpu SEC(".maps");
 
+/*
+ * Fleet sync counting (include/rl_sync.h): per-source units passed, in the
+ * table each outer map's slot 0 points to. Not preallocated: they hold only
+ * the sources active since the last drain, and take no memory while sync is
+ * off. Sized as the source tables by the loader.
+ */
+struct rl_sc4 {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_state_key4);
+	__type(value, __u64);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
+} rl_sc4a SEC(".maps"), rl_sc4b SEC(".maps");
+
+struct rl_sc6 {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct rl_state_key);
+	__type(value, __u64);
+	__uint(max_entries, RL_DEFAULT_MAX_SOURCES6);
+} rl_sc6a SEC(".maps"), rl_sc6b SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct rl_sc4);
+} rl_sync4 SEC(".maps") = { .values = { [0] = &rl_sc4a } };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct rl_sc6);
+} rl_sync6 SEC(".maps") = { .values = { [0] = &rl_sc6a } };
+
+/* The agent's status (struct rl_sync_status of user/sync_kern.h); never read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, RL_SYNC_STATUS_SIZE);
+	__uint(max_entries, 1);
+} rl_sync_status SEC(".maps");
+
+/* The charge program's batch (not pinned: each agent load has its own). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rl_sync_chg);
+	__uint(max_entries, RL_SYNC_BATCH);
+} rl_chg SEC(".maps");
+
 static __always_inline __u64 rl_now(void)
 {
 	if (rl_test_clock) {
@@ -171,6 +224,55 @@ static __always_inline int first_step(struct rl_kcounters *cnt, const __u64 *pre
 	pass = rl_step(&rl_cfg.params, v, now, cost, &next);
 	*val = pass ? next : v;
 	return pass;
+}
+
+/*
+ * Zero, as a key and as the value a counter starts from: read from here,
+ * sync_count() needs no stack (slow_path() leaves a subprogram 32 bytes).
+ */
+const volatile __u64 rl_sync_zero = 0;
+
+/*
+ * Sync counting: add a passed packet's @cost to its source in the live
+ * counter table @outer points to. Atomic adds: one source's packets on many
+ * CPUs are all counted. A new source is inserted at 0 (another CPU may
+ * insert it first: EEXIST is fine) and added to like the others. Units that
+ * cannot be counted (table full) are counted in sync_lost. Out of line, and
+ * called only when sync_count is compiled in: otherwise the verifier
+ * removes the call. Returns the caller's verdict (1: passed), so that the
+ * caller keeps one value fewer across the call: the main program's stack
+ * has no room for another spill (slow_path() and its subprograms).
+ */
+static __noinline int sync_count(struct rl_kcounters *cnt, void *outer, const void *key, __u64 cost)
+{
+	__u64 *u;
+	void *m;
+
+	if (!cnt || !key)
+		return 1;
+	m = bpf_map_lookup_elem(outer, (const void *)&rl_sync_zero);
+	if (!m)
+		return 1;
+	u = bpf_map_lookup_elem(m, key);
+	if (!u) {
+		bpf_map_update_elem(m, key, (const void *)&rl_sync_zero, BPF_NOEXIST);
+		u = bpf_map_lookup_elem(m, key);
+		if (!u) {
+			cnt->sync_lost += cost;
+			return 1;
+		}
+	}
+	__sync_fetch_and_add(u, cost);
+	return 1;
+}
+
+/* @ret, after counting a pass when sync counting is compiled in. */
+static __always_inline int counted(int ret, struct rl_kcounters *cnt, void *outer, const void *key,
+				   __u64 cost)
+{
+	if (rl_cfg.sync_count && ret == 1)
+		return sync_count(cnt, outer, key, cost);
+	return ret;
 }
 
 #define RL_RETRY_LOOKUP 2
@@ -278,7 +380,9 @@ static __always_inline int new_source4(struct rl_miss *m)
 			prev = &pv;
 	}
 	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
-	return inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
+	pass = inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
+	/* Counted here, not by the caller: its frame has no room for what that keeps live. */
+	return counted(pass, m->cnt, &rl_sync4, k, m->cost);
 }
 
 /* @kind is an enum rl_key_kind: masked by --prefix6, or kept whole (link-local). */
@@ -314,14 +418,20 @@ static __noinline int new_source6(struct rl_miss *m)
 		prev = bpf_map_lookup_elem(&rl_state6, &pk);
 	}
 	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
-	return inserted(m->cnt, bpf_map_update_elem(&rl_state6, m->key, &val, BPF_NOEXIST), pass);
+	pass = inserted(m->cnt, bpf_map_update_elem(&rl_state6, m->key, &val, BPF_NOEXIST), pass);
+	return counted(pass, m->cnt, &rl_sync6, m->key, m->cost);
 }
 
 /* step_state()'s answer when it gave up after RL_CAS_TRIES lost races: over the limit. */
 #define RL_CAS_LOST (-2)
 
-/* One packet against the state word @st: 1 within the limit, 0 over it (or RL_CAS_LOST). */
-static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost)
+/*
+ * One packet against the state word @st: 1 within the limit, 0 over it (or
+ * RL_CAS_LOST). A pass is counted for sync (@outer, @key) here, where the
+ * loop keeps everything it needs live anyway.
+ */
+static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost,
+				      void *outer, const void *key)
 {
 	__u64 old, next;
 	int i;
@@ -331,7 +441,7 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 		if (!rl_step(&rl_cfg.params, old, now, cost, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(st, old, next) == old)
-			return 1;
+			return counted(1, cnt, outer, key, cost);
 		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;
@@ -365,7 +475,7 @@ __noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 			return -1;
 		}
 	}
-	return step_state(cnt, st, now, cost);
+	return step_state(cnt, st, now, cost, &rl_sync4, &k);
 }
 
 /*
@@ -639,6 +749,12 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
 	}
+	if (rl_cfg.sync_count && ret == 1) {
+		/* Sync counts rl_sets4's sources under rl_state4's key: the agent reads one kind. */
+		struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
+
+		return sync_count(cnt, &rl_sync4, &k, cost);
+	}
 	return ret;
 }
 
@@ -665,7 +781,7 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 			return -1;
 		}
 	}
-	return step_state(cnt, st, now, cost);
+	return step_state(cnt, st, now, cost, &rl_sync6, &k);
 }
 
 /* The sample's clock: always the precise one (a coarse tick is too rough to read). */
@@ -759,7 +875,15 @@ static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 		else if (proto == bpf_htons(ETH_P_IPV6))
 			parse_ipv6(&c, &e->src, &bad, &nd);
 	}
-	bpf_ringbuf_submit(e, 0);
+	/*
+	 * No wakeup: waking the reader costs microseconds per sample (most of
+	 * the cost of sampling), and it polls every 100 ms anyway. Half a ring
+	 * is over a quarter of a second at the highest cap: then wake it.
+	 */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&rl_events, BPF_RB_AVAIL_DATA) >
+					      (RL_EV_RING_BYTES >> 1) ?
+				      BPF_RB_FORCE_WAKEUP :
+				      BPF_RB_NO_WAKEUP);
 	pc->sent++;
 	return 1;
 }
@@ -888,6 +1012,122 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
 	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data), end - data);
+}
+
+/*
+ * Fleet sync's charge (user/sync_kern.c runs it with BPF_PROG_TEST_RUN):
+ * the remote units of entries [0, n) of rl_chg into the sources' states,
+ * with rl_charge() in a compare-and-swap loop, so that it is atomic against
+ * the packet path (a packet's step and a charge never overwrite each other).
+ * Built for the same configuration as the XDP program: same parameters,
+ * same clock. Entries of another generation (a set came in between) and
+ * sources without state are skipped: nothing to charge.
+ */
+struct charge_loop {
+	__u64 now;
+	/* Counted here, written to the ctx at the end: the verifier refuses a ctx pointer kept. */
+	__u32 charged, lost;
+};
+
+/*
+ * A charge of @units to IPv4 source @addr in rl_sets4: as limit_sa4()'s hit,
+ * a compare-and-swap of the slot word over the word read. 1: charged (or
+ * already full, as charge_one() counts it); 0: no slot (evicted or never
+ * seen): nothing to charge; -1: RL_CAS_TRIES races lost, as a packet gives up (not
+ * RL_SYNC_CAS_TRIES: with the slot's read-back in each retry the window
+ * algorithms pass the verifier's million instructions). A global function,
+ * as limit_sa4(): inlined in charge_one()'s bpf_loop() callback, it is more
+ * paths than the verifier explores.
+ */
+__noinline int charge_sa4(__be32 addr, __u64 now, __u64 units)
+{
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen), idx, i;
+	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits);
+	__u64 sm = rl_sa_state_mask(bits), ref = rl_sa_ref(&rl_cfg.params, now), w, next;
+	struct rl_sa_set *set;
+	int t;
+
+	idx = h & ((1U << bits) - 1);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return 0;
+	/* The slot once; then retries on it alone (fewer paths for the verifier). */
+	for (i = 0; i < RL_SA_WAYS; i++)
+		if ((*(volatile __u64 *)&set->w[i] & idm) == id)
+			break;
+	if (i >= RL_SA_WAYS)
+		return 0;
+	for (t = 0; t < RL_CAS_TRIES; t++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) != id)
+			return 0; /* evicted meanwhile */
+		if (w & RL_SA_PEND) /* being inserted by the packet path */
+			continue;
+		/* As charge_one() on rl_state4: a full bucket or window counts as charged. */
+		if (!rl_charge(&rl_cfg.params, rl_sa_get(w, ref, bits), now, units, &next) ||
+		    __sync_val_compare_and_swap(&set->w[i], w, id | (next & sm)) == w)
+			return 1;
+	}
+	return -1;
+}
+
+static long charge_one(__u64 i, void *data)
+{
+	struct charge_loop *lc = data;
+	struct rl_state_key4 k4;
+	struct rl_sync_chg *e;
+	__u32 idx = (__u32)i;
+	__u64 *st, old, next;
+	int t;
+
+	e = bpf_map_lookup_elem(&rl_chg, &idx);
+	if (!e)
+		return 1;
+	if (e->k.gen != rl_cfg.gen)
+		return 0;
+	if (!e->k.src.addr[0] && !e->k.src.addr[1] && e->k.src.addr[2] == bpf_htonl(0xffff)) {
+		if (rl_cfg.table4 == RL_TABLE4_SA) {
+			int r = charge_sa4(e->k.src.addr[3], lc->now, e->units);
+
+			if (r > 0)
+				lc->charged++;
+			else if (r < 0)
+				lc->lost++;
+			return 0;
+		}
+		k4.addr = e->k.src.addr[3];
+		k4.gen = e->k.gen;
+		st = bpf_map_lookup_elem(&rl_state4, &k4);
+	} else {
+		st = bpf_map_lookup_elem(&rl_state6, &e->k);
+	}
+	if (!st)
+		return 0;
+	for (t = 0; t < RL_SYNC_CAS_TRIES; t++) {
+		old = *(volatile __u64 *)st;
+		if (!rl_charge(&rl_cfg.params, old, lc->now, e->units, &next) ||
+		    __sync_val_compare_and_swap(st, old, next) == old) {
+			lc->charged++;
+			return 0;
+		}
+	}
+	lc->lost++;
+	return 0;
+}
+
+SEC("syscall")
+int rl_charge_prog(struct rl_sync_args *args)
+{
+	struct charge_loop lc = {};
+	__u32 n = args->n;
+
+	if (n > RL_SYNC_BATCH)
+		return -22; /* EINVAL */
+	lc.now = rl_now();
+	bpf_loop(n, charge_one, &lc, 0);
+	args->charged = lc.charged;
+	args->lost = lc.lost;
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -303,4 +303,52 @@ RL_INLINE __u64 rl_initial_state(const struct rl_params *p, __u64 now)
 	return 0;
 }
 
+/*
+ * Fleet sync (user/sync_kern.h): @units cost units that other nodes passed
+ * for this source, charged into its state at @now as if they had passed
+ * here, without a verdict. Token bucket and gcra: TAT = max(TAT, vt(now)) +
+ * units * unit_cost, so what exceeds the bucket stays as a debt that the
+ * clock pays off; ahead is capped at the largest TAT a packet can store
+ * (ahead_max - RL_SKEW_VT) so that rl_ahead() still reads it as ahead.
+ * Windows: units are added to the current window's count, saturated at
+ * the largest count the field holds (2^cnt_bits - 1: any count from the
+ * limit up drops everything, and the field never overflows into the
+ * window id). Returns 1 with the state to store in *next, 0 when there is
+ * nothing to change (no units, or already saturated).
+ */
+RL_INLINE int rl_charge(const struct rl_params *p, __u64 state, __u64 now, __u64 units, __u64 *next)
+{
+	__u64 vt, ahead, cap, hi, lo, e, k, prev, cur, max;
+
+	if (!units)
+		return 0;
+	switch (p->algo) {
+	case RL_ALGO_TOKEN_BUCKET:
+	case RL_ALGO_GCRA:
+		vt = rl_vt(p, now);
+		ahead = rl_ahead(p, state, vt);
+		cap = p->ahead_max - RL_SKEW_VT;
+		if (ahead >= cap)
+			return 0;
+		hi = rl_mul128(units, p->unit_cost, &lo);
+		ahead = hi || lo > cap - ahead ? cap : ahead + lo;
+		*next = vt + ahead;
+		return 1;
+	case RL_ALGO_FIXED_WINDOW:
+	case RL_ALGO_SLIDING_WINDOW:
+		max = (1ULL << p->cnt_bits) - 1;
+		k = rl_window_ahead(p, state, rl_window(p, now, &e), &e);
+		rl_window_counts(p, state, k, &prev, &cur);
+		if (cur >= max)
+			return 0;
+		cur = units > max - cur ? max : cur + units;
+		if (p->algo == RL_ALGO_FIXED_WINDOW)
+			*next = ((k & p->id_mask) << p->cnt_bits) | cur;
+		else
+			*next = ((((k & p->id_mask) << p->cnt_bits) | prev) << p->cnt_bits) | cur;
+		return 1;
+	}
+	return 0;
+}
+
 #endif /* RL_ALGO_H */

@@ -119,6 +119,13 @@ struct rl_config {
 	__u64 burst; /* cost units (bucket algorithms) */
 	__u64 initial; /* cost units, if initial_set */
 	__u64 window_ns; /* window algorithms */
+	/*
+	 * Fleet sync (user/sync_kern.h): 1 counts each passed packet's cost
+	 * units per source in rl_sync4/rl_sync6. Not part of the policy: set
+	 * carries it over, and turning it on or off keeps the generation.
+	 */
+	__u32 sync_count;
+	__u32 pad_sync;
 };
 
 struct rl_ctl {
@@ -178,6 +185,7 @@ struct rl_kcounters {
 	__u64 cas_retries; /* compare-and-swap attempts that lost a race */
 	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
 	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
+	__u64 sync_lost; /* sync counting: a source's units not counted (counter table full) */
 };
 
 /* The counters summed over CPUs, with what userspace derives (user/maps.c). */
@@ -196,6 +204,7 @@ struct rl_counters {
 	__u64 cas_retries;
 	__u64 cas_exhausted;
 	__u64 nd;
+	__u64 sync_lost;
 };
 
 /*

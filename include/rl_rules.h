@@ -151,6 +151,7 @@ struct rl_rule_counters {
 #define RL_GIVEN_PREFIX4 0x10
 #define RL_GIVEN_PREFIX6 0x20
 #define RL_GIVEN_ACTION	 0x40
+#define RL_GIVEN_FAIL	 0x80
 
 struct rl_krule {
 	char name[RL_RULE_NAME_LEN];

@@ -184,6 +184,58 @@ out:
 	unlink(path);
 }
 
+/* The rule changes between two files' rule sets: by name, in printed form, and the order. */
+TEST(apply_rules_diff)
+{
+	static const char *const head = "interfaces:\n  eth0:\n    rate: 10\n    rules:\n";
+	char p1[64] = "", p2[64] = "", err[RL_ERRLEN] = "";
+	struct rl_apply_file a = {}, b = {};
+	struct rl_apply_rule_change *c = NULL;
+	size_t n = 0;
+
+	if (!write_file(
+		    p1, sizeof(p1),
+		    "%s      - name: x\n        deny: true\n      - name: y\n        allow: true\n"
+		    "      - name: z\n        proto: udp\n        rate: 5\n",
+		    head) ||
+	    !write_file(
+		    p2, sizeof(p2),
+		    "%s      - name: y\n        allow: true\n      - name: x\n        deny: true\n"
+		    "      - name: w\n        proto: tcp\n        deny: true\n",
+		    head))
+		goto out;
+	if (!ASSERT_OK(rl_apply_load(&a, p1, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_apply_load(&b, p2, err, sizeof(err)), err))
+		goto out;
+	if (!ASSERT_OK(rl_apply_rules_diff(&a.ifs[0].rules, &a.ifs[0].rules, &c, &n), "same") ||
+	    !ASSERT_EQ(n, 0, "a set against itself: no change"))
+		goto out;
+	if (!ASSERT_OK(rl_apply_rules_diff(&a.ifs[0].rules, &b.ifs[0].rules, &c, &n), "diff") ||
+	    !ASSERT_EQ(n, 3, "an add, a del, an order"))
+		goto out;
+	ASSERT_EQ(c[0].op, RL_APPLY_RULE_ADD, "w is new");
+	ASSERT_STREQ(c[0].new, "w --proto tcp --deny", "as rule add's words");
+	ASSERT_TRUE(!c[0].old, "no old");
+	ASSERT_EQ(c[1].op, RL_APPLY_RULE_DEL, "z is gone");
+	ASSERT_STREQ(c[1].old, "z --proto udp --rate 5/s", "as rule add's words");
+	ASSERT_EQ(c[2].op, RL_APPLY_RULE_ORDER, "x and y swapped");
+	ASSERT_STREQ(c[2].old, "x y", "the old order");
+	ASSERT_STREQ(c[2].new, "y x", "the new order");
+	rl_apply_rule_changes_free(c, n);
+	c = NULL;
+	/* From nothing (an attach): every rule an add. */
+	if (ASSERT_OK(rl_apply_rules_diff(NULL, &b.ifs[0].rules, &c, &n), "from nothing"))
+		ASSERT_EQ(n, 3, "three adds");
+out:
+	rl_apply_rule_changes_free(c, n);
+	rl_apply_free(&a);
+	rl_apply_free(&b);
+	if (*p1)
+		unlink(p1);
+	if (*p2)
+		unlink(p2);
+}
+
 /* The shipped example passes --check, as an unprivileged user (no kernel access at all). */
 TEST(apply_example_checks)
 {
@@ -389,9 +441,16 @@ static const struct refused_file refused[] = {
 	{ "a live table size change", "  %s:\n    mode: skb\n    rate: 500\n    max-sources6: 77\n",
 	  1, "%1$s:5: %2$s: max-sources6: the live table holds 262144" },
 	{ "a bad value", "  %s:\n    mode: skb\n    rate: fast\n", 2, NULL },
-	/* apply does not make rules live yet: refused before any change. */
-	{ "rules", "    rules:\n      - name: r\n        proto: udp\n        deny: true\n", 1,
-	  "cannot apply rules to the kernel yet (use rule add); nothing was changed" },
+	/* Rules for the first interface: none goes live either. */
+	{ "a bad rule on the second",
+	  "    rules:\n      - name: r\n        proto: udp\n        deny: true\n"
+	  "  %s:\n    mode: skb\n    rate: 500\n    rules:\n      - name: bad\n"
+	  "        dport: 80\n        deny: true\n",
+	  2, "%1$s:14: %2$s: rule bad: dport needs --proto tcp or --proto udp" },
+	{ "rules, then a missing interface",
+	  "    rules:\n      - name: r\n        proto: udp\n        deny: true\n"
+	  "  rlnosuch0:\n    rate: 10\n",
+	  1, "%1$s:9: rlnosuch0: " },
 };
 
 TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
@@ -450,6 +509,11 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 			goto out;
 		ASSERT_EQ(gen, 1, r->what);
 		free(out);
+		out = NULL;
+		ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule list %s --json", ns.rx_if), 0,
+			  "rule list");
+		ASSERT_TRUE(out && !strstr(out, "\"name\":\"r\""), r->what);
+		free(out);
 		free(err);
 		out = err = NULL;
 	}
@@ -492,6 +556,188 @@ out:
 	free(out);
 	free(err);
 	second_iface_remove(&ns, a);
+	rl_ns_destroy(&ns);
+	if (*path)
+		unlink(path);
+}
+
+/* A counter of rule @rule in the JSON of stats (0 and false if it is not there). */
+static bool rule_u64(const char *json, const char *rule, const char *key, unsigned long long *v)
+{
+	char name[64];
+	const char *at;
+
+	*v = 0;
+	snprintf(name, sizeof(name), "\"name\":\"%s\"", rule);
+	at = json ? strstr(json, name) : NULL;
+	return at && rl_json_u64(at, key, v);
+}
+
+/* The counters and sources of two rules, the generation and the program: what must not move. */
+struct rules_seen {
+	unsigned long long gen, lim_passed, lim_sources, deny_denied;
+	unsigned int prog;
+};
+
+static bool rules_seen(struct rl_ns *ns, struct rules_seen *s)
+{
+	char *out = NULL;
+	bool ok;
+
+	ok = live(ns, ns->rx_if, &s->gen, NULL) &&
+	     ASSERT_OK(rl_ns_xdp_prog_id(ns, &s->prog), "read the XDP program") &&
+	     ASSERT_EQ(rl_ns_cli(ns, &out, NULL, "stats %s --json", ns->rx_if), 0, "stats") &&
+	     ASSERT_TRUE(rule_u64(out, "lim", "passed", &s->lim_passed), "stats: lim") &&
+	     ASSERT_TRUE(rule_u64(out, "lim", "sources", &s->lim_sources), "stats: lim") &&
+	     ASSERT_TRUE(rule_u64(out, "deny-other", "denied", &s->deny_denied),
+			 "stats: deny-other");
+	free(out);
+	return ok;
+}
+
+#define RULES_FILE                                                                        \
+	"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n    burst: 100\n    rules:\n" \
+	"      - name: deny-other\n        src: %s\n        deny: true\n"                 \
+	"      - name: lim\n        src: 198.18.0.0/24\n        proto: udp\n"             \
+	"        rate: %s\n        burst: 1000\n        on-insert-fail: drop\n"
+
+/*
+ * Rules from the file: made live with the attach, found by rule list and by
+ * the traffic they count; the same file again changes nothing (program,
+ * generation, rule counters, rule states); a changed rule changes alone.
+ */
+TEST_FLAGS(apply_rules, RL_TEST_ROOT)
+{
+	struct rl_flow f = { .src = "198.18.0.100", .rand_bytes = 1, .seq = true, .count = 64 };
+	char path[64] = "", want[256], *out = NULL, *err = NULL;
+	struct rules_seen a = {}, b = {};
+	struct rl_ns ns = {};
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		return;
+	if (!write_file(path, sizeof(path), RULES_FILE, ns.rx_if, "198.18.1.0/24", "5000"))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 0, "apply --diff");
+	ASSERT_CONTAINS(out, "  add deny-other --src 198.18.1.0/24 --deny\n", "--diff: a rule");
+	ASSERT_CONTAINS(out,
+			"  add lim --src 198.18.0.0/24 --proto udp --rate 5000/s --burst 1000 "
+			"--on-insert-fail drop\n",
+			"--diff: the other");
+	free(out);
+	free(err);
+	out = err = NULL;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply attaches"))
+		goto out;
+	ASSERT_CONTAINS(out, ": attach", "apply says it attached");
+	ASSERT_CONTAINS(out, "  add lim ", "and added the rules");
+	free(out);
+	free(err);
+	out = err = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule list %s", ns.rx_if), 0, "rule list");
+	ASSERT_STREQ(out,
+		     "deny-other --src 198.18.1.0/24 --deny\n"
+		     "lim --src 198.18.0.0/24 --proto udp --rate 5000/s --burst 1000 "
+		     "--on-insert-fail drop\n"
+		     "default --rate 1000/s --burst 100\n",
+		     "the kernel has the file's rules, in order");
+	free(out);
+	out = NULL;
+
+	/* Traffic from 64 sources under lim: its counters and its states. */
+	if (!ASSERT_OK(rl_flow_start(&ns, &f), "send from 64 sources") ||
+	    !ASSERT_OK(rl_flow_wait(&f), "trafgen") || !rules_seen(&ns, &a))
+		goto out;
+	ASSERT_EQ(a.lim_passed, 64, "lim passed every packet");
+	ASSERT_EQ(a.lim_sources, 64, "lim tracks 64 sources");
+	ASSERT_EQ(a.deny_denied, 0, "deny-other saw none");
+
+	/* The same file again: nothing moves. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply again");
+	ASSERT_CONTAINS(out, ": unchanged\n", "apply says unchanged");
+	ASSERT_TRUE(out && !strstr(out, "  "), "no rule line");
+	ASSERT_STREQ(err, "", "no message");
+	free(out);
+	free(err);
+	out = err = NULL;
+	if (!rules_seen(&ns, &b))
+		goto out;
+	ASSERT_EQ(b.prog, a.prog, "the same program");
+	ASSERT_EQ(b.gen, a.gen, "the same generation");
+	ASSERT_EQ(b.lim_passed, a.lim_passed, "lim's counters");
+	ASSERT_EQ(b.lim_sources, a.lim_sources, "lim's states");
+
+	/* One rule changes its match: only it changes; lim keeps its states and counters. */
+	unlink(path);
+	if (!write_file(path, sizeof(path), RULES_FILE, ns.rx_if, "198.18.2.0/24", "5000"))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 0, "--diff");
+	snprintf(want, sizeof(want),
+		 "%s: rules\n  change deny-other --src 198.18.1.0/24 --deny -> deny-other --src "
+		 "198.18.2.0/24 --deny\n",
+		 ns.rx_if);
+	ASSERT_STREQ(out, want, "--diff: the one rule that changes");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 0, "--diff --json");
+	ASSERT_CONTAINS(
+		out,
+		"\"rule_changes\":[{\"op\":\"change\",\"old\":\"deny-other --src "
+		"198.18.1.0/24 --deny\",\"new\":\"deny-other --src 198.18.2.0/24 --deny\"}]",
+		"--diff --json: the change");
+	free(out);
+	out = NULL;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply the change") ||
+	    !rules_seen(&ns, &b))
+		goto out;
+	ASSERT_CONTAINS(out, ": rules\n  change deny-other ", "apply says so");
+	ASSERT_TRUE(b.prog != a.prog, "rules are compiled in: a new program");
+	ASSERT_EQ(b.gen, a.gen, "the policy's generation stays");
+	ASSERT_EQ(b.lim_passed, a.lim_passed, "lim's counters stay");
+	ASSERT_EQ(b.lim_sources, a.lim_sources, "lim's states stay");
+	free(out);
+	free(err);
+	out = err = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule list %s", ns.rx_if), 0, "rule list");
+	ASSERT_CONTAINS(out, "deny-other --src 198.18.2.0/24 --deny\n", "the new match is live");
+	free(out);
+	out = NULL;
+
+	/* lim's rate changes: its counters stay, its sources start afresh (new states). */
+	unlink(path);
+	if (!write_file(path, sizeof(path), RULES_FILE, ns.rx_if, "198.18.2.0/24", "4000"))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply a new rate") ||
+	    !rules_seen(&ns, &b))
+		goto out;
+	ASSERT_CONTAINS(out, "  change lim ", "apply says so");
+	ASSERT_EQ(b.gen, a.gen, "the policy's generation stays");
+	ASSERT_EQ(b.lim_passed, a.lim_passed, "lim's counters stay");
+	ASSERT_EQ(b.lim_sources, 0, "lim's sources start afresh");
+	free(out);
+	free(err);
+	out = err = NULL;
+
+	/* No rules in the file and another burst: a set, then the rules go. */
+	unlink(path);
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n    burst: 50\n",
+			ns.rx_if))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply %s", path), 0, "apply without rules"))
+		goto out;
+	snprintf(want, sizeof(want), "%s: set: burst 100 -> 50\n  del deny-other ", ns.rx_if);
+	ASSERT_CONTAINS(out, want, "a set, then a del");
+	ASSERT_CONTAINS(out, "  del lim ", "and the other");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule list %s", ns.rx_if), 0, "rule list");
+	ASSERT_STREQ(out, "default --rate 1000/s --burst 50\n", "only default, the new burst");
+	if (live(&ns, ns.rx_if, &b.gen, NULL))
+		ASSERT_EQ(b.gen, a.gen + 1, "the set's generation");
+out:
+	free(out);
+	free(err);
+	rl_flow_stop(&f);
 	rl_ns_destroy(&ns);
 	if (*path)
 		unlink(path);

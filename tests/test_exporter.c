@@ -395,6 +395,119 @@ out:
 	rl_ns_destroy(&ns);
 }
 
+/* Counter @key of rule @rule in the JSON of stats (false if it is not there). */
+static bool rule_u64(const char *json, const char *rule, const char *key, unsigned long long *v)
+{
+	char name[64];
+	const char *at;
+
+	snprintf(name, sizeof(name), "\"name\":\"%s\"", rule);
+	at = json ? strstr(json, name) : NULL;
+	return at && rl_json_u64(at, key, v);
+}
+
+/*
+ * Rules: each rule's counters by verdict and reason equal stats', its
+ * sources too, and the blocked-source gauge counts what blocked lists;
+ * promtool accepts the whole scrape with them.
+ */
+TEST_FLAGS(exporter_rules, RL_TEST_ROOT)
+{
+	/* blk: 2000 packets from one source over its 50/s: limited, then blocked. */
+	struct rl_flow f1 = { .src = "198.18.0.10", .count = 2000, .gap = "5us" };
+	/* dry: 100 packets a dry-run deny would drop, passed. */
+	struct rl_flow f2 = { .src = "198.18.0.20", .count = 100, .gap = "5us" };
+	static const char *const rules[] = { "blk", "dry", "never" };
+	static const struct {
+		const char *name, *extra, *json;
+	} cmp[] = {
+		{ "rule_packets_total", "verdict=\"passed\"", "passed" },
+		{ "rule_packets_total", "verdict=\"dropped\"", "dropped" },
+		{ "rule_bytes_total", "verdict=\"passed\"", "passed_bytes" },
+		{ "rule_bytes_total", "verdict=\"dropped\"", "dropped_bytes" },
+		{ "rule_decided_packets_total", "reason=\"allowed\"", "allowed" },
+		{ "rule_decided_packets_total", "reason=\"denied\"", "denied" },
+		{ "rule_decided_packets_total", "reason=\"limited\"", "limited" },
+		{ "rule_decided_packets_total", "reason=\"blocked\"", "blocked" },
+		{ "rule_would_drop_packets_total", NULL, "would_drop" },
+	};
+	char *body = NULL, *js = NULL, *bl = NULL, s[256], extra[128], args[256];
+	unsigned long long ino, v;
+	struct server e = {};
+	struct rl_ns ns;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespaces"))
+		goto out;
+	ino = netns_ino(ns.rx);
+	snprintf(args, sizeof(args), "attach %s --rate 1000 --burst 100", ns.rx_if);
+	if (!ASSERT_TRUE(ino, "the namespace's inode") || !rl_ns_cli_ok(&ns, "attach", args))
+		goto out;
+	snprintf(args, sizeof(args),
+		 "rule add %s blk --src 198.18.0.10 --proto udp --rate 50 --burst 10 --block 60s",
+		 ns.rx_if);
+	if (!rl_ns_cli_ok(&ns, "rule add blk", args))
+		goto out;
+	snprintf(args, sizeof(args), "rule add %s dry --src 198.18.0.20 --deny --action dry-run",
+		 ns.rx_if);
+	if (!rl_ns_cli_ok(&ns, "rule add dry", args))
+		goto out;
+	snprintf(args, sizeof(args), "rule add %s never --src 198.18.1.0/24 --rate 5", ns.rx_if);
+	if (!rl_ns_cli_ok(&ns, "rule add never", args) ||
+	    !ASSERT_OK(rl_flow_start(&ns, &f1), "start the flood") ||
+	    !ASSERT_OK(rl_flow_wait(&f1), "the flood ran") ||
+	    !ASSERT_OK(rl_flow_start(&ns, &f2), "start the dry-run flow") ||
+	    !ASSERT_OK(rl_flow_wait(&f2), "the dry-run flow ran"))
+		goto out;
+	usleep(200000); /* the receive path drains */
+	if (!exporter_start(&e))
+		goto out;
+	if (!ASSERT_EQ(http(e.port, "GET", "/metrics", NULL, &body), 200, "GET /metrics") ||
+	    !ASSERT_TRUE(body, "a body"))
+		goto out;
+	ASSERT_OK(promtool(body), "promtool check metrics accepts it, rules and all");
+	js = stats_json(&ns);
+	if (!js || !ASSERT_EQ(rl_ns_cli(&ns, &bl, NULL, "blocked %s --json", ns.rx_if), 0,
+			      "blocked --json"))
+		goto out;
+	/* No traffic now: the exporter's numbers are stats' exactly. */
+	for (size_t r = 0; r < sizeof(rules) / sizeof(rules[0]); r++) {
+		for (size_t i = 0; i < sizeof(cmp) / sizeof(cmp[0]); i++) {
+			snprintf(extra, sizeof(extra), "rule=\"%s\"%s%s", rules[r],
+				 cmp[i].extra ? "," : "", cmp[i].extra ? cmp[i].extra : "");
+			series(s, sizeof(s), cmp[i].name, ns.rx_if, ino, extra);
+			if (!ASSERT_TRUE(rule_u64(js, rules[r], cmp[i].json, &v), cmp[i].json))
+				continue;
+			if (!ASSERT_EQ((unsigned long long)metric(body, s), v, s))
+				fprintf(stderr, "    scrape:\n%s", body);
+		}
+	}
+	/* The traffic did what the comparison relies on: it is not all zeros. */
+	series(s, sizeof(s), "rule_decided_packets_total", ns.rx_if, ino,
+	       "rule=\"blk\",reason=\"blocked\"");
+	ASSERT_TRUE(metric(body, s) > 0, "blk blocked its source");
+	series(s, sizeof(s), "rule_would_drop_packets_total", ns.rx_if, ino, "rule=\"dry\"");
+	ASSERT_EQ((unsigned long long)metric(body, s), 100, "dry would have dropped all 100");
+	/* Sources and blocked sources: limit rules only. */
+	series(s, sizeof(s), "rule_sources", ns.rx_if, ino, "rule=\"blk\"");
+	if (ASSERT_TRUE(rule_u64(js, "blk", "sources", &v), "blk's sources"))
+		ASSERT_EQ((unsigned long long)metric(body, s), v, "blk's sources, as stats");
+	ASSERT_EQ((unsigned long long)metric(body, s), 1, "one source");
+	series(s, sizeof(s), "blocked_sources", ns.rx_if, ino, "rule=\"blk\"");
+	ASSERT_EQ((unsigned long long)metric(body, s), 1, "blk blocks its one source");
+	ASSERT_TRUE(strstr(bl, "\"rule\":\"blk\"") != NULL, "as blocked lists it");
+	series(s, sizeof(s), "blocked_sources", ns.rx_if, ino, "rule=\"never\"");
+	ASSERT_EQ((unsigned long long)metric(body, s), 0, "never blocks none");
+	series(s, sizeof(s), "rule_sources", ns.rx_if, ino, "rule=\"dry\"");
+	ASSERT_EQ(metric(body, s), -1, "a deny rule keeps no sources: no such series");
+	ASSERT_EQ(server_stop(&e), 0, "SIGTERM stops the exporter with status 0");
+out:
+	server_cleanup(&e);
+	free(body);
+	free(js);
+	free(bl);
+	rl_ns_destroy(&ns);
+}
+
 static long rss_kib(pid_t pid)
 {
 	char path[64], line[256];

@@ -157,6 +157,7 @@ static const struct {
 	CNT(cas_retries),
 	CNT(cas_exhausted),
 	CNT(nd),
+	CNT(sync_lost),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
 	       "every counter of struct rl_counters is named in cnt_fields");

@@ -596,6 +596,7 @@ TEST_FLAGS(rk_readback, RL_TEST_ROOT)
 		"syn --proto tcp --dport 1000-2000 --tcp-flags syn --rate 10/s --burst 3 --block 5s",
 		"dns --src 198.18.5.0/24 --proto udp --dport 53 --deny --action dry-run",
 		"web --proto tcp --dport 443 --rate 1mbit --prefix4 24 --prefix6 48",
+		"full --proto udp --rate 600/m --on-insert-fail drop",
 	};
 	struct rl_ruleset back;
 	char a[512], b[512], err[RL_ERRLEN];

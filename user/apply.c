@@ -17,6 +17,7 @@
 #include "log.h"
 #include "maps.h"
 #include "opts.h"
+#include "rulemaps.h"
 #include "xdp_attach.h"
 
 /* The options an interface's mapping takes, besides "rules". */
@@ -252,7 +253,7 @@ out:
 static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *k,
 		      const yaml_node_t *map)
 {
-	const yaml_node_t *rules = NULL;
+	const yaml_node_t *rules = NULL, *rules_k = NULL, *share = NULL, *other = NULL;
 	char msg[RL_ERRLEN], enc[RL_PINNAME_MAX];
 	bool max6_given = false;
 	struct rl_args a;
@@ -278,6 +279,7 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 
 			if (!strcmp(key, "rules")) {
 				rules = v;
+				rules_k = kn;
 				ifc->rules_line = kn->start_mark.line + 1;
 				continue;
 			}
@@ -296,7 +298,26 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 			if (ret)
 				return fail(l, v, "%s: %s: %s", ifc->name, key, opt_msg(msg, key));
 			max6_given |= !strcmp(key, "max-sources6");
+			if (!strcmp(key, "share"))
+				share = v;
+			else if (strcmp(key, "mode") && !other)
+				other = kn;
 		}
+	}
+	if (share) {
+		/* As attach --share: what is shared comes with its policy, options and rules. */
+		if (!other && rules && !is_null(rules))
+			other = rules_k;
+		if (other)
+			return fail(l, other,
+				    "%s: %s: the policy, options and rules of a shared limiter are "
+				    "those of '%s' (share:): give only share and mode",
+				    ifc->name, scalar(other), a.share);
+		if (strlen(a.share) >= IF_NAMESIZE || rl_pin_encode(a.share, enc, sizeof(enc)))
+			return fail(l, share, "%s: share: '%s' is not an interface name", ifc->name,
+				    a.share);
+		snprintf(ifc->share, sizeof(ifc->share), "%s", a.share);
+		ifc->share_line = share->start_mark.line + 1;
 	}
 	ifc->mode = a.mode;
 	ifc->max_sources = a.max_sources;
@@ -304,6 +325,8 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 	ifc->max_sources6 = max6_given ? a.max_sources6 : (a.max_sources / 4 ?: 1);
 	ifc->pol = a.pol;
 	ifc->o = a.o;
+	if (share)
+		return 0; /* no policy of its own */
 	if (rl_config_build(&ifc->cfg, &ifc->pol, &ifc->o, NULL, msg, sizeof(msg)))
 		return fail(l, k, "%s: %s", ifc->name, msg);
 	if (rl_ruleset_init(&ifc->rules, &ifc->pol, &ifc->o, msg, sizeof(msg)))
@@ -318,6 +341,35 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 		ret = load_rule(l, ifc, node(l, *i));
 		if (ret)
 			return ret;
+	}
+	return 0;
+}
+
+/* Each share: names another interface of the file, one with a limiter of its own. */
+static int check_shares(struct loader *l, const struct rl_apply_file *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const struct rl_apply_iface *w = &f->ifs[i], *t = NULL;
+		const char *why = NULL;
+
+		if (!*w->share)
+			continue;
+		for (size_t j = 0; j < f->n && !t; j++)
+			if (!strcmp(f->ifs[j].name, w->share))
+				t = &f->ifs[j];
+		if (t == w)
+			why = "an interface cannot share its own limiter";
+		else if (!t)
+			why = "not an interface of this file (share: names one with a limiter "
+			      "of its own)";
+		else if (*t->share)
+			why = "shares a limiter itself (share: names the interface whose "
+			      "limiter it is)";
+		if (why) {
+			snprintf(l->err, l->errlen, "%s:%lu: %s: share: '%s': %s", l->path,
+				 w->share_line, w->name, w->share, why);
+			return -EINVAL;
+		}
 	}
 	return 0;
 }
@@ -364,7 +416,7 @@ static int load_doc(struct loader *l, struct rl_apply_file *f)
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return check_shares(l, f);
 }
 
 int rl_apply_load(struct rl_apply_file *f, const char *path, char *err, size_t errlen)
@@ -486,6 +538,191 @@ static int plan_fail(const struct rl_apply_file *f, const struct rl_apply_iface 
 	return -EINVAL;
 }
 
+/* ---- rules ---- */
+
+/* The rule as the words of rule add, in a buffer of its own (NULL: out of memory). */
+static char *rule_str(const struct rl_rule *r)
+{
+	size_t n = rl_rule_format(r, NULL, 0) + 1;
+	char *buf = malloc(n);
+
+	if (buf)
+		rl_rule_format(r, buf, n);
+	return buf;
+}
+
+/* The rules of @s besides "default" (which is last). */
+static size_t user_rules(const struct rl_ruleset *s)
+{
+	return s && s->n ? s->n - 1 : 0;
+}
+
+static int rule_index(const struct rl_ruleset *s, size_t n, const char *name)
+{
+	int i = s ? rl_ruleset_find(s, name) : -1;
+
+	return i >= 0 && (size_t)i < n ? i : -1;
+}
+
+static int rchange_add(struct rl_apply_rule_change **c, size_t *n, enum rl_apply_rule_op op,
+		       char *old, char *new)
+{
+	struct rl_apply_rule_change *nc = realloc(*c, (*n + 1) * sizeof(*nc));
+
+	if (!nc) {
+		free(old);
+		free(new);
+		return -ENOMEM;
+	}
+	*c = nc;
+	nc[(*n)++] = (struct rl_apply_rule_change){ .op = op, .old = old, .new = new };
+	return 0;
+}
+
+/* The names of the rules of @s (of its first @n) that @other has too, in @s's order. */
+static char *common_names(const struct rl_ruleset *s, size_t n, const struct rl_ruleset *other,
+			  size_t nother)
+{
+	size_t len = 1;
+	char *buf;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(s->rules[i].name) + 1;
+	buf = malloc(len);
+	if (!buf)
+		return NULL;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (rule_index(other, nother, s->rules[i].name) < 0)
+			continue;
+		if (buf[0])
+			strcat(buf, " ");
+		strcat(buf, s->rules[i].name);
+	}
+	return buf;
+}
+
+void rl_apply_rule_changes_free(struct rl_apply_rule_change *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].old);
+		free(c[i].new);
+	}
+	free(c);
+}
+
+int rl_apply_rules_diff(const struct rl_ruleset *cur, const struct rl_ruleset *want,
+			struct rl_apply_rule_change **out, size_t *n)
+{
+	size_t ncur = user_rules(cur), nwant = user_rules(want);
+	char *a = NULL, *b = NULL;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < nwant && !ret; i++) {
+		int j = rule_index(cur, ncur, want->rules[i].name);
+
+		a = j < 0 ? NULL : rule_str(&cur->rules[j]);
+		b = rule_str(&want->rules[i]);
+		if (!b || (j >= 0 && !a)) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (j < 0) {
+			ret = rchange_add(out, n, RL_APPLY_RULE_ADD, NULL, b);
+		} else if (strcmp(a, b)) {
+			ret = rchange_add(out, n, RL_APPLY_RULE_CHANGE, a, b);
+		} else {
+			free(a);
+			free(b);
+		}
+		a = b = NULL;
+	}
+	for (size_t i = 0; i < ncur && !ret; i++) {
+		if (rule_index(want, nwant, cur->rules[i].name) >= 0)
+			continue;
+		a = rule_str(&cur->rules[i]);
+		ret = a ? rchange_add(out, n, RL_APPLY_RULE_DEL, a, NULL) : -ENOMEM;
+		a = NULL;
+	}
+	/* Rules match in order: the same rules in another order are another rule set. */
+	if (!ret && ncur && nwant) {
+		a = common_names(cur, ncur, want, nwant);
+		b = common_names(want, nwant, cur, ncur);
+		if (!a || !b)
+			ret = -ENOMEM;
+		else if (strcmp(a, b)) {
+			ret = rchange_add(out, n, RL_APPLY_RULE_ORDER, a, b);
+			a = b = NULL; /* the change owns them, or they are freed */
+		}
+	}
+	free(a);
+	free(b);
+	if (ret) {
+		rl_apply_rule_changes_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+	}
+	return ret;
+}
+
+/*
+ * The rules of the step: what differs from the live ones (read through
+ * @pins; NULL: not attached, no rules), and that the file's compile against
+ * them, as rl_rules_make_live() will first do, so that this fails before
+ * any interface changes.
+ */
+static int plan_rules(const struct rl_apply_file *f, struct rl_apply_step *s,
+		      const struct rl_pins *pins, const struct rl_config *def, char *err,
+		      size_t errlen)
+{
+	const struct rl_apply_iface *w = s->want;
+	unsigned long line = w->rules_line ? w->rules_line : w->line;
+	struct rl_rules_cfg *old, *out;
+	struct rl_ruleset cur = {};
+	char msg[RL_ERRLEN];
+	int ret = -ENOMEM;
+
+	old = calloc(1, sizeof(*old));
+	out = calloc(1, sizeof(*out));
+	if (!old || !out) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	if (pins) {
+		ret = rl_rules_read(pins, old);
+		if (ret) {
+			snprintf(msg, sizeof(msg), "couldn't read the live rules: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+		ret = rl_rules_load(pins, old, def, &cur, msg, sizeof(msg));
+		if (ret)
+			goto fail;
+	}
+	ret = rl_apply_rules_diff(pins ? &cur : NULL, &w->rules, &s->rchanges, &s->nrchanges);
+	if (pins)
+		rl_ruleset_free(&cur);
+	if (ret) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	s->rules = s->nrchanges > 0;
+	if (!s->rules)
+		goto out;
+	ret = rl_rules_compile(&w->rules, old, out, msg, sizeof(msg));
+	if (!ret)
+		goto out;
+fail:
+	snprintf(err, errlen, "%s:%lu: %s: rules: %s", f->path, line, w->name, msg);
+	ret = ret == -ENOMEM ? ret : -EINVAL;
+out:
+	free(old);
+	free(out);
+	return ret;
+}
+
 /* An attached limiter: set, or nothing; attach options must match. */
 static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, char *err,
 		     size_t errlen)
@@ -501,9 +738,14 @@ static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, cha
 	if (rl_pins_open(&s->ifc, &pins, msg, sizeof(msg)))
 		return plan_fail(f, w, err, errlen, "%s", msg);
 	ret = rl_live_read(&s->ifc, &pins, &live, msg, sizeof(msg));
+	if (ret) {
+		rl_pins_close(&pins);
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	}
+	ret = plan_rules(f, s, &pins, &live.cfg, err, errlen);
 	rl_pins_close(&pins);
 	if (ret)
-		return plan_fail(f, w, err, errlen, "%s", msg);
+		return ret;
 	s->cur = live.cfg;
 	s->active = live.active;
 	/* Attach options size the tables and pick the hook: only a new attach changes them. */
@@ -526,11 +768,81 @@ static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, cha
 		return plan_fail(f, w, err, errlen, "%s", msg);
 	/* The policy in force already: a new generation would only cost a migration. */
 	if (rl_config_same(&s->cfg, &s->cur)) {
-		s->action = RL_APPLY_NONE;
+		s->action = s->rules ? RL_APPLY_RULES : RL_APPLY_NONE;
 		return 0;
 	}
 	s->action = RL_APPLY_SET;
 	changes(s);
+	return 0;
+}
+
+/* The mode @ifc runs in differs from the file's: message, -EINVAL. */
+static int plan_mode(const struct rl_apply_file *f, const struct rl_apply_iface *w,
+		     const struct rl_iface *ifc, char *err, size_t errlen)
+{
+	const char *mode = rl_attach_mode(ifc);
+	const char *want_mode = w->mode == RL_MODE_SKB ? "skb" : "native";
+
+	if (!strncmp(mode, want_mode, strlen(want_mode)))
+		return 0;
+	return plan_fail(f, w, err, errlen,
+			 "mode: the limiter runs in %s mode, the file says %s; an attach "
+			 "option cannot change live (detach first)",
+			 mode, want_mode);
+}
+
+/* An interface with share: attach it sharing, or check it shares that limiter already. */
+static int plan_share(const struct rl_apply_file *f, struct rl_apply_step *s, char *err,
+		      size_t errlen)
+{
+	const struct rl_apply_iface *w = s->want;
+	struct rl_iface with;
+	char msg[RL_ERRLEN];
+
+	switch (rl_presence(&s->ifc)) {
+	case RL_ABSENT:
+	case RL_ORPHAN_PROG:
+	case RL_STALE_PINS:
+		s->action = RL_APPLY_SHARE;
+		return 0;
+	case RL_PRESENT:
+		break;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(&s->ifc, msg, sizeof(msg));
+		return plan_fail(f, w, err, errlen, "%s", msg);
+	default:
+		return plan_fail(f, w, err, errlen, "couldn't tell what is attached: %s",
+				 strerror(errno));
+	}
+	if (rl_iface_get(w->share, &with, msg, sizeof(msg)))
+		return plan_fail(f, w, err, errlen, "share: %s", msg);
+	if (rl_presence(&with) != RL_PRESENT ||
+	    rl_pins_id(with.pindir) != rl_pins_id(s->ifc.pindir))
+		return plan_fail(f, w, err, errlen,
+				 "share: the limiter attached is not that of '%s'; which limiter "
+				 "an interface runs cannot change live (detach it first)",
+				 w->share);
+	s->action = RL_APPLY_NONE;
+	return plan_mode(f, w, &s->ifc, err, errlen);
+}
+
+/* A live limiter the file gives to @s alone must not be shared with another interface of it. */
+static int plan_alone(const struct rl_apply_file *f, const struct rl_apply_step *s, char *err,
+		      size_t errlen)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	int n = rl_members(&s->ifc, m, RL_MAX_MEMBERS);
+
+	for (int i = 0; i < n; i++)
+		for (size_t j = 0; j < f->n; j++)
+			if (m[i].ifindex != s->ifc.ifindex && !*f->ifs[j].share &&
+			    !strcmp(f->ifs[j].name, m[i].name))
+				return plan_fail(f, s->want, err, errlen,
+						 "it shares one limiter with '%s', and the "
+						 "file gives each a limiter of its own; which "
+						 "limiter an interface runs cannot change live "
+						 "(detach '%s' first)",
+						 m[i].name, m[i].name);
 	return 0;
 }
 
@@ -559,14 +871,24 @@ int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_pla
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < f->n; i++) {
-		struct rl_apply_step *s = &p->steps[p->n++];
-		const struct rl_apply_iface *w = &f->ifs[i];
+	/* Interfaces with a limiter of their own first: those that share one come after it. */
+	for (size_t k = 0; k < 2 * f->n; k++) {
+		const struct rl_apply_iface *w = &f->ifs[k % f->n];
+		struct rl_apply_step *s;
 
+		if ((k < f->n) == !!*w->share)
+			continue;
+		s = &p->steps[p->n++];
 		s->want = w;
 		if (rl_iface_get(w->name, &s->ifc, msg, sizeof(msg))) {
 			ret = plan_fail(f, w, err, errlen, "%s", msg);
 			goto fail;
+		}
+		if (*w->share) {
+			ret = plan_share(f, s, err, errlen);
+			if (ret)
+				goto fail;
+			continue;
 		}
 		switch (rl_presence(&s->ifc)) {
 		case RL_ABSENT:
@@ -575,9 +897,14 @@ int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_pla
 			/* rl_attach() replaces what a killed command left. */
 			s->action = RL_APPLY_ATTACH;
 			s->cfg = w->cfg;
+			ret = plan_rules(f, s, NULL, NULL, err, errlen);
+			if (ret)
+				goto fail;
 			break;
 		case RL_PRESENT:
 			ret = plan_live(f, s, err, errlen);
+			if (!ret)
+				ret = plan_alone(f, s, err, errlen);
 			if (ret)
 				goto fail;
 			break;
@@ -638,6 +965,8 @@ int rl_apply_plan_detach(const struct rl_apply_file *f, struct rl_apply_plan *p,
 
 void rl_apply_plan_free(struct rl_apply_plan *p)
 {
+	for (size_t i = 0; p->steps && i < p->n; i++)
+		rl_apply_rule_changes_free(p->steps[i].rchanges, p->steps[i].nrchanges);
 	free(p->steps);
 	p->steps = NULL;
 	p->n = 0;
@@ -665,25 +994,73 @@ static int run_set(struct rl_apply_step *s, char *err, size_t errlen)
 	return ret;
 }
 
+/*
+ * The file's rules made live on the limiter as it is now (after the step's
+ * attach or set), as the rule commands do: rules that stay keep their slot,
+ * states and counters; the policy and its generation are untouched.
+ */
+static int run_rules(struct rl_apply_step *s, char *err, size_t errlen)
+{
+	struct rl_rules_cfg *old = NULL, *out = NULL;
+	char why[RL_ERRLEN];
+	struct rl_config def;
+	struct rl_pins pins;
+	__u32 active;
+	int ret;
+
+	ret = rl_pins_open(&s->ifc, &pins, err, errlen);
+	if (ret)
+		return ret;
+	old = malloc(sizeof(*old));
+	out = malloc(sizeof(*out));
+	if (!old || !out) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	ret = rl_config_read(&pins, &def, &active);
+	if (!ret)
+		ret = rl_rules_read(&pins, old);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the configuration of '%s': %s", s->ifc.name,
+			 strerror(-ret));
+		goto out;
+	}
+	ret = rl_rules_make_live(&s->ifc, &pins, &def, old, &s->want->rules, out, why, sizeof(why));
+	if (ret < 0) {
+		snprintf(err, errlen, "%s: rules: %s", s->ifc.name, why);
+	} else if (ret > 0) {
+		/* The new rules are live; a clean-up step after them failed. */
+		pr_warn("%s: rules: %s", s->ifc.name, why);
+		ret = 0;
+	}
+out:
+	free(old);
+	free(out);
+	rl_pins_close(&pins);
+	return ret;
+}
+
+static int run_converge(struct rl_apply_step *s, char *err, size_t errlen)
+{
+	struct rl_pins pins;
+	int ret;
+
+	ret = rl_pins_open(&s->ifc, &pins, err, errlen);
+	if (ret)
+		return ret;
+	ret = rl_members_converge(&s->ifc, &pins, &s->cur, err, errlen);
+	rl_pins_close(&pins);
+	if (ret > 0)
+		pr_warn("%s: the interfaces that share its limiter ran different programs (a "
+			"command was interrupted): they run one again",
+			s->ifc.name);
+	return ret < 0 ? ret : 0;
+}
+
 int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen)
 {
 	*done = 0;
-	/*
-	 * apply does not make rules live yet (the rule commands do): a
-	 * file with rules fails before any change rather than half applied.
-	 */
-	for (size_t i = 0; i < p->n; i++) {
-		const struct rl_apply_iface *w = p->steps[i].want;
-
-		if (w && w->nrules) {
-			snprintf(err, errlen,
-				 "%s: rules: %zu rule%s in the file, but apply cannot apply "
-				 "rules to the kernel yet (use rule add); nothing was changed "
-				 "(apply --check validates them)",
-				 w->name, w->nrules, w->nrules == 1 ? "" : "s");
-			return -EOPNOTSUPP;
-		}
-	}
 	for (size_t i = 0; i < p->n; i++) {
 		struct rl_apply_step *s = &p->steps[i];
 		const struct rl_apply_iface *w = s->want;
@@ -691,6 +1068,9 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 
 		switch (s->action) {
 		case RL_APPLY_NONE:
+			/* Members of a limiter left on different programs by a killed command. */
+			if (!*w->share)
+				ret = run_converge(s, err, errlen);
 			break;
 		case RL_APPLY_ATTACH:
 			ret = rl_attach(&s->ifc, w->mode, (__u32)w->max_sources,
@@ -702,9 +1082,31 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 		case RL_APPLY_DETACH:
 			ret = rl_detach(&s->ifc, err, errlen);
 			break;
+		case RL_APPLY_RULES:
+			break;
+		case RL_APPLY_SHARE: {
+			struct rl_iface with;
+
+			ret = rl_iface_get(w->share, &with, err, errlen);
+			if (!ret)
+				ret = rl_attach_share(&s->ifc, &with, w->mode, err, errlen);
+			break;
+		}
 		}
 		if (ret)
 			return ret < 0 ? ret : -EIO;
+		if (s->rules) {
+			ret = run_rules(s, err, errlen);
+			if (ret && s->action != RL_APPLY_RULES) {
+				char why[RL_ERRLEN];
+
+				snprintf(why, sizeof(why), "%s", err);
+				snprintf(err, errlen, "%s (the %s before them is done)", why,
+					 rl_apply_action_name(s->action));
+			}
+			if (ret)
+				return ret;
+		}
 		(*done)++;
 	}
 	return 0;
@@ -721,6 +1123,10 @@ const char *rl_apply_action_name(enum rl_apply_action a)
 		return "set";
 	case RL_APPLY_DETACH:
 		return "detach";
+	case RL_APPLY_RULES:
+		return "rules";
+	case RL_APPLY_SHARE:
+		return "share";
 	}
 	return "?";
 }

@@ -10,6 +10,8 @@
  *	    rules:                optional: a list of rules, each a mapping of
  *	      - name: web         name and rule options (allow/deny: true)
  *	        proto: tcp
+ *	  eth1:
+ *	    share: eth0           eth0's limiter (attach --share): only mode too
  *
  * A file is the whole wanted state of each interface it names: an option it
  * leaves out has its default, not the value it had before.
@@ -38,6 +40,8 @@ struct rl_apply_iface {
 	struct rl_ruleset rules; /* the file's rules, then "default" */
 	size_t nrules; /* rules besides "default" */
 	unsigned long rules_line; /* the "rules:" key, 0 if none */
+	char share[IF_NAMESIZE]; /* share: the interface of the file whose limiter it runs, or "" */
+	unsigned long share_line;
 };
 
 struct rl_apply_file {
@@ -59,7 +63,34 @@ enum rl_apply_action {
 	RL_APPLY_ATTACH, /* not attached: attach */
 	RL_APPLY_SET, /* attached with another policy: set it live */
 	RL_APPLY_DETACH, /* attached, not in the file, --prune: detach */
+	RL_APPLY_RULES, /* attached with this policy, other rules: only the rules */
+	RL_APPLY_SHARE, /* share: not attached: attach --share */
 };
+
+/* How the file's rules differ from the live ones, rule by rule. */
+enum rl_apply_rule_op {
+	RL_APPLY_RULE_ADD, /* new: new */
+	RL_APPLY_RULE_DEL, /* gone: old */
+	RL_APPLY_RULE_CHANGE, /* same name, other rule: old and new */
+	RL_APPLY_RULE_ORDER, /* the rules in both, in another order: old and new, their names */
+};
+
+struct rl_apply_rule_change {
+	enum rl_apply_rule_op op;
+	/* A rule as the words of "rule add" without "rule add IFACE" (rl_rule_format()). */
+	char *old, *new;
+};
+
+/*
+ * The changes that make the rules of @cur (the live set) those of @want,
+ * "default" left out (the interface's policy is compared apart). Both are
+ * compared in printed form, so a rule read back from the maps equals the
+ * rule it was made from. *@out (free with rl_apply_rule_changes_free()) is
+ * empty when the rules are the same. 0 or -ENOMEM.
+ */
+int rl_apply_rules_diff(const struct rl_ruleset *cur, const struct rl_ruleset *want,
+			struct rl_apply_rule_change **out, size_t *n);
+void rl_apply_rule_changes_free(struct rl_apply_rule_change *c, size_t n);
 
 /* One changed value of a set: the option's name, the live value and the file's. */
 struct rl_apply_change {
@@ -78,6 +109,10 @@ struct rl_apply_step {
 	struct rl_config cfg; /* RL_APPLY_ATTACH, RL_APPLY_SET: what goes live */
 	struct rl_apply_change changes[RL_APPLY_MAX_CHANGES];
 	int nchanges;
+	/* The rules change too (after the attach or set): how. */
+	bool rules;
+	struct rl_apply_rule_change *rchanges;
+	size_t nrchanges;
 };
 
 struct rl_apply_plan {
@@ -90,9 +125,11 @@ struct rl_apply_plan {
  * rl_apply_run()). Fails, -EINVAL with "FILE:LINE: IFACE: KEY: ..." in
  * @err, for an interface that does not exist, an attach option (mode,
  * max-sources, max-sources6) that differs from the live limiter's (they
- * cannot change live), and rules that would have to change the kernel (this
- * build has no rules in the XDP program yet). With @prune, interfaces
- * attached in this namespace but not in the file are detached.
+ * cannot change live), and rules that do not compile against the live ones.
+ * With @prune, interfaces attached in this namespace but not in the file are
+ * detached. Interfaces with share: are planned after the others, so that what
+ * they share is attached first; whether an interface shares a limiter, and
+ * which, is an attach option too: it does not change live.
  */
 int rl_apply_plan(const struct rl_apply_file *f, bool prune, struct rl_apply_plan *p, char *err,
 		  size_t errlen);
@@ -102,9 +139,11 @@ int rl_apply_plan_detach(const struct rl_apply_file *f, struct rl_apply_plan *p,
 void rl_apply_plan_free(struct rl_apply_plan *p);
 
 /*
- * Carry out the plan, in order. Each step is all or nothing; a failure stops
- * there, with the steps before it done: returns how many were done
- * (negative errno on the first failure, its message in @err, *@done set).
+ * Carry out the plan, in order. Each step is all or nothing (an attach or set
+ * and then the rules of the same interface are one step: if its rules fail,
+ * its attach or set stays done, and @err says so); a failure stops there,
+ * with the steps before it done: returns how many were done (negative errno
+ * on the first failure, its message in @err, *@done set).
  */
 int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen);
 

@@ -12,7 +12,8 @@
 
 const struct rl_cmd rl_cmds[] = {
 	{ "attach", cmd_attach, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
-	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS]", "attach the limiter to an interface",
+	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS] | IFACE --share IFACE2",
+	  "attach the limiter to an interface",
 	  "Loads the limiter and attaches it to IFACE at XDP, through libxdp (sharing the "
 	  "interface with other XDP programs where libxdp's dispatcher works, else alone). The "
 	  "attachment outlives this command; its maps are pinned under " RL_PIN_ROOT
@@ -40,13 +41,13 @@ const struct rl_cmd rl_cmds[] = {
 	  "and limiter options and their rules, keyed by the options' long names (see "
 	  "CONFIGURATION FILE in " RL_PROG "(8)). An interface without the limiter is attached; "
 	  "one with another policy gets it live, as with set (no detach, no state lost); one "
-	  "that matches already is left alone, so applying the same file twice changes nothing. "
-	  "Interfaces attached but not in FILE are left alone unless --prune.\n"
+	  "with other rules gets its file's rules live, as rule add and del would (rules that "
+	  "stay keep their states and counters, the policy its generation); one that matches "
+	  "already is left alone, so applying the same file twice changes nothing. Interfaces "
+	  "attached but not in FILE are left alone unless --prune.\n"
 	  "A file with any error changes nothing on any interface; errors name FILE:LINE and "
 	  "the key. Attach options (mode, max-sources, max-sources6) cannot change on a live "
-	  "limiter: a file that changes them is refused (detach first). Rules are checked, but "
-	  "this build cannot apply them to the kernel yet: a file with rules is refused, "
-	  "unchanged, except by --check and --diff.\n"
+	  "limiter: a file that changes them is refused (detach first).\n"
 	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
 	  "invalid file or options.\n" },
 	{ "status", cmd_status, IFACE_CMD(0), 0, 1, "[IFACE]",
@@ -61,13 +62,17 @@ const struct rl_cmd rl_cmds[] = {
 	  "(dropped for being over the limit), would_drop (over the limit in dry-run, passed), "
 	  "ipv4, ipv6, not_ip (passed untouched), malformed_* by reason, new_sources, carried "
 	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, "
-	  "nd (IPv6 neighbour discovery, passed untouched); "
+	  "nd (IPv6 neighbour discovery, passed untouched), sync_lost (cost units fleet sync "
+	  "could not count); "
 	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
 	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n"
 	  "With rules, also per rule: passed, dropped, allowed, denied, limited, blocked, "
 	  "would_drop and the sources it tracks; default's passed and dropped are the "
 	  "interface's less the other rules'. With --watch, each rule's rates after each "
-	  "line.\n" },
+	  "line.\n"
+	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
+	  "or not-running when its process is gone), group and node, the age of its last "
+	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
 	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "

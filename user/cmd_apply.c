@@ -11,7 +11,44 @@
 #include "probe.h"
 #include "xdp_attach.h"
 
-/* One step: "eth0: set: rate 10/s -> 20/s, burst 10 -> 20", or its JSON object. */
+static const char *const rule_ops[] = {
+	[RL_APPLY_RULE_ADD] = "add",
+	[RL_APPLY_RULE_DEL] = "del",
+	[RL_APPLY_RULE_CHANGE] = "change",
+	[RL_APPLY_RULE_ORDER] = "order",
+};
+
+/* The rule changes of a step: one line each, or a JSON array. */
+static void print_rule_changes(struct rl_json *w, const struct rl_apply_step *s)
+{
+	if (w) {
+		jw_name(w, "rule_changes");
+		jw_start_array(w);
+	}
+	for (size_t i = 0; i < s->nrchanges; i++) {
+		const struct rl_apply_rule_change *c = &s->rchanges[i];
+
+		if (!w) {
+			printf("  %s %s%s%s\n", rule_ops[c->op], c->old ? c->old : "",
+			       c->old && c->new ? " -> " : "", c->new ? c->new : "");
+			continue;
+		}
+		jw_start_object(w);
+		jw_string_field(w, "op", rule_ops[c->op]);
+		if (c->old)
+			jw_string_field(w, "old", c->old);
+		if (c->new)
+			jw_string_field(w, "new", c->new);
+		jw_end_object(w);
+	}
+	if (w)
+		jw_end_array(w);
+}
+
+/*
+ * One step: "eth0: set: rate 10/s -> 20/s, burst 10 -> 20", then a line per
+ * rule that changes ("  add web --proto tcp ..."), or its JSON object.
+ */
 static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 {
 	const struct rl_apply_iface *want = s->want;
@@ -24,6 +61,10 @@ static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 			jw_string_field(w, "mode", want->mode == RL_MODE_SKB ? "skb" : "native");
 			jw_uint_field(w, "max_sources", want->max_sources);
 			jw_uint_field(w, "max_sources6", want->max_sources6);
+		}
+		if (s->action == RL_APPLY_SHARE) {
+			jw_string_field(w, "mode", want->mode == RL_MODE_SKB ? "skb" : "native");
+			jw_string_field(w, "share", want->share);
 		}
 		if (s->action == RL_APPLY_SET) {
 			jw_name(w, "changes");
@@ -39,6 +80,8 @@ static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 		}
 		if (want)
 			jw_uint_field(w, "rules", want->nrules);
+		if (s->rules)
+			print_rule_changes(w, s);
 		jw_end_object(w);
 		return;
 	}
@@ -48,12 +91,15 @@ static void print_step(struct rl_json *w, const struct rl_apply_step *s)
 		       want->mode == RL_MODE_SKB ? "skb" : "native",
 		       (unsigned long long)want->max_sources,
 		       (unsigned long long)want->max_sources6);
+	if (s->action == RL_APPLY_SHARE)
+		printf(" (the limiter of %s, mode %s)", want->share,
+		       want->mode == RL_MODE_SKB ? "skb" : "native");
 	for (int i = 0; i < s->nchanges; i++)
 		printf("%s%s %s -> %s", i ? ", " : ": ", s->changes[i].key, s->changes[i].old,
 		       s->changes[i].new);
-	if (want && want->nrules)
-		printf("; rules: %zu (apply cannot apply rules yet: use rule add)", want->nrules);
 	putchar('\n');
+	if (s->rules)
+		print_rule_changes(NULL, s);
 }
 
 static void print_steps(const struct rl_args *a, const struct rl_apply_step *s, size_t n)

@@ -76,6 +76,79 @@ static void json_config(struct rl_json *w, const struct rl_config *c)
 	jw_end_object(w);
 }
 
+/* Was the option @name given? */
+static bool given(const struct rl_args *a, const char *name)
+{
+	const struct rl_opt *o = rl_opt_find(name, ~0U);
+
+	return o && a->given[o - rl_opt_table];
+}
+
+/* attach IFACE --share WITH: the limiter of WITH on IFACE too. */
+static int attach_share(const struct rl_args *a)
+{
+	struct rl_iface ifc, with;
+	struct rl_pins pins;
+	struct rl_live live;
+	struct rl_json w;
+	char err[RL_ERRLEN], desc[256];
+	bool described = false;
+	int ret, lock;
+
+	if (rl_args_given(a, RL_G_POLICY | RL_G_LIMITER) || given(a, "max-sources") ||
+	    given(a, "max-sources6")) {
+		pr_err("--share: the policy, limiter options and table sizes are those of '%s': "
+		       "give none of them (set changes them on every interface that shares it)",
+		       a->share);
+		return 2;
+	}
+	if (rl_check_env(err, sizeof(err)) || rl_iface_get(a->pos[0], &ifc, err, sizeof(err))) {
+		pr_err("%s", err);
+		return 1;
+	}
+	if (rl_iface_get(a->share, &with, err, sizeof(err))) {
+		pr_err("--share %s: %s in this network namespace (a limiter is shared only by "
+		       "interfaces of one namespace)",
+		       a->share, err);
+		return 1;
+	}
+	rl_loader_quiet();
+	lock = rl_lock(err, sizeof(err));
+	if (lock < 0) {
+		pr_err("%s", err);
+		return 1;
+	}
+	ret = rl_attach_share(&ifc, &with, a->mode, err, sizeof(err));
+	/* Attached: a failure to read the policy only leaves it out of the message. */
+	if (!ret && !rl_pins_open(&ifc, &pins, desc, sizeof(desc))) {
+		described = !rl_live_read(&ifc, &pins, &live, desc, sizeof(desc));
+		rl_pins_close(&pins);
+	}
+	rl_unlock(lock);
+	if (ret) {
+		pr_err("%s", err);
+		return 1;
+	}
+	if (a->json) {
+		jw_init(&w, stdout);
+		jw_start_object(&w);
+		jw_string_field(&w, "iface", ifc.name);
+		jw_string_field(&w, "mode", rl_attach_mode(&ifc));
+		jw_string_field(&w, "share", with.name);
+		if (described) {
+			jw_name(&w, "policy");
+			json_config(&w, &live.cfg);
+		}
+		jw_end_object(&w);
+		jw_end(&w);
+	} else {
+		printf("attached to %s (%s), sharing the limiter of %s%s%s\n", ifc.name,
+		       rl_attach_mode(&ifc), with.name, described ? ": " : "",
+		       described ? describe(&live.cfg, desc, sizeof(desc)) : "");
+	}
+	return 0;
+}
+
 int cmd_attach(const struct rl_args *a)
 {
 	__u32 max6 = a->max_sources6 ? (__u32)a->max_sources6 : (__u32)(a->max_sources / 4 ?: 1);
@@ -85,6 +158,8 @@ int cmd_attach(const struct rl_args *a)
 	char err[RL_ERRLEN], desc[256];
 	int ret, lock;
 
+	if (a->share)
+		return attach_share(a);
 	if (rl_config_build(&cfg, &a->pol, &a->o, NULL, err, sizeof(err))) {
 		pr_err("%s", err);
 		return 2;
@@ -223,6 +298,16 @@ int cmd_set(const struct rl_args *a)
 	}
 	/* The policy in force already: a new generation would only cost a migration. */
 	if (rl_config_same(&cfg, &cur)) {
+		ret = rl_members_converge(&ifc, &pins, &cur, err, sizeof(err));
+		if (ret < 0) {
+			pr_err("%s", err);
+			ret = 1;
+			goto out;
+		}
+		if (ret)
+			pr_warn("%s: the interfaces that share its limiter ran different programs "
+				"(a command was interrupted): they run one again",
+				ifc.name);
 		if (a->json) {
 			jw_init(&w, stdout);
 			jw_start_object(&w);
@@ -285,9 +370,10 @@ static void json_done(const char *iface, const char *what)
 int cmd_detach(const struct rl_args *a)
 {
 	const char *name = a->pos[0];
+	struct rl_member m[RL_MAX_MEMBERS];
 	struct rl_iface ifc;
 	char err[RL_ERRLEN];
-	int lock, ret;
+	int lock, ret, nm;
 
 	if (rl_check_env(err, sizeof(err)))
 		goto fail;
@@ -312,16 +398,23 @@ int cmd_detach(const struct rl_args *a)
 		return 0;
 	}
 	rl_loader_quiet();
+	nm = rl_members(&ifc, m, RL_MAX_MEMBERS);
 	ret = rl_detach(&ifc, err, sizeof(err));
 	rl_unlock(lock);
 	if (ret) {
 		pr_err("%s", err);
 		return 1;
 	}
-	if (a->json)
+	if (a->json) {
 		json_done(ifc.name, "detached");
-	else
-		printf("detached from %s\n", ifc.name);
+		return 0;
+	}
+	printf("detached from %s", ifc.name);
+	/* A shared limiter lives on, with its state, on the other interfaces. */
+	for (int i = 0, n = 0; i < nm; i++)
+		if (m[i].ifindex != ifc.ifindex)
+			printf("%s%s", n++ ? ", " : "; the limiter stays on ", m[i].name);
+	putchar('\n');
 	return 0;
 fail:
 	pr_err("%s", err);
@@ -338,8 +431,9 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	struct rl_pins pins;
 	struct rl_live live;
 	const struct rl_config *cfg = &live.cfg;
-	char err[RL_ERRLEN], desc[256];
-	int ret;
+	struct rl_member m[RL_MAX_MEMBERS];
+	char err[RL_ERRLEN], desc[256], shares[512] = "";
+	int ret, nm, nshares = 0;
 
 	if (rl_iface_get(name, &ifc, err, sizeof(err)) ||
 	    rl_pins_open(&ifc, &pins, err, sizeof(err))) {
@@ -351,6 +445,15 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	if (ret) {
 		pr_err("%s", err);
 		return 1;
+	}
+	/* The other interfaces that run this limiter (attach --share). */
+	nm = rl_members(&ifc, m, RL_MAX_MEMBERS);
+	for (int i = 0; i < nm; i++) {
+		size_t len = strlen(shares);
+
+		if (m[i].ifindex != ifc.ifindex)
+			snprintf(shares + len, sizeof(shares) - len, "%s%s", nshares++ ? ", " : "",
+				 m[i].name);
 	}
 	if (w) {
 		if (!*opened)
@@ -366,6 +469,12 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_uint_field(w, "max_sources6", live.max_sources6);
 		jw_uint_field(w, "prog_id", rl_attached_prog_id(&ifc));
 		jw_string_field(w, "pins", ifc.pindir);
+		jw_name(w, "shares_with");
+		jw_start_array(w);
+		for (int i = 0; i < nm; i++)
+			if (m[i].ifindex != ifc.ifindex)
+				jw_string(w, m[i].name);
+		jw_end_array(w);
 		jw_name(w, "policy");
 		json_config(w, cfg);
 		jw_end_object(w);
@@ -373,6 +482,9 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		printf("%s: attached (%s, program %u), %u IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
 		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), live.max_sources,
 		       live.max_sources6, ifc.pindir, describe(cfg, desc, sizeof(desc)));
+		if (nshares)
+			printf("  shares its limiter (source table and counters) with: %s\n",
+			       shares);
 	}
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "lock.h"
 #include "pins.h"
 #include "source.h"
+#include "xdp_attach.h"
 
 /* How long a poll waits, so that a signal, --duration or a quiet ring is noticed. */
 #define POLL_MS 100
@@ -39,6 +40,7 @@ static void on_signal(int sig)
 struct reader {
 	const char *iface;
 	bool json;
+	bool shared; /* other interfaces share the limiter: samples name theirs */
 	pcap_dumper_t *dump;
 	__u64 mono_to_wall; /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
 	__u64 count, n; /* the most to show (0: no end), shown */
@@ -87,7 +89,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 {
 	const struct rl_event *e = data;
 	struct reader *r = ctx;
-	char src[RL_KEY_STRLEN], bytes[2 * RL_EV_SNAP + 1], when[32];
+	char src[RL_KEY_STRLEN], bytes[2 * RL_EV_SNAP + 1], when[32], ifname[IF_NAMESIZE];
 	__u32 caplen;
 	__u64 wall;
 	time_t sec;
@@ -108,6 +110,9 @@ static int on_sample(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	source_str(&e->src, src, sizeof(src));
+	/* The interface the frame came in on: with a shared limiter, not always ours. */
+	if (!if_indextoname(e->ifindex, ifname))
+		snprintf(ifname, sizeof(ifname), "%s", r->iface);
 	sec = (time_t)(wall / 1000000000ULL);
 	if (r->json) {
 		struct rl_json w;
@@ -121,7 +126,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 		jw_start_object(&w);
 		jw_string_field(&w, "time", when);
 		jw_uint_field(&w, "time_ns", wall);
-		jw_string_field(&w, "iface", r->iface);
+		jw_string_field(&w, "iface", ifname);
 		jw_uint_field(&w, "ifindex", e->ifindex);
 		jw_uint_field(&w, "rule", e->rule);
 		jw_string_field(&w, "reason", rl_ev_reason_name(e->reason));
@@ -136,8 +141,14 @@ static int on_sample(void *ctx, void *data, size_t size)
 	localtime_r(&sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	hex(bytes, e->data, caplen < TEXT_BYTES ? caplen : TEXT_BYTES);
-	printf("%s.%09llu %-14s %-15s %5u  %s\n", when, (unsigned long long)(wall % 1000000000ULL),
-	       rl_ev_reason_name(e->reason), src, e->len, bytes);
+	if (r->shared)
+		printf("%s.%09llu %-15s %-14s %-15s %5u  %s\n", when,
+		       (unsigned long long)(wall % 1000000000ULL), ifname,
+		       rl_ev_reason_name(e->reason), src, e->len, bytes);
+	else
+		printf("%s.%09llu %-14s %-15s %5u  %s\n", when,
+		       (unsigned long long)(wall % 1000000000ULL), rl_ev_reason_name(e->reason),
+		       src, e->len, bytes);
 	fflush(stdout);
 	return 0;
 }
@@ -201,6 +212,11 @@ int cmd_events(const struct rl_args *a)
 		pr_err("%s", err);
 		return 1;
 	}
+	{
+		struct rl_member m[RL_MAX_MEMBERS];
+
+		r.shared = rl_members(&ifc, m, RL_MAX_MEMBERS) > 1;
+	}
 	if (a->pcap && open_pcap(a->pcap, &pcap, &r.dump))
 		goto out;
 	rb = ring_buffer__new(pins.events, on_sample, &r, NULL);
@@ -229,6 +245,12 @@ int cmd_events(const struct rl_args *a)
 				ms = (int)((end - now + 999999) / 1000000);
 		}
 		n = ring_buffer__poll(rb, ms);
+		/*
+		 * The program wakes us only when its ring is half full: a poll
+		 * that timed out reads what came meanwhile.
+		 */
+		if (n == 0)
+			n = ring_buffer__consume(rb);
 		if (n < 0 && n != -EINTR) {
 			pr_err("couldn't read the ring buffer of '%s': %s", r.iface, strerror(-n));
 			ret = 1;

@@ -18,6 +18,7 @@
 #include "xdp_attach.h"
 #include "source.h"
 #include "srctab.h"
+#include "sync_kern.h"
 
 #define FIELD(name)                                       \
 	{                                                 \
@@ -51,6 +52,7 @@ static const struct {
 	FIELD(cas_retries),
 	FIELD(cas_exhausted),
 	FIELD(nd),
+	FIELD(sync_lost),
 };
 #define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -145,6 +147,67 @@ static void print_rules(struct rl_json *w, const struct rl_pins *pins,
 		jw_end_array(w);
 }
 
+/* The sync agent's status (user/sync_kern.h), if an agent ever ran on this limiter. */
+static void print_sync(struct rl_json *w, const struct rl_pins *pins)
+{
+	struct rl_sync_status st;
+	struct timespec ts;
+	double age = -1;
+
+	if (rl_sync_status_read(pins, &st))
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (st.last_sync_ns)
+		age = ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)st.last_sync_ns) /
+		      1e9;
+	if (w) {
+		jw_name(w, "sync");
+		jw_start_object(w);
+		jw_string_field(w, "state", rl_sync_state_name(&st));
+		jw_bool_field(w, "running", rl_sync_agent_alive(&st));
+		jw_uint_field(w, "pid", st.pid);
+		jw_string_field(w, "group", st.group);
+		jw_string_field(w, "node", st.node);
+		jw_double_field(w, "interval_s", "%.3f", (double)st.interval_ns / 1e9);
+		/* Never synced: null. */
+		jw_name(w, "last_sync_age_s");
+		if (age >= 0)
+			jw_double(w, "%.3f", age);
+		else
+			jw_null(w);
+		jw_double_field(w, "lag_s", "%.6f", (double)st.lag_ns / 1e9);
+		jw_uint_field(w, "sources_active", st.sources_active);
+		jw_uint_field(w, "sources_shared", st.sources_shared);
+		jw_uint_field(w, "nodes", st.nodes);
+		jw_uint_field(w, "syncs_total", st.syncs_total);
+		jw_uint_field(w, "errors_total", st.errors_total);
+		jw_uint_field(w, "fallback_intervals_total", st.fallback_intervals_total);
+		jw_uint_field(w, "charged_units_total", st.charged_units_total);
+		jw_uint_field(w, "redis_tx_bytes_total", st.redis_tx_bytes_total);
+		jw_uint_field(w, "redis_rx_bytes_total", st.redis_rx_bytes_total);
+		jw_end_object(w);
+		return;
+	}
+	printf("  sync:\n");
+	printf("    %-16s %s (pid %u, group %s, node %s, every %.3f s)\n", "state",
+	       rl_sync_state_name(&st), st.pid, st.group, st.node, (double)st.interval_ns / 1e9);
+	if (age >= 0)
+		printf("    %-16s %.3f s ago, lag %.3f ms\n", "last sync", age,
+		       (double)st.lag_ns / 1e6);
+	else
+		printf("    %-16s never\n", "last sync");
+	printf("    %-16s %llu active, %llu shared, %llu nodes\n", "sources",
+	       (unsigned long long)st.sources_active, (unsigned long long)st.sources_shared,
+	       (unsigned long long)st.nodes);
+	printf("    %-16s %llu syncs, %llu errors, %llu fallback intervals, %llu units charged\n",
+	       "totals", (unsigned long long)st.syncs_total, (unsigned long long)st.errors_total,
+	       (unsigned long long)st.fallback_intervals_total,
+	       (unsigned long long)st.charged_units_total);
+	printf("    %-16s %llu bytes sent, %llu received\n", "redis",
+	       (unsigned long long)st.redis_tx_bytes_total,
+	       (unsigned long long)st.redis_rx_bytes_total);
+}
+
 static void print_once(const char *iface, const struct rl_pins *pins, const struct rl_counters *c,
 		       __u64 sources, bool json)
 {
@@ -162,6 +225,7 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 		jw_uint_field(&w, "sources", sources);
 		if (rules)
 			print_rules(&w, pins, &cfg, c, sources);
+		print_sync(&w, pins);
 		jw_end_object(&w);
 		jw_end(&w);
 		return;
@@ -172,6 +236,7 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 	printf("  %-18s %llu\n", "sources", (unsigned long long)sources);
 	if (rules)
 		print_rules(NULL, pins, &cfg, c, sources);
+	print_sync(NULL, pins);
 }
 
 static double now_s(void)

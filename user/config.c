@@ -135,6 +135,8 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 		return 0;
 	/* Generation 0 means "not configured": skip it when the counter wraps. */
 	cfg->gen = prev->gen + 1 ? prev->gen + 1 : 1;
+	/* Not policy: a set while the sync agent counts keeps it counting. */
+	cfg->sync_count = prev->sync_count;
 	cfg->has_prev = 1;
 	cfg->prev = prev->params;
 	cfg->prev_mask4 = prev->mask4;

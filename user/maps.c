@@ -68,6 +68,7 @@ static void derive(const struct rl_kcounters *k, struct rl_counters *c)
 	c->cas_retries = k->cas_retries;
 	c->cas_exhausted = k->cas_exhausted;
 	c->nd = k->nd;
+	c->sync_lost = k->sync_lost;
 	/* Every frame is IPv4, IPv6, ND, not IP or malformed: IPv4 is what is left. */
 	c->ipv4 = c->rx_packets - k->ipv6 - k->nd - k->not_ip - malformed;
 }
@@ -111,9 +112,25 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
  * The kernel's clock, as the XDP program reads it (bpf_ktime_get_ns() is
  * CLOCK_MONOTONIC): the reference IPv4 states of rl_sets4 are read back near.
  */
+int rl_state_clock_fd = -1;
+
+/* CLOCK_MONOTONIC itself: what a hash table walk reports as the time of its batch. */
+static __u64 real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
 static __u64 mono_ns(void)
 {
 	struct timespec ts;
+	__u32 zero = 0;
+	__u64 t;
+
+	if (rl_state_clock_fd >= 0 && !bpf_map_lookup_elem(rl_state_clock_fd, &zero, &t))
+		return t;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
@@ -131,7 +148,7 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 	int r, ret;
 
 	for (;;) {
-		__u64 read_ns = mono_ns();
+		__u64 read_ns = real_ns();
 
 		cnt = WALK_BATCH;
 		r = bpf_map_lookup_batch(fd, in, &out, v4 ? (void *)keys4 : (void *)keys, vals,

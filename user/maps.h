@@ -13,6 +13,8 @@ struct rl_pins {
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
 	/* Rules (user/rulemaps.h): their copy, counters, per-source states, prefix tries. */
 	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
+	/* Fleet sync (include/rl_sync.h): counter tables, their switches, the agent's status. */
+	int sync4, sync6, sc4a, sc4b, sc6a, sc6b, sync_status;
 	/*
 	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the
 	 * set-associative rl_sets4 (include/rl_sa.h); the policy uses one of
@@ -28,7 +30,8 @@ struct rl_pins {
 		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
 			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
 			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
-			&(p)->sets4, &(p)->sweep                                                   \
+			&(p)->sync4, &(p)->sync6, &(p)->sc4a, &(p)->sc4b, &(p)->sc6a, &(p)->sc6b,  \
+			&(p)->sync_status, &(p)->sets4, &(p)->sweep                                \
 	}
 
 /* The live configuration and its slot. */
@@ -57,6 +60,12 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
  */
 typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx);
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx);
+/*
+ * Tests whose programs read the test clock (rl_clock) set this to its fd:
+ * rl_sets4's states are then read back near that clock rather than near
+ * CLOCK_MONOTONIC. -1 (the default): the packet clock.
+ */
+extern int rl_state_clock_fd;
 /* One source's state, in the table of its family: 0 or -errno. */
 int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val);
 int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,

@@ -18,9 +18,19 @@
 #include "rl_sa.h"
 #include "pins.h"
 #include "policy.h"
+#include "rulemaps.h"
+#include "sync_kern.h"
 
 /* Pin directories one scrape reads: far more interfaces than a host has. */
 #define MAX_PINNED 4096
+
+/* One rule (besides default) as a scrape saw it. */
+struct ruledata {
+	char name[RL_RULE_NAME_LEN];
+	__u8 action; /* enum rl_rule_action */
+	struct rl_rule_counters c;
+	__u64 sources, blocked;
+};
 
 /* One limiter as a scrape saw it. */
 struct ifdata {
@@ -28,6 +38,10 @@ struct ifdata {
 	struct rl_counters c;
 	struct rl_config cfg;
 	__u64 sources[2], capacity[2]; /* [0] IPv4, [1] IPv6 */
+	struct ruledata *rules; /* malloc'd, nrules of them */
+	__u32 nrules;
+	struct rl_sync_status sync; /* the sync agent's, if has_sync */
+	bool has_sync;
 };
 
 #define C(f) offsetof(struct rl_counters, f)
@@ -73,6 +87,9 @@ static const struct {
 	  C(cas_retries) },
 	{ "cas_exhausted_packets_total", NULL,
 	  "Frames dropped after every compare-and-swap attempt lost a race.", C(cas_exhausted) },
+	{ "sync_lost_units_total", NULL,
+	  "Passed cost units fleet sync could not count (its counter table was full).",
+	  C(sync_lost) },
 };
 
 #define N_COUNTERS (sizeof(counters) / sizeof(counters[0]))
@@ -119,6 +136,60 @@ static int count_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, v
 	if (k->gen == c->gen)
 		c->n[v4 ? 0 : 1]++;
 	return 0;
+}
+
+/* The packet clock now: bpf_ktime_get_ns() is CLOCK_MONOTONIC, the coarse one its _COARSE. */
+static __u64 packet_now(__u32 clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock == RL_CLOCK_COARSE ? CLOCK_MONOTONIC_COARSE : CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * The rules' counters, sources and blocked sources. Counters are read after
+ * the walk: a rule's are then never behind what the walk saw of it.
+ */
+static int read_rules(const struct rl_pins *pins, struct ifdata *d)
+{
+	__u64 *sources = NULL, *blocked = NULL;
+	struct rl_rules_cfg *cfg;
+	int ret;
+
+	cfg = malloc(sizeof(*cfg));
+	sources = calloc(RL_RULE_SLOTS, sizeof(*sources));
+	blocked = calloc(RL_RULE_SLOTS, sizeof(*blocked));
+	if (!cfg || !sources || !blocked) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = rl_rules_read(pins, cfg);
+	if (ret || !cfg->n)
+		goto out;
+	ret = rl_rules_tally(pins, cfg, packet_now(d->cfg.clock), sources, blocked);
+	if (ret)
+		goto out;
+	d->rules = calloc(cfg->n, sizeof(*d->rules));
+	if (!d->rules) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (__u32 i = 0; i < cfg->n && !ret; i++) {
+		struct ruledata *r = &d->rules[i];
+
+		snprintf(r->name, sizeof(r->name), "%s", cfg->r[i].name);
+		r->action = cfg->r[i].action;
+		r->sources = sources[i];
+		r->blocked = blocked[i];
+		ret = rl_rules_counters(pins, cfg->r[i].slot, &r->c);
+	}
+	d->nrules = cfg->n;
+out:
+	free(cfg);
+	free(sources);
+	free(blocked);
+	return ret;
 }
 
 static __u64 max_entries(int fd)
@@ -174,6 +245,8 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 				 max_entries(pins.sets4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
+	ret = read_rules(&pins, d);
+	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
 out:
 	rl_pins_close(&pins);
 	return ret;
@@ -185,6 +258,85 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+#define R(f) offsetof(struct rl_rule_counters, f)
+
+/* The per-rule counters, in families as counters[] (label: NULL for none). */
+static const struct {
+	const char *name, *label, *help;
+	size_t off;
+} rule_counters[] = {
+	{ "rule_packets_total", "verdict=\"passed\"",
+	  "Frames a rule decided (not default: the interface's less the rules'), by XDP verdict.",
+	  R(passed) },
+	{ "rule_packets_total", "verdict=\"dropped\"", NULL, R(dropped) },
+	{ "rule_bytes_total", "verdict=\"passed\"",
+	  "Bytes of the frames a rule decided, by XDP verdict.", R(passed_bytes) },
+	{ "rule_bytes_total", "verdict=\"dropped\"", NULL, R(dropped_bytes) },
+	{ "rule_decided_packets_total", "reason=\"allowed\"",
+	  "Frames a rule decided, by reason: allowed (allow rule), denied (deny rule), limited "
+	  "(over a limit rule's rate), blocked (source blocked by --block).",
+	  R(allowed) },
+	{ "rule_decided_packets_total", "reason=\"denied\"", NULL, R(denied) },
+	{ "rule_decided_packets_total", "reason=\"limited\"", NULL, R(limited) },
+	{ "rule_decided_packets_total", "reason=\"blocked\"", NULL, R(blocked) },
+	{ "rule_would_drop_packets_total", NULL,
+	  "Frames a dry-run rule would have dropped (denied, limited or blocked), passed.",
+	  R(would_drop) },
+};
+
+static unsigned long long rule_value(const struct ruledata *r, size_t off)
+{
+	return *(const __u64 *)((const char *)&r->c + off);
+}
+
+/* "xdp_ratelimit_NAME{iface=...,netns=...,rule="..."": the caller adds the rest. */
+static void rule_sample(FILE *f, const char *name, const struct ifdata *d, const struct ruledata *r)
+{
+	sample(f, name, d);
+	fputs(",rule=\"", f);
+	label_value(f, r->name);
+	fputc('"', f);
+}
+
+/*
+ * Every rule's counters and, for limit rules (the only ones that keep
+ * per-source states), the sources tracked and blocked. A limiter without
+ * rules has no series here: no rule, nothing to count.
+ */
+static void print_rules(FILE *f, const struct ifdata *d, int n)
+{
+	for (size_t m = 0; m < sizeof(rule_counters) / sizeof(rule_counters[0]); m++) {
+		if (m == 0 || strcmp(rule_counters[m].name, rule_counters[m - 1].name))
+			family(f, rule_counters[m].name, "counter", rule_counters[m].help);
+		for (int i = 0; i < n; i++)
+			for (__u32 j = 0; j < d[i].nrules; j++) {
+				rule_sample(f, rule_counters[m].name, &d[i], &d[i].rules[j]);
+				if (rule_counters[m].label)
+					fprintf(f, ",%s", rule_counters[m].label);
+				fprintf(f, "} %llu\n",
+					rule_value(&d[i].rules[j], rule_counters[m].off));
+			}
+	}
+	family(f, "rule_sources", "gauge",
+	       "Sources a limit rule tracks now (its own per-source states).");
+	for (int i = 0; i < n; i++)
+		for (__u32 j = 0; j < d[i].nrules; j++) {
+			if (d[i].rules[j].action != RL_RULE_LIMIT)
+				continue;
+			rule_sample(f, "rule_sources", &d[i], &d[i].rules[j]);
+			fprintf(f, "} %llu\n", (unsigned long long)d[i].rules[j].sources);
+		}
+	family(f, "blocked_sources", "gauge",
+	       "Sources a limit rule with --block blocks now (see xdp-ratelimit blocked).");
+	for (int i = 0; i < n; i++)
+		for (__u32 j = 0; j < d[i].nrules; j++) {
+			if (d[i].rules[j].action != RL_RULE_LIMIT)
+				continue;
+			rule_sample(f, "blocked_sources", &d[i], &d[i].rules[j]);
+			fprintf(f, "} %llu\n", (unsigned long long)d[i].rules[j].blocked);
+		}
 }
 
 static void print_gauges(FILE *f, const struct ifdata *d, int n)
@@ -228,11 +380,72 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 		sample(f, "config_generation", &d[i]);
 		fprintf(f, "} %u\n", d[i].cfg.gen);
 	}
-	/*
-	 * Per-rule counters (by rule and reason) and blocked sources belong here
-	 * once the kernel keeps them; until then there is nothing to report, and
-	 * a series of zeros would claim otherwise.
-	 */
+	print_rules(f, d, n);
+}
+
+/* The sync agent's status (user/sync_kern.h), for limiters where an agent ever ran. */
+static void print_sync(FILE *f, const struct ifdata *d, int n)
+{
+#define SYNC_U64(name, type, help, field)                                                    \
+	do {                                                                                 \
+		family(f, name, type, help);                                                 \
+		for (int i = 0; i < n; i++)                                                  \
+			if (d[i].has_sync) {                                                 \
+				sample(f, name, &d[i]);                                      \
+				fprintf(f, "} %llu\n", (unsigned long long)d[i].sync.field); \
+			}                                                                    \
+	} while (0)
+	family(f, "sync_up", "gauge",
+	       "1 if the fleet sync agent runs and syncs with Redis, 0 otherwise.");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_up", &d[i]);
+			fprintf(f, "} %d\n",
+				d[i].sync.state == RL_SYNC_CONNECTED &&
+					rl_sync_agent_alive(&d[i].sync));
+		}
+	family(f, "sync_state_info", "gauge", "The sync agent's state, as a label; always 1.");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_state_info", &d[i]);
+			fprintf(f, ",state=\"%s\",group=\"", rl_sync_state_name(&d[i].sync));
+			label_value(f, d[i].sync.group);
+			fprintf(f, "\",node=\"");
+			label_value(f, d[i].sync.node);
+			fprintf(f, "\"} 1\n");
+		}
+	family(f, "sync_last_success_timestamp_seconds", "gauge",
+	       "Time of the sync agent's last successful round trip to Redis (0: never).");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_last_success_timestamp_seconds", &d[i]);
+			fprintf(f, "} %.3f\n", (double)d[i].sync.last_sync_ns / 1e9);
+		}
+	family(f, "sync_lag_seconds", "gauge", "Duration of the sync agent's last round trip.");
+	for (int i = 0; i < n; i++)
+		if (d[i].has_sync) {
+			sample(f, "sync_lag_seconds", &d[i]);
+			fprintf(f, "} %.6f\n", (double)d[i].sync.lag_ns / 1e9);
+		}
+	SYNC_U64("sync_sources_active", "gauge",
+		 "Sources that passed traffic in the last interval.", sources_active);
+	SYNC_U64("sync_sources_shared", "gauge",
+		 "Sources of the last interval that other nodes of the group saw too.",
+		 sources_shared);
+	SYNC_U64("sync_nodes", "gauge", "Nodes of the sync group seen lately, this one included.",
+		 nodes);
+	SYNC_U64("sync_syncs_total", "counter", "Successful round trips to Redis.", syncs_total);
+	SYNC_U64("sync_errors_total", "counter", "Failed round trips to Redis.", errors_total);
+	SYNC_U64("sync_fallback_intervals_total", "counter",
+		 "Intervals spent in fallback (Redis failing).", fallback_intervals_total);
+	SYNC_U64("sync_charged_units_total", "counter",
+		 "Cost units charged into local states for other nodes' traffic.",
+		 charged_units_total);
+	SYNC_U64("sync_redis_tx_bytes_total", "counter", "Bytes sent to Redis.",
+		 redis_tx_bytes_total);
+	SYNC_U64("sync_redis_rx_bytes_total", "counter", "Bytes received from Redis.",
+		 redis_rx_bytes_total);
+#undef SYNC_U64
 }
 
 int rl_metrics_render(char **out, size_t *len)
@@ -272,10 +485,12 @@ int rl_metrics_render(char **out, size_t *len)
 			orphans++;
 			continue;
 		}
-		if (read_one(&pinned[i], &d[n]))
+		if (read_one(&pinned[i], &d[n])) {
 			errors++; /* detached while we read it, most likely */
-		else
+			free(d[n].rules);
+		} else {
 			n++;
+		}
 	}
 	f = open_memstream(out, len);
 	if (!f) {
@@ -295,6 +510,7 @@ int rl_metrics_render(char **out, size_t *len)
 		}
 	}
 	print_gauges(f, d, n);
+	print_sync(f, d, n);
 	family(f, "interfaces", "gauge", "Interfaces with a live limiter, in every namespace.");
 	fprintf(f, "xdp_ratelimit_interfaces %d\n", n);
 	family(f, "orphaned_pins", "gauge",
@@ -313,6 +529,8 @@ int rl_metrics_render(char **out, size_t *len)
 		*len = 0;
 	}
 out:
+	for (int i = 0; d && i < n; i++)
+		free(d[i].rules);
 	free(pinned);
 	free(d);
 	return ret;

@@ -240,6 +240,12 @@ const struct rl_opt rl_opt_table[] = {
 	  "IPv6 sources tracked at once, in a table of their own (default: a quarter of "
 	  "--max-sources; each is one --prefix6 network), 96 bytes each." },
 
+	{ "share", 0, RL_OPT_STRING, "IFACE", A(share), 0, 0, 0, NULL, NULL, RL_G_ATTACH,
+	  "Share the limiter attached to IFACE (of this network namespace) instead of making "
+	  "one: the same program, source table and counters, so a source is limited across "
+	  "both interfaces together (bond members, two uplinks). Its policy is IFACE's: give "
+	  "no policy or limiter option." },
+
 	{ "watch", 'w', RL_OPT_U64, "SECONDS", A(watch_s), 0, 1, 3600, NULL, NULL, RL_G_WATCH,
 	  "Print the per-second rates every SECONDS (1-3600) until interrupted." },
 	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_WATCH,
@@ -284,7 +290,9 @@ const struct rl_opt rl_opt_table[] = {
 	  "root needed. Exit status 0 if it is valid." },
 	{ "diff", 0, RL_OPT_FLAG, NULL, A(diff), 0, 0, 0, NULL, NULL, RL_G_APPLY,
 	  "Print what apply would change on each interface (attach, set with each changed value "
-	  "as old -> new, detach with --prune, or unchanged), and change nothing." },
+	  "as old -> new, rules, detach with --prune, or unchanged), then a line per rule that "
+	  "changes (add RULE, del RULE, change OLD -> NEW, order OLD -> NEW, each rule as the "
+	  "words of rule add), and change nothing." },
 	{ "prune", 0, RL_OPT_FLAG, NULL, A(prune), 0, 0, 0, NULL, NULL, RL_G_APPLY,
 	  "Also detach the limiter from the interfaces of this network namespace that FILE does "
 	  "not name (without it they are left alone)." },

@@ -69,6 +69,7 @@ struct rl_args {
 	int mode; /* attach: enum rl_mode */
 	__u64 max_sources; /* attach */
 	__u64 max_sources6; /* attach; 0: max_sources / 4 */
+	const char *share; /* attach --share: the interface whose limiter to share */
 	__u64 watch_s, count; /* stats --watch, --count */
 	__u64 top_n; /* top -n */
 	const char *trace; /* simulate --trace */

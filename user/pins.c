@@ -11,11 +11,13 @@
 #include "pins.h"
 #include "xdp_attach.h"
 
-const char *const rl_map_names[RL_N_MAPS] = { "rl_state4",   "rl_state6", "rl_config", "rl_ctl",
-					      "rl_counters", "rl_events", "rl_evctl",  "rl_evcpu",
-					      "rl_rcfg",     "rl_rcnt",	  "rl_rstate", "rl_src4a",
-					      "rl_src6a",    "rl_src4b",  "rl_src6b",  "rl_ports",
-					      "rl_sets4",    "rl_sweep" };
+const char *const rl_map_names[RL_N_MAPS] = {
+	"rl_state4", "rl_state6", "rl_config", "rl_ctl",   "rl_counters",   "rl_events",
+	"rl_evctl",  "rl_evcpu",  "rl_rcfg",   "rl_rcnt",  "rl_rstate",	    "rl_src4a",
+	"rl_src6a",  "rl_src4b",  "rl_src6b",  "rl_ports", "rl_sync4",	    "rl_sync6",
+	"rl_sc4a",   "rl_sc4b",	  "rl_sc6a",   "rl_sc6b",  "rl_sync_status", "rl_sets4",
+	"rl_sweep"
+};
 
 static bool valid_ifname(const char *name)
 {
@@ -194,6 +196,35 @@ static int read_ctl(const char *dir, struct rl_ctl *ctl)
 	return ret;
 }
 
+__u32 rl_pins_id(const char *pindir)
+{
+	return pinned_map_id(pindir, "rl_counters");
+}
+
+/*
+ * Pins of a shared limiter (see pins.h): ours if @ifc runs the limiter, or if
+ * every interface that runs it has pins of it under its own name. A renamed
+ * member has none under its new name: then the pins may be its, not ours.
+ */
+static bool share_owned(const struct rl_iface *ifc)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	char dir[PATH_MAX];
+	__u32 id = rl_pins_id(ifc->pindir);
+	int n = rl_members_of(id, m, RL_MAX_MEMBERS);
+
+	if (n <= 0)
+		return false;
+	for (int i = 0; i < n; i++)
+		if (m[i].ifindex == ifc->ifindex)
+			return true;
+	for (int i = 0; i < n; i++)
+		if (rl_pin_dir(RL_PIN_ROOT, ifc->netns_ino, m[i].name, dir, sizeof(dir)) ||
+		    rl_pins_id(dir) != id)
+			return false;
+	return true;
+}
+
 bool rl_pins_owned(const struct rl_iface *ifc)
 {
 	struct rl_ctl ctl;
@@ -202,7 +233,9 @@ bool rl_pins_owned(const struct rl_iface *ifc)
 		return true; /* incomplete pins: stale, whoever made them */
 	if (ctl.ifindex == (__u32)ifc->ifindex && ctl.netns_ino == ifc->netns_ino)
 		return true;
-	return !dir_in_use(ifc->pindir);
+	if (!dir_in_use(ifc->pindir))
+		return true;
+	return ctl.netns_ino == ifc->netns_ino && share_owned(ifc);
 }
 
 void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen)
@@ -220,24 +253,30 @@ void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen)
 		ifc->pindir, ctl.ifindex);
 }
 
-int rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
+int rl_prog_uses_map(int prog_fd, __u32 map_id)
 {
 	struct bpf_prog_info pinfo = {};
 	__u32 ids[32], len = sizeof(pinfo);
-	__u32 id;
 
-	errno = 0;
-	id = pinned_map_id(ifc->pindir, "rl_counters");
-	if (!id)
-		return errno && errno != ENOENT ? -errno : 0;
 	pinfo.nr_map_ids = 32;
 	pinfo.map_ids = (__u64)(unsigned long)ids;
 	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &len))
 		return -errno;
 	for (__u32 i = 0; i < pinfo.nr_map_ids && i < 32; i++)
-		if (ids[i] == id)
+		if (ids[i] == map_id)
 			return 1;
 	return 0;
+}
+
+int rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
+{
+	__u32 id;
+
+	errno = 0;
+	id = rl_pins_id(ifc->pindir);
+	if (!id)
+		return errno && errno != ENOENT ? -errno : 0;
+	return rl_prog_uses_map(prog_fd, id);
 }
 
 /* Remove the maps and the directory; -errno if the directory is still there. */

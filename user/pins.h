@@ -19,10 +19,16 @@
  *         rl_rcfg rl_rcnt rl_rstate          rules (user/rulemaps.h)
  *         rl_src4a rl_src6a rl_src4b rl_src6b
  *         rl_ports
+ *         rl_sync4 rl_sync6                  fleet sync counting (include/rl_sync.h)
+ *         rl_sc4a rl_sc4b rl_sc6a rl_sc6b
+ *         rl_sync_status                     the sync agent's (user/sync_kern.h)
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
  * rl_ctl also records the ifindex and the namespace inode the maps were made for.
+ * Interfaces that share one limiter (attach --share) each have a directory of
+ * pins of the same maps; rl_ctl then names one of them, its owner, handed over
+ * to another member when the owner is detached (see rl_pins_owned()).
  * Pins whose maps no loaded program uses are orphans: their namespace was deleted,
  * their interface removed, or a command was killed (see rl_list_orphans()).
  */
@@ -39,7 +45,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      18
+#define RL_N_MAPS      25
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 
@@ -63,14 +69,24 @@ int rl_iface_get(const char *name, struct rl_iface *ifc, char *err, size_t errle
 /* Is the limiter's pin directory there? */
 bool rl_is_attached(const struct rl_iface *ifc);
 /*
- * Do the pins belong to this interface in this namespace? Pins whose maps no
- * program uses are nobody's: they count as ours, to be replaced or removed.
+ * Do the pins belong to this interface in this namespace? Yes if rl_ctl names
+ * it, or if it runs a program on these maps (it shares the limiter). Pins
+ * whose maps no program uses are nobody's: they count as ours, to be replaced
+ * or removed; so do pins of a shared limiter when every interface that runs it
+ * has pins of its own (ours were left by a killed attach --share or detach).
  */
 bool rl_pins_owned(const struct rl_iface *ifc);
 /* The message for pins that are not ours (see rl_pins_owned()). */
 void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen);
 /* Does the program @prog_fd use the maps pinned for @ifc? 1, 0, or -errno: could not tell. */
 int rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc);
+/*
+ * The id of the rl_counters map pinned in @pindir, 0 if none: it names a
+ * limiter, whichever interfaces share it.
+ */
+__u32 rl_pins_id(const char *pindir);
+/* Does the program @prog_fd use the map with id @map_id? 1, 0, or -errno. */
+int rl_prog_uses_map(int prog_fd, __u32 map_id);
 
 /* Pin the maps @fds (struct rl_pins order) for @ifc: whole or not at all. */
 int rl_pins_make(const struct rl_iface *ifc, const int fds[RL_N_MAPS], char *err, size_t errlen);

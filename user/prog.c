@@ -50,18 +50,22 @@ static int free_fds(void)
 
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
-	struct bpf_map *maps[] = { skel->maps.rl_state4,   skel->maps.rl_state6,
-				   skel->maps.rl_config,   skel->maps.rl_ctl,
-				   skel->maps.rl_counters, skel->maps.rl_events,
-				   skel->maps.data_evctl,  skel->maps.rl_evcpu,
-				   skel->maps.rl_rcfg,	   skel->maps.rl_rcnt,
-				   skel->maps.rl_rstate,   skel->maps.rl_src4a,
-				   skel->maps.rl_src6a,	   skel->maps.rl_src4b,
-				   skel->maps.rl_src6b,	   skel->maps.rl_ports,
-				   skel->maps.rl_sets4,	   skel->maps.rl_sweep };
-	int fds[] = { p->state4, p->state6, p->config, p->ctl,	p->counters, p->events,
-		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt, p->rstate,   p->src4a,
-		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sets4,   p->sweep };
+	struct bpf_map *maps[] = {
+		skel->maps.rl_state4,  skel->maps.rl_state6,	 skel->maps.rl_config,
+		skel->maps.rl_ctl,     skel->maps.rl_counters,	 skel->maps.rl_events,
+		skel->maps.data_evctl, skel->maps.rl_evcpu,	 skel->maps.rl_rcfg,
+		skel->maps.rl_rcnt,    skel->maps.rl_rstate,	 skel->maps.rl_src4a,
+		skel->maps.rl_src6a,   skel->maps.rl_src4b,	 skel->maps.rl_src6b,
+		skel->maps.rl_ports,   skel->maps.rl_sync4,	 skel->maps.rl_sync6,
+		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	 skel->maps.rl_sc6a,
+		skel->maps.rl_sc6b,    skel->maps.rl_sync_status, skel->maps.rl_sets4,
+		skel->maps.rl_sweep
+	};
+	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters,	p->events,
+		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt,	 p->rstate,	p->src4a,
+		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sync4,	p->sync6,
+		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status, p->sets4,
+		      p->sweep };
 	int ret;
 
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -111,6 +115,14 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (ret)
 			goto fail;
 	}
+	/* The sync charge program and its batch only for the agent (sync_kern.c). */
+	ret = bpf_program__set_autoload(skel->progs.rl_charge_prog, o->charge);
+	if (!ret)
+		ret = bpf_map__set_autocreate(skel->maps.rl_chg, o->charge);
+	if (ret) {
+		snprintf(err, errlen, "couldn't prepare the BPF object: %s", strerror(-ret));
+		goto fail;
+	}
 	if (o->rules) {
 		skel->rodata_cfg->rl_rules = *o->rules;
 	} else if (o->reuse) {
@@ -144,6 +156,19 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
 						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
 		/* Rules' sources: never more than the default rule's table. */
+		/* Sync counters: at most one entry per tracked source. */
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_sc4a,
+						       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_sc4b,
+						       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_sc6a,
+						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_sc6b,
+						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
 		if (!ret && o->max_sources4 && o->max_sources4 < RL_RULE_MAX_SOURCES)
 			ret = bpf_map__set_max_entries(skel->maps.rl_rstate, o->max_sources4);
 		if (ret) {
@@ -204,4 +229,17 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->ports = bpf_map__fd(skel->maps.rl_ports);
 	fds->sets4 = bpf_map__fd(skel->maps.rl_sets4);
 	fds->sweep = bpf_map__fd(skel->maps.rl_sweep);
+	fds->sync4 = bpf_map__fd(skel->maps.rl_sync4);
+	fds->sync6 = bpf_map__fd(skel->maps.rl_sync6);
+	fds->sc4a = bpf_map__fd(skel->maps.rl_sc4a);
+	fds->sc4b = bpf_map__fd(skel->maps.rl_sc4b);
+	fds->sc6a = bpf_map__fd(skel->maps.rl_sc6a);
+	fds->sc6b = bpf_map__fd(skel->maps.rl_sc6b);
+	fds->sync_status = bpf_map__fd(skel->maps.rl_sync_status);
+}
+
+int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd)
+{
+	*batch_fd = bpf_map__fd(skel->maps.rl_chg);
+	return bpf_program__fd(skel->progs.rl_charge_prog);
 }

@@ -30,6 +30,7 @@ struct rl_prog_opts {
 	 * (none for new maps).
 	 */
 	const struct rl_rules_cfg *rules;
+	bool charge; /* also load the sync charge program (SEC("syscall"), rl_charge_fd()) */
 };
 
 /*
@@ -44,5 +45,7 @@ void rl_prog_destroy(struct xdp_ratelimit *skel);
 /* The program's fd, and its maps' fds in struct rl_pins (owned by the skeleton). */
 int rl_prog_fd(const struct xdp_ratelimit *skel);
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds);
+/* The sync charge program's fd and its batch map's (loaded with rl_prog_opts.charge). */
+int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd);
 
 #endif /* RL_PROG_H */

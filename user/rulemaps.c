@@ -11,16 +11,36 @@
 #include "config.h"
 #include "log.h"
 #include "prog.h"
+#include "rl_block.h"
 #include "rulemaps.h"
 #include "xdp_attach.h"
 
 typedef unsigned __int128 u128;
+
+/*
+ * Can the per-source states of @o, a rule that stays under the same name,
+ * go on as @k's? Not if the rate state word is read with other parameters
+ * (another algorithm, rate or burst) or the sources are keyed by other
+ * prefixes: the rule then takes a new generation and its sources start
+ * afresh. Its counters stay (rl_rules_fill() keeps them by name).
+ */
+static bool states_carry(const struct rl_krule *o, const struct rl_krule *k)
+{
+	if (o->action != k->action)
+		return false;
+	if (k->action != RL_RULE_LIMIT)
+		return true;
+	return !memcmp(&o->cfg.params, &k->cfg.params, sizeof(k->cfg.params)) &&
+	       o->cfg.mask4 == k->cfg.mask4 &&
+	       !memcmp(o->cfg.mask6, k->cfg.mask6, sizeof(k->cfg.mask6));
+}
 
 int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *old,
 		     struct rl_rules_cfg *out, char *err, size_t errlen)
 {
 	__u64 used = 0;
 	size_t n = set->n ? set->n - 1 : 0;
+	int was[RL_RULE_SLOTS]; /* the index in @old of a rule that stays, or -1 */
 	int ret;
 
 	if (n > RL_RULE_SLOTS) {
@@ -37,11 +57,13 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 		struct rl_krule *k = &out->r[i];
 
 		k->slot = 0xff;
+		was[i] = -1;
 		for (__u32 j = 0; j < old->n; j++) {
 			if (!strcmp(old->r[j].name, set->rules[i].name)) {
 				k->slot = old->r[j].slot;
 				k->gen = old->r[j].gen;
 				used |= 1ULL << k->slot;
+				was[i] = j;
 				break;
 			}
 		}
@@ -81,7 +103,8 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 			   (r->pol.initial_set ? RL_GIVEN_INITIAL : 0) |
 			   (r->pol.prefix4_set ? RL_GIVEN_PREFIX4 : 0) |
 			   (r->pol.prefix6_set ? RL_GIVEN_PREFIX6 : 0) |
-			   (r->o.action_set ? RL_GIVEN_ACTION : 0);
+			   (r->o.action_set ? RL_GIVEN_ACTION : 0) |
+			   (r->o.fail_set ? RL_GIVEN_FAIL : 0);
 		if (r->action == RL_RULE_LIMIT) {
 			ret = rl_config_build(&k->cfg, &r->pol, &r->o, NULL, err, errlen);
 			if (ret)
@@ -90,6 +113,8 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 		} else {
 			k->cfg.action = r->o.action;
 		}
+		if (was[i] >= 0 && !states_carry(&old->r[was[i]], k))
+			k->gen = ++out->slot_gen[k->slot];
 	}
 	return 0;
 }
@@ -310,8 +335,9 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 	for (__u32 i = 0; i < cfg->n; i++) {
 		__u32 slot = cfg->r[i].slot, kept = 0;
 
+		/* By name: a rule that stays keeps its counters, even with new states. */
 		for (__u32 j = 0; j < old->n; j++)
-			kept |= old->r[j].slot == slot && old->r[j].gen == cfg->r[i].gen;
+			kept |= old->r[j].slot == slot && !strcmp(old->r[j].name, cfg->r[i].name);
 		if (!kept && bpf_map_update_elem(pins->rcnt, &slot, zero, BPF_ANY)) {
 			ret = -errno;
 			snprintf(err, errlen, "couldn't reset the counters of rule %s: %s",
@@ -408,7 +434,9 @@ int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
 	ret = rl_replace(ifc, rl_prog_fd(skel), why, sizeof(why));
 	rl_prog_destroy(skel);
 	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
+		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
+		snprintf(err, errlen, "%s%s", why,
+			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
 		return ret;
 	}
 	ret = rl_rules_commit(pins, out, why, sizeof(why));
@@ -504,6 +532,8 @@ int rl_rules_load(const struct rl_pins *pins, const struct rl_rules_cfg *cfg,
 		}
 		r.o.action = k->cfg.action;
 		r.o.action_set = k->given & RL_GIVEN_ACTION;
+		/* rl_config_policy() restored the value; whether it was given decides printing. */
+		r.o.fail_set = k->given & RL_GIVEN_FAIL;
 		ret = rl_rule_prepare(&r, err, errlen);
 		if (!ret)
 			ret = rl_ruleset_add(set, &r, NULL, err, errlen);
@@ -568,6 +598,31 @@ int rl_rules_sources(const struct rl_pins *pins, __u32 slot, __u32 gen, __u64 *n
 		k = next;
 		prev = &k;
 		*n += k.slot == slot && k.gen == gen;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int rl_rules_tally(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u64 now,
+		   __u64 *sources, __u64 *blocked)
+{
+	struct rl_rstate_key k, next;
+	struct rl_block_state st;
+	void *prev = NULL;
+
+	memset(sources, 0, RL_RULE_SLOTS * sizeof(*sources));
+	memset(blocked, 0, RL_RULE_SLOTS * sizeof(*blocked));
+	while (!bpf_map_get_next_key(pins->rstate, prev, &next)) {
+		k = next;
+		prev = &k;
+		for (__u32 i = 0; i < cfg->n && i < RL_RULE_SLOTS; i++) {
+			if (cfg->r[i].slot != k.slot || cfg->r[i].gen != k.gen)
+				continue;
+			sources[i]++;
+			/* Gone since the key was read (the LRU): not blocked any more either. */
+			if (!bpf_map_lookup_elem(pins->rstate, &k, &st) && st.until > now)
+				blocked[i]++;
+			break;
+		}
 	}
 	return errno == ENOENT ? 0 : -errno;
 }

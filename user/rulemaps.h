@@ -23,14 +23,16 @@
  * @old (all zeros when there are no rules yet): a rule whose name is in @old
  * keeps its slot and generation (so its sources' states), a new one takes a
  * free slot with that slot's next generation; @out uses the other pair of
- * tries. -EINVAL, with a message.
+ * tries. A rule that stays but whose states would mean something else (its
+ * action, rate parameters or prefixes changed) takes its slot's next
+ * generation: its sources start afresh. -EINVAL, with a message.
  */
 int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *old,
 		     struct rl_rules_cfg *out, char *err, size_t errlen);
 /*
  * Write the prefixes of @set into the tries of @cfg->pair (emptied first) and
- * zero the counters of the slots @old did not use. The live program reads
- * neither. @elapsed_ns (optional): the time the tries took.
+ * zero the counters of the slots of rules @old did not have (by name). The
+ * live program reads neither. @elapsed_ns (optional): the time the tries took.
  */
 int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 		  const struct rl_rules_cfg *cfg, const struct rl_rules_cfg *old, __u64 *elapsed_ns,
@@ -66,5 +68,14 @@ int rl_rules_load(const struct rl_pins *pins, const struct rl_rules_cfg *cfg,
 int rl_rules_counters(const struct rl_pins *pins, __u32 slot, struct rl_rule_counters *sum);
 /* Sources tracked by the rule in @slot with generation @gen (a walk of rl_rstate). */
 int rl_rules_sources(const struct rl_pins *pins, __u32 slot, __u32 gen, __u64 *n);
+/*
+ * For every rule of @cfg at once (one walk of rl_rstate, where
+ * rl_rules_sources() walks it per rule): @sources[i], the sources the rule
+ * cfg->r[i] tracks, and @blocked[i], those of them blocked at @now (on the
+ * packet clock: CLOCK_MONOTONIC, or its _COARSE for --clock coarse). The
+ * arrays hold RL_RULE_SLOTS each. 0 or -errno.
+ */
+int rl_rules_tally(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u64 now,
+		   __u64 *sources, __u64 *blocked);
 
 #endif /* RL_RULEMAPS_H */

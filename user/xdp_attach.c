@@ -10,8 +10,10 @@
  * dispatcher.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -111,6 +113,46 @@ static int ours_alone(int ifindex, int *fd, __u32 *mode)
 	*fd = pfd;
 	*mode = q.drv_prog_id == id ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
 	return 1;
+}
+
+int rl_members_of(__u32 limiter_id, struct rl_member *m, int max)
+{
+	struct if_nameindex *ifs, *i;
+	int n = 0, ret = 0;
+
+	if (!limiter_id)
+		return 0;
+	ifs = if_nameindex();
+	if (!ifs)
+		return -errno;
+	for (i = ifs; i->if_index && ret >= 0; i++) {
+		__u32 mode;
+		int fd;
+
+		ret = ours_alone((int)i->if_index, &fd, &mode);
+		if (ret == -ENODEV)
+			ret = 0; /* removed meanwhile */
+		if (ret <= 0)
+			continue;
+		ret = rl_prog_uses_map(fd, limiter_id);
+		close(fd);
+		if (ret <= 0)
+			continue;
+		if (n == max) {
+			ret = -E2BIG; /* a member left out would be left on an old program */
+			continue;
+		}
+		snprintf(m[n].name, sizeof(m[n].name), "%s", i->if_name);
+		m[n].ifindex = (int)i->if_index;
+		n++;
+	}
+	if_freenameindex(ifs);
+	return ret < 0 ? ret : n;
+}
+
+int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max)
+{
+	return rl_members_of(rl_pins_id(ifc->pindir), m, max);
 }
 
 enum rl_presence rl_presence(const struct rl_iface *ifc)
@@ -296,19 +338,155 @@ out:
 	return ret;
 }
 
-int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen)
+/* The presence of @with, the limiter to share, as a message: 0 if it is there. */
+static int share_source(const struct rl_iface *with, char *err, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
-	int ret, old;
-	__u32 mode;
+	int ret;
 
-	ret = ours_alone(ifc->ifindex, &old, &mode);
+	switch (rl_presence(with)) {
+	case RL_PRESENT:
+		return 0;
+	case RL_ABSENT:
+	case RL_STALE_PINS:
+		snprintf(err, errlen, "--share %s: xdp-ratelimit is not attached to '%s'",
+			 with->name, with->name);
+		return -ENOENT;
+	case RL_ORPHAN_PROG:
+		snprintf(
+			err, errlen,
+			"--share %s: the xdp-ratelimit program on '%s' has lost its pins: run detach "
+			"%s, then attach again",
+			with->name, with->name, with->name);
+		return -EIO;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(with, err, errlen);
+		return -EBUSY;
+	case RL_UNKNOWN:
+		break;
+	}
+	ret = -errno;
+	snprintf(err, errlen, "couldn't inspect '%s': %s", with->name, strerror(errno));
+	return ret;
+}
+
+int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enum rl_mode mode,
+		    char *err, size_t errlen)
+{
+	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
+		      (mode == RL_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	int fds[RL_N_MAPS], prog = -1, ret;
+	struct rl_pins pins;
+	__u32 with_mode;
+
+	if (ifc->ifindex == with->ifindex) {
+		snprintf(err, errlen, "--share %s: an interface cannot share its own limiter",
+			 with->name);
+		return -EINVAL;
+	}
+	ret = share_source(with, err, errlen);
+	if (ret)
+		return ret;
+	{
+		struct rl_member m[RL_MAX_MEMBERS];
+
+		ret = rl_members(with, m, RL_MAX_MEMBERS);
+		if (ret == RL_MAX_MEMBERS || ret == -E2BIG) {
+			snprintf(err, errlen, "--share %s: at most %d interfaces share a limiter",
+				 with->name, RL_MAX_MEMBERS);
+			return -E2BIG;
+		}
+	}
+	switch (rl_presence(ifc)) {
+	case RL_ABSENT:
+		break;
+	case RL_PRESENT:
+		if (rl_pins_id(ifc->pindir) == rl_pins_id(with->pindir))
+			snprintf(err, errlen, "'%s' shares the limiter of '%s' already", ifc->name,
+				 with->name);
+		else
+			snprintf(
+				err, errlen,
+				"xdp-ratelimit is already attached to '%s' with a limiter of its own "
+				"(detach it first to share the limiter of '%s')",
+				ifc->name, with->name);
+		return -EEXIST;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(ifc, err, errlen);
+		return -EBUSY;
+	case RL_ORPHAN_PROG:
+	case RL_STALE_PINS:
+		pr_debug("removing what an interrupted command left on '%s'", ifc->name);
+		ret = rl_detach(ifc, err, errlen);
+		if (ret)
+			return ret;
+		break;
+	case RL_UNKNOWN:
+		ret = -errno;
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
+		return ret;
+	}
+	ret = ours_alone(with->ifindex, &prog, &with_mode);
 	if (ret < 0) {
-		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(-ret));
+		snprintf(err, errlen, "couldn't inspect '%s': %s", with->name, strerror(-ret));
 		return ret;
 	}
 	if (!ret) {
-		struct xdp_multiprog *mp = get_multiprog(ifc->ifindex);
+		snprintf(err, errlen,
+			 "'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): "
+			 "detach and attach it again to share it",
+			 with->name);
+		return -EOPNOTSUPP;
+	}
+	ret = rl_pins_open(with, &pins, err, errlen);
+	if (ret)
+		goto out;
+	{
+		int *p[RL_N_MAPS] = RL_PINS_FDS(&pins);
+
+		for (int i = 0; i < RL_N_MAPS; i++)
+			fds[i] = *p[i];
+	}
+	/* The same maps pinned once more, under this interface's name. */
+	ret = rl_pins_make(ifc, fds, err, errlen);
+	rl_pins_close(&pins);
+	if (ret)
+		goto out;
+	ret = bpf_xdp_attach(ifc->ifindex, prog, flags, NULL);
+	if (ret) {
+		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
+			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
+			 attach_hint(ret, mode));
+		rl_pins_remove(ifc);
+	}
+out:
+	close(prog);
+	return ret;
+}
+
+static bool fault(const char *what)
+{
+	const char *f = getenv("XDP_RATELIMIT_FAULT");
+
+	return f && !strcmp(f, what);
+}
+
+/*
+ * Swap @prog_fd in on one interface; the program it replaced is left open in
+ * *@old (with its mode in *@mode), to be put back or closed by the caller.
+ */
+static int replace_one(int ifindex, const char *name, int prog_fd, int *old, __u32 *mode, char *err,
+		       size_t errlen)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	int ret;
+
+	ret = ours_alone(ifindex, old, mode);
+	if (ret < 0) {
+		snprintf(err, errlen, "couldn't inspect '%s': %s", name, strerror(-ret));
+		return ret;
+	}
+	if (!ret) {
+		struct xdp_multiprog *mp = get_multiprog(ifindex);
 		bool behind = find_ours(mp) != NULL;
 
 		xdp_multiprog__close(mp);
@@ -316,19 +494,105 @@ int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen
 			snprintf(
 				err, errlen,
 				"'%s' runs xdp-ratelimit behind libxdp's dispatcher (an older attach): detach and attach it again to change its policy",
-				ifc->name);
+				name);
 			return -EOPNOTSUPP;
 		}
-		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
+		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", name);
 		return -ENOENT;
 	}
 	/* The kernel swaps only if the program attached is still the one we saw. */
-	opts.old_prog_fd = old;
-	ret = bpf_xdp_attach(ifc->ifindex, prog_fd, XDP_FLAGS_REPLACE | mode, &opts);
-	if (ret)
-		snprintf(err, errlen, "couldn't replace the program on '%s': %s", ifc->name,
+	opts.old_prog_fd = *old;
+	ret = bpf_xdp_attach(ifindex, prog_fd, XDP_FLAGS_REPLACE | *mode, &opts);
+	if (ret) {
+		snprintf(err, errlen, "couldn't replace the program on '%s': %s", name,
 			 strerror(-ret));
-	close(old);
+		close(*old);
+		*old = -1;
+	}
+	return ret;
+}
+
+/* Append ", @name" (or @name first) to the list @buf of @len; returns how many it holds. */
+static int list_add(char *buf, size_t len, int n, const char *name)
+{
+	size_t used = strlen(buf);
+
+	snprintf(buf + used, len - used, "%s%s", n ? ", " : "", name);
+	return n + 1;
+}
+
+int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
+	struct rl_member m[RL_MAX_MEMBERS];
+	int old[RL_MAX_MEMBERS], n, i, ret = 0, nback = 0, nstuck = 0;
+	char back[256] = "", stuck[256] = "";
+	__u32 mode[RL_MAX_MEMBERS];
+
+	n = rl_members(ifc, m, RL_MAX_MEMBERS);
+	if (n < 0) {
+		snprintf(err, errlen,
+			 "couldn't list the interfaces that share the limiter of '%s': %s",
+			 ifc->name, strerror(-n));
+		return n;
+	}
+	if (!n) {
+		/* Not running it: replace_one() says why. */
+		snprintf(m[0].name, sizeof(m[0].name), "%s", ifc->name);
+		m[0].ifindex = ifc->ifindex;
+		n = 1;
+	}
+	for (i = 0; i < n; i++) {
+		/* Tests: killed between two members, deterministically. */
+		if (i == 1 && fault("kill-between-members"))
+			raise(SIGKILL);
+		/* Tests: the second member refuses, as a driver out of memory would. */
+		if (i == 1 && fault("replace-member")) {
+			ret = -ENOMEM;
+			snprintf(err, errlen,
+				 "couldn't replace the program on '%s': %s (XDP_RATELIMIT_FAULT)",
+				 m[i].name, strerror(-ret));
+			break;
+		}
+		ret = replace_one(m[i].ifindex, m[i].name, prog_fd, &old[i], &mode[i], err, errlen);
+		if (ret)
+			break;
+	}
+	if (!ret) {
+		for (i = 0; i < n; i++)
+			close(old[i]);
+		return 0;
+	}
+	/*
+	 * Member i refused: put the old program back on the members before it,
+	 * so that they all run one policy again (both programs run on the same
+	 * maps, so every member kept limiting meanwhile).
+	 */
+	opts.old_prog_fd = prog_fd;
+	for (int j = 0; j < i; j++) {
+		if (bpf_xdp_attach(m[j].ifindex, old[j], XDP_FLAGS_REPLACE | mode[j], &opts))
+			nstuck = list_add(stuck, sizeof(stuck), nstuck, m[j].name);
+		else
+			nback = list_add(back, sizeof(back), nback, m[j].name);
+		close(old[j]);
+	}
+	if (nstuck) {
+		size_t len = strlen(err);
+
+		snprintf(
+			err + len, len < errlen ? errlen - len : 0,
+			", and the previous program couldn't be put back on %s: they run the new "
+			"policy, the other members the previous one, on the same maps (run it again)",
+			stuck);
+		return -ENOTRECOVERABLE;
+	}
+	if (nback) {
+		size_t len = strlen(err);
+
+		snprintf(err + len, len < errlen ? errlen - len : 0,
+			 " (%s, which share%s its limiter, run%s the previous program again)", back,
+			 nback == 1 ? "s" : "", nback == 1 ? "s" : "");
+	}
 	return ret;
 }
 
@@ -340,6 +604,48 @@ __u32 rl_attached_prog_id(const struct rl_iface *ifc)
 
 	xdp_multiprog__close(mp);
 	return id;
+}
+
+/*
+ * Before @ifc leaves a shared limiter: if rl_ctl names it (or an interface
+ * that no longer runs the limiter), name another member, so that the pins the
+ * others keep stay theirs (rl_pins_owned()). We hold the lock: rl_ctl is not
+ * written meanwhile (the program only reads it).
+ */
+static void handover(const struct rl_iface *ifc)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	char path[PATH_MAX];
+	struct rl_ctl ctl;
+	int n = rl_members(ifc, m, RL_MAX_MEMBERS), fd, to = -1;
+	__u32 zero = 0;
+
+	for (int i = 0; i < n && to < 0; i++)
+		if (m[i].ifindex != ifc->ifindex)
+			to = i;
+	if (to < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/rl_ctl", ifc->pindir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (!bpf_map_lookup_elem(fd, &zero, &ctl)) {
+		bool member = false;
+
+		for (int i = 0; i < n; i++)
+			member |= ctl.ifindex == (__u32)m[i].ifindex &&
+				  ctl.ifindex != (__u32)ifc->ifindex;
+		if (!member) {
+			ctl.ifindex = (__u32)m[to].ifindex;
+			if (bpf_map_update_elem(fd, &zero, &ctl, BPF_ANY))
+				pr_warn("couldn't hand the limiter of '%s' over to '%s': %s",
+					ifc->name, m[to].name, strerror(errno));
+			else
+				pr_debug("the limiter of '%s' is '%s''s now", ifc->name,
+					 m[to].name);
+		}
+	}
+	close(fd);
 }
 
 int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
@@ -357,6 +663,8 @@ int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
 			snprintf(err, errlen, "xdp-ratelimit is not attached to '%s'", ifc->name);
 		return foreign ? -EBUSY : -ENOENT;
 	}
+	if (prog && !foreign)
+		handover(ifc);
 	if (prog) {
 		ret = xdp_program__detach(prog, ifc->ifindex, xdp_multiprog__attach_mode(mp), 0);
 		if (ret) {
@@ -394,6 +702,38 @@ static int swap_in(const struct rl_iface *ifc, const struct rl_pins *pins,
 	return ret;
 }
 
+int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
+			const struct rl_config *cfg, char *err, size_t errlen)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	__u32 first = 0;
+	bool differ = false;
+	int n, ret;
+
+	n = rl_members(ifc, m, RL_MAX_MEMBERS);
+	if (n < 0) {
+		snprintf(err, errlen,
+			 "couldn't list the interfaces that share the limiter of '%s': %s",
+			 ifc->name, strerror(-n));
+		return n;
+	}
+	for (int i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		__u32 id;
+
+		if (bpf_xdp_query(m[i].ifindex, 0, &q))
+			continue; /* removed meanwhile: not a member any more */
+		id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		if (!first)
+			first = id;
+		differ |= id != first;
+	}
+	if (!differ)
+		return 0;
+	ret = swap_in(ifc, pins, cfg, err, errlen);
+	return ret ? ret : 1;
+}
+
 /* The fd of @p's IPv4 table of kind @t, to be replaced in a copy of @p. */
 static int *table4_fd(struct rl_pins *p, enum rl_table4 t)
 {
@@ -403,6 +743,28 @@ static int *table4_fd(struct rl_pins *p, enum rl_table4 t)
 static const char *table4_name(enum rl_table4 t)
 {
 	return t == RL_TABLE4_LRU ? "rl_state4" : "rl_sets4";
+}
+
+/*
+ * Pin @fd as @name in the pin directory of every interface that shares the
+ * limiter of @ifc (each has its own directory of pins of the same maps).
+ */
+static int repin_members(const struct rl_iface *ifc, const char *name, int fd, char *err,
+			 size_t errlen)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	int n = rl_members(ifc, m, RL_MAX_MEMBERS), ret;
+
+	ret = rl_pins_replace(ifc, name, fd, err, errlen);
+	for (int i = 0; i < n && !ret; i++) {
+		struct rl_iface mi;
+
+		if (m[i].ifindex == ifc->ifindex || rl_iface_get(m[i].name, &mi, err, errlen) ||
+		    !rl_is_attached(&mi))
+			continue; /* gone meanwhile, or no pins of its own */
+		ret = rl_pins_replace(&mi, name, fd, err, errlen);
+	}
+	return ret;
 }
 
 /*
@@ -467,7 +829,8 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 	}
 	ret = swap_in(ifc, &np, &c, why, sizeof(why));
 	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
+		snprintf(err, errlen, "%s%s", why,
+			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
 		goto out;
 	}
 	ret = rl_config_swap(pins, &c, active);
@@ -479,8 +842,8 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 		goto out;
 	}
 	/* The new table is live: pinned, for every command that opens the limiter. */
-	if (sw && rl_pins_replace(ifc, table4_name(c.table4), *table4_fd(&np, c.table4), why,
-				  sizeof(why))) {
+	if (sw && repin_members(ifc, table4_name(c.table4), *table4_fd(&np, c.table4), why,
+				sizeof(why))) {
 		snprintf(err, errlen, "the new policy is live, but %s", why);
 		ret = 1;
 		goto out;
@@ -523,7 +886,7 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 	if (!ret)
 		ret = rl_config_swap(pins, &done, !active);
 	if (!ret && sw)
-		ret = rl_pins_replace(ifc, table4_name(old.table4), stand_in, why, sizeof(why));
+		ret = repin_members(ifc, table4_name(old.table4), stand_in, why, sizeof(why));
 final_failed:
 	if (ret) {
 		snprintf(

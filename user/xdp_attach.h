@@ -4,6 +4,7 @@
 #define RL_XDP_ATTACH_H
 
 #include <stddef.h>
+#include <net/if.h>
 #include <linux/types.h>
 #include "rl_common.h"
 
@@ -28,13 +29,46 @@ enum rl_presence {
 };
 enum rl_presence rl_presence(const struct rl_iface *ifc);
 
+/*
+ * Several interfaces of one namespace may share one limiter (attach
+ * --share): one program and one set of maps, so a source is limited across
+ * them together. Its members are the interfaces whose attached program uses
+ * its maps; each has its own directory of pins of the same maps.
+ */
+#define RL_MAX_MEMBERS 64
+
+struct rl_member {
+	char name[IF_NAMESIZE];
+	int ifindex;
+};
+
+/*
+ * The interfaces of our namespace whose program, attached alone, uses the
+ * map with id @limiter_id (rl_pins_id()). Returns how many, -E2BIG if there
+ * are more than @max, or -errno if what is attached could not be read.
+ */
+int rl_members_of(__u32 limiter_id, struct rl_member *m, int max);
+/* The members of the limiter pinned for @ifc (0 if it has no pins). */
+int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max);
+
 /* Call these holding rl_lock(). */
 int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, __u32 max_sources6,
 	      const struct rl_config *cfg, char *err, size_t errlen);
 /*
- * Swap the attached program for @prog_fd in one step: every packet is seen
- * by the old program or by the new one. Fails, changing nothing, if the
- * program on the interface is not the one found just before.
+ * Attach the limiter that runs on @with to @ifc as well: the same program,
+ * so the same maps, pinned again for @ifc. As rl_attach(), the attach is the
+ * commit point.
+ */
+int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enum rl_mode mode,
+		    char *err, size_t errlen);
+/*
+ * Swap the attached program for @prog_fd in one step on @ifc and on every
+ * interface that shares its limiter: every packet is seen by the old program
+ * or by the new one. Fails, changing nothing, if the program on an interface
+ * is not the one found just before; a member that fails after others were
+ * swapped puts them back. Only if that fails too does it return
+ * -ENOTRECOVERABLE: each member then runs the old program or the new one,
+ * both on the same maps, as @err says.
  */
 int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen);
 /*
@@ -48,8 +82,20 @@ int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen
 struct rl_pins;
 int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
 		__u32 active, __u64 *moved, char *err, size_t errlen);
+/*
+ * A command killed between the members of a shared limiter leaves them
+ * running different programs (both on its maps, one with the policy before).
+ * If they do, swap in the program for @cfg, the live copy, on every member:
+ * 1 if it did, 0 if they ran one program already, or -errno.
+ */
+int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
+			const struct rl_config *cfg, char *err, size_t errlen);
 /* The id of our attached program, 0 if none. */
 __u32 rl_attached_prog_id(const struct rl_iface *ifc);
+/*
+ * Detach from @ifc and remove its pins. A member of a shared limiter leaves
+ * the others running it; if rl_ctl names @ifc, it is handed to one of them.
+ */
 int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen);
 
 /* The mode the program is attached in ("native", "skb", ...), or "not attached". */

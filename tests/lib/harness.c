@@ -13,6 +13,8 @@
 
 void rl_prog_close(struct rl_prog *p)
 {
+	if (p->test_clock)
+		rl_state_clock_fd = -1;
 	rl_prog_destroy(p->skel);
 	rl_prog_destroy(p->mapskel);
 	p->skel = p->mapskel = NULL;
@@ -37,6 +39,9 @@ bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources)
 	}
 	rl_prog_maps(p->mapskel, &p->maps);
 	p->clock_fd = bpf_map__fd(p->mapskel->maps.rl_clock);
+	/* rl_sets4's states read back near the clock the program reads. */
+	if (test_clock)
+		rl_state_clock_fd = p->clock_fd;
 	p->counters_fd = p->maps.counters;
 	p->prog_fd = -1;
 	return true;

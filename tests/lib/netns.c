@@ -374,6 +374,7 @@ static void forget_flow(struct rl_flow *f)
 int rl_flow_start(struct rl_ns *ns, struct rl_flow *f)
 {
 	static unsigned int fseq;
+	const struct rl_ns *dev = f->via ? f->via : ns;
 	char rnd[128] = "", cmd[1024];
 	unsigned int limit = f->limit_s ? f->limit_s : 30;
 	int slot = -1, ret;
@@ -415,20 +416,20 @@ int rl_flow_start(struct rl_ns *ns, struct rl_flow *f)
 		fprintf(cf,
 			"{ eth(da=%s, type=0x86dd), ipv6(sa=%s%s, da=" RL_NS_RX_ADDR6
 			", hl=64), udp(sp=40000, dp=%u), fill(0x00, %u) }\n",
-			ns->rx_mac, f->src, rnd, f->dport ? f->dport : 9,
+			dev->rx_mac, f->src, rnd, f->dport ? f->dport : 9,
 			f->payload ? f->payload : 18);
 	else
 		fprintf(cf,
 			"{ eth(da=%s), ipv4(sa=%s%s, da=" RL_NS_RX_ADDR4
 			", ttl=64), udp(sp=40000, dp=%u), fill(0x00, %u) }\n",
-			ns->rx_mac, f->src, rnd, f->dport ? f->dport : 9,
+			dev->rx_mac, f->src, rnd, f->dport ? f->dport : 9,
 			f->payload ? f->payload : 18);
 	fclose(cf);
 	/* timeout -k: SIGKILL 1 s after SIGTERM, if trafgen is stuck flushing its ring. */
 	snprintf(cmd, sizeof(cmd),
 		 "exec timeout -k 1 %u ip netns exec %s trafgen -o %s -i %s -n %lu -P 1 -Q%s%s"
 		 " >%s 2>&1 </dev/null",
-		 limit, ns->tx, ns->tx_if, f->cfg, f->count, f->gap ? " -t " : "",
+		 limit, ns->tx, dev->tx_if, f->cfg, f->count, f->gap ? " -t " : "",
 		 f->gap ? f->gap : "", f->log);
 	f->pid = fork();
 	if (f->pid < 0) {

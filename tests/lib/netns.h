@@ -55,6 +55,11 @@ struct rl_flow {
 	const char *gap; /* trafgen -t, e.g. "5us"; NULL: TX_RING at full speed */
 	unsigned int payload; /* UDP payload bytes; 0: 18, a 60-byte IPv4 frame */
 	unsigned int limit_s; /* timeout(1) for the run; 0: 30 s */
+	/*
+	 * Another veth pair between the same two namespaces to send through
+	 * (its tx_if and rx_mac are used); NULL: the pair the flow is started on.
+	 */
+	const struct rl_ns *via;
 
 	/* Filled in by the helpers. */
 	struct rl_ns *ns;
