@@ -34,8 +34,10 @@
 #include "opts.h"
 #include "bench.h"
 #include "maps.h"
+#include "sa.h"
 #include "config.h"
 #include "prog.h"
+#include "sa.h"
 #include "rl_skel.h"
 
 static void fill_eth(struct bench_frame *f, __u16 proto)
@@ -152,11 +154,18 @@ int bench_parse_args(const char *cmd, int argc, char **argv, const char **out, i
 struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u32 max6)
 {
 	struct rl_prog_opts po = { .max_sources4 = max4, .max_sources6 = max6 };
-	struct rl_ctl ctl = { .active = 0 };
+	struct rl_ctl ctl = { .active = 0, .max_sources4 = max4 };
+	struct rl_config c = *cfg;
 	struct xdp_ratelimit *skel;
 	char err[RL_ERRLEN];
 	__u32 zero = 0;
 
+	/* The IPv4 table as attach chooses it (RL_BENCH_TABLE4=lru: the LRU one regardless). */
+	rl_table4_choose(&c, rl_sa_bits_for(max4 ?: RL_DEFAULT_MAX_SOURCES));
+	if (getenv("RL_BENCH_TABLE4") && !strcmp(getenv("RL_BENCH_TABLE4"), "lru"))
+		c.table4 = RL_TABLE4_LRU;
+	c.prev_table4 = c.table4;
+	cfg = &c;
 	skel = rl_prog_open(cfg, &po, err, sizeof(err));
 	if (!skel) {
 		fprintf(stderr, "rl-bench: %s (%u + %u sources)\n", err, max4, max6);

@@ -39,7 +39,7 @@
  *	   1 and 1M sources, and the references (a), (b), (c), (c'), (c'4);
  *	sets: 1M sources, a table after 5 sets against a freshly filled one;
  *	scale: token-bucket, (b) and (c') with 1, 1k, 64k, 1M, 8M sources;
- *	memory: rl_state4 and rl_state6 sized exactly 1M and 8M, filled, their
+ *	memory: the IPv4 table in use and rl_state6 sized for 1M and 8M, filled, their
  *	   memlock read;
  *	sampling: drop samples at 1 in 100 against none, on dropped frames
  *	   (see phase_sampling()).
@@ -648,7 +648,7 @@ static int phase_matrix(struct micro *m)
 		goto out;
 	after = new_sources(&lim[0][0], INSTANCES * NPOL);
 	/* A warm map: every lookup of the measurement hit. */
-	note(m, "matrix: sources inserted into rl_state4 while measuring: %llu (0: all hits)",
+	note(m, "matrix: sources inserted into the IPv4 table while measuring: %llu (0: all hits)",
 	     (unsigned long long)(after - before));
 
 	md = bench_out(m->out, "micro.md", "w");
@@ -742,6 +742,33 @@ out:
 	free(keys);
 	free(vals);
 	return total;
+}
+
+static int count_v4(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
+{
+	(void)state;
+	(void)read_ns;
+	*(long *)ctx += !k->src.addr[0] && !k->src.addr[1];
+	return 0;
+}
+
+/* The IPv4 sources of @lim, of every generation, in whichever IPv4 table its policy uses. */
+static long ipv4_entries(struct xdp_ratelimit *lim)
+{
+	struct rl_pins pins;
+	long n = 0;
+	int err;
+
+	rl_prog_maps(lim, &pins);
+	err = rl_state_walk(&pins, count_v4, &n);
+	return err ? err : n;
+}
+
+/* The IPv4 table @lim's policy uses: rl_sets4, unless it is the one-entry stand-in. */
+static int ipv4_table_fd(struct xdp_ratelimit *lim, bool *sets)
+{
+	*sets = bpf_map__max_entries(lim->maps.rl_sets4) > 1;
+	return bpf_map__fd(*sets ? lim->maps.rl_sets4 : lim->maps.rl_state4);
 }
 
 /* The policy of the sets phase: token-bucket, packets, at @rate (both pass every packet). */
@@ -865,7 +892,7 @@ static int phase_sets(struct micro *m)
 			goto out;
 		}
 		rl_prog_maps(sets[k], &pins);
-		count_sets[k] = count_entries(pins.state4, sizeof(struct rl_state_key4), 8);
+		count_sets[k] = ipv4_entries(sets[k]);
 		if (count_sets[k] < 0 || rl_count_sources(&pins, cur.gen, &live_sets[k]))
 			goto out;
 		fresh[k] = bench_limiter(&cfg, entries, 16);
@@ -875,8 +902,7 @@ static int phase_sets(struct micro *m)
 		if (err)
 			goto out;
 		err = -EINVAL;
-		count_fresh[k] = count_entries(bpf_map__fd(fresh[k]->maps.rl_state4),
-					       sizeof(struct rl_state_key4), 8);
+		count_fresh[k] = ipv4_entries(fresh[k]);
 		if (count_fresh[k] < 0)
 			goto out;
 		/* The driver's warm-up for (c') and the table after the sets: all hits. */
@@ -905,7 +931,7 @@ static int phase_sets(struct micro *m)
 	if (err)
 		goto out;
 	after = new_sources(sets, INSTANCES) + new_sources(fresh, INSTANCES);
-	note(m, "sets: sources inserted into rl_state4 while measuring: %llu (0: all hits)",
+	note(m, "sets: sources inserted into the IPv4 table while measuring: %llu (0: all hits)",
 	     (unsigned long long)(after - before));
 	md = bench_out(m->out, "sets.md", "w");
 	if (!md) {
@@ -914,7 +940,7 @@ static int phase_sets(struct micro *m)
 	}
 	fprintf(md,
 		"| %u sources, token-bucket, packets | net ns (instances) | x (c') | "
-		"x the fresh table, same order | entries in rl_state4 (instances) | under the live generation |\n"
+		"x the fresh table, same order | IPv4 entries (instances) | under the live generation |\n"
 		"|---|---|---|---|---|---|\n",
 		n);
 	for (int i = 1; i < nt; i++) {
@@ -1025,7 +1051,7 @@ static int phase_scale(struct micro *m)
 		goto out;
 	after = new_sources(lim, INSTANCES);
 	/* A warm map: every lookup of the measurement hit. */
-	note(m, "scale: sources inserted into rl_state4 while measuring: %llu (0: all hits)",
+	note(m, "scale: sources inserted into the IPv4 table while measuring: %llu (0: all hits)",
 	     (unsigned long long)(after - before));
 	dat = bench_out(m->out, "scale.dat", "w");
 	if (!dat) {
@@ -1090,6 +1116,7 @@ static int phase_memory(struct micro *m)
 			struct xdp_ratelimit *lim;
 			struct rl_config cfg;
 			__u64 memlock;
+			bool sets4 = false;
 			double per;
 			long have;
 			int fd;
@@ -1103,17 +1130,20 @@ static int phase_memory(struct micro *m)
 				break;
 			}
 			m->frame = v6 ? &m->frame6 : &m->frame4;
-			fd = bpf_map__fd(v6 ? lim->maps.rl_state6 : lim->maps.rl_state4);
-			fprintf(stderr, "rl-bench: filling rl_state%d with %u sources\n",
-				v6 ? 6 : 4, n);
+			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) : ipv4_table_fd(lim, &sets4);
+			fprintf(stderr, "rl-bench: filling %s with %u sources\n",
+				v6 ? "rl_state6" : sets4 ? "rl_sets4" : "rl_state4", n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
 			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
-				    count_entries(fd, sizeof(struct rl_state_key4), sizeof(__u64));
+				    ipv4_entries(lim);
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
-				fprintf(md, "| rl_state%d (%s) | %u | %ld | %llu | %.1f | %s |\n",
-					v6 ? 6 : 4, v6 ? "IPv6, 20-byte key" : "IPv4, 8-byte key",
+				fprintf(md, "| %s (%s) | %u | %ld | %llu | %.1f | %s |\n",
+					v6 ? "rl_state6" : sets4 ? "rl_sets4" : "rl_state4",
+					v6    ? "IPv6, 20-byte key" :
+					sets4 ? "IPv4, set-associative, 4 slots per source" :
+						"IPv4, 8-byte key",
 					n, have, (unsigned long long)memlock, per,
 					v6	  ? "" :
 					per <= 64 ? "ok" :

@@ -17,6 +17,11 @@
 #include "verdict.h"
 #include "rl_events.h"
 #include "rl_sync.h"
+#include "rl_sa.h"
+
+#ifndef CLOCK_MONOTONIC
+#define CLOCK_MONOTONIC 1 /* the sweep's timer: the packet clock's */
+#endif
 
 /*
  * The configuration. Not const: the compiler must load it rather than fold
@@ -33,12 +38,41 @@ struct rl_config rl_cfg SEC(".rodata.cfg");
  */
 const volatile __u8 rl_test_clock = 0;
 
+/* log2 of rl_sets4's max_entries, set by userspace with the table's size. */
+const volatile __u32 rl_sa_bits = RL_SA_BITS_MIN;
+
+/*
+ * IPv4 sources: the set-associative table of include/rl_sa.h. Mmapable, so
+ * that its values start on a page (every set is one cache line) and userspace
+ * walks, migrates and sweeps it with the same compare-and-swaps.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_sa_set);
+	__uint(max_entries, 1U << RL_SA_BITS_MIN);
+} rl_sets4 SEC(".maps");
+
+/*
+ * IPv4 sources of the policies rl_sets4 cannot hold (user/sa.h,
+ * rl_sa_check()): the LRU hash. The table a policy does not use has one
+ * entry (user/xdp_attach.c), and the verifier drops the code that reaches it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct rl_state_key4);
 	__type(value, __u64);
 	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
 } rl_state4 SEC(".maps");
+
+/* The sweep of rl_sets4: a BPF timer, armed by the first insertion (see sweep_cb()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, struct rl_sweep);
+	__uint(max_entries, 1);
+} rl_sweep SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -266,22 +300,84 @@ struct rl_miss {
 };
 
 /*
- * A source without state: insert it. Subprograms rather than inlined, so
- * that the common path, a hit, is short straight-line code. Return as
- * rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the source first.
+ * The state of IPv4 source @addr (masked by mask4) under the previous
+ * generation in rl_sets4, read back in the previous parameters' terms: 1 and
+ * *st when it is there. A pending copy is not in yet: nothing to carry.
  */
-static __noinline int new_source4(struct rl_miss *m)
+static __always_inline int sa_prev(__be32 addr, __u64 now, __u64 *st)
 {
-	struct rl_state_key4 *k = m->key, pk;
-	__u64 *prev = NULL, val;
+	__u32 bits = rl_sa_bits, h, idx, i;
+	__u64 id, idm, w;
+	struct rl_sa_set *set;
+
+	h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen - 1, bits);
+	idm = rl_sa_id_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return 0;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id && !(w & RL_SA_PEND)) {
+			*st = rl_sa_get(w, rl_sa_ref(&rl_cfg.prev, now), bits);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The same source's previous state in rl_state4. */
+static __always_inline __u64 *lru_prev(__be32 addr)
+{
+	struct rl_state_key4 pk = { .addr = addr & rl_cfg.prev_mask4, .gen = rl_cfg.gen - 1 };
+
+	return bpf_map_lookup_elem(&rl_state4, &pk);
+}
+
+/*
+ * The state of an IPv4 source first seen at @now in rl_sets4: carried over
+ * from the previous generation, from whichever table the previous policy
+ * used, or fresh.
+ */
+static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
+{
+	__u64 w, *p;
+
+	if (!cnt)
+		return 0;
+	if (!rl_cfg.has_prev)
+		return rl_initial_state(&rl_cfg.params, now);
+	if (rl_cfg.prev_table4 == RL_TABLE4_LRU) {
+		p = lru_prev(addr);
+		if (!p)
+			return rl_initial_state(&rl_cfg.params, now);
+		w = *p;
+	} else if (!sa_prev(addr, now, &w)) {
+		return rl_initial_state(&rl_cfg.params, now);
+	}
+	cnt->carried++;
+	return rl_carry_state(&rl_cfg, w, now);
+}
+
+/*
+ * A source without state in rl_state4: insert it. Return as rate_limit(),
+ * or RL_RETRY_LOOKUP when another CPU inserted the source first. Inlined in
+ * limit_lru4(), itself out of line.
+ */
+static __always_inline int new_source4(struct rl_miss *m)
+{
+	struct rl_state_key4 *k = m->key;
+	__u64 *prev = NULL, val, pv;
 	int pass;
 
 	if (!k || !m->cnt) /* cannot happen; the verifier needs to know */
 		return -1;
 	if (rl_cfg.has_prev) {
-		pk.addr = k->addr & rl_cfg.prev_mask4;
-		pk.gen = rl_cfg.gen - 1;
-		prev = bpf_map_lookup_elem(&rl_state4, &pk);
+		if (rl_cfg.prev_table4 == RL_TABLE4_LRU)
+			prev = lru_prev(k->addr);
+		else if (sa_prev(k->addr, m->now, &pv))
+			prev = &pv;
 	}
 	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
 	pass = inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
@@ -303,6 +399,11 @@ static __always_inline void mask_key6(struct rl_key *k, const struct rl_key *src
 	k->addr[3] = src->addr[3] & mask6[3];
 }
 
+/*
+ * A source without state: insert it. A subprogram rather than inlined, so
+ * that the common path, a hit, is short straight-line code. Return as
+ * rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the source first.
+ */
 static __noinline int new_source6(struct rl_miss *m)
 {
 	struct rl_state_key pk = {};
@@ -347,13 +448,21 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 	return RL_CAS_LOST;
 }
 
-/* 1: within the limit; 0: over it; -1: the source could not be tracked. */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
+/*
+ * 1: within the limit; 0: over it; -1: the source could not be tracked
+ * (rl_state4). A global function, as limit_sa4(): the program holds both
+ * tables' code (the policy's constants remove one at load), and the stack
+ * of both inlined in the packet path and slow_path() passes the verifier's
+ * 512 bytes under the insertion's frame.
+ */
+__noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
-	struct rl_state_key4 k = { .addr = saddr & rl_cfg.mask4, .gen = rl_cfg.gen };
-	__u64 now = rl_now(), cost = packet_cost(len);
-	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k);
+	struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
+	__u64 *st;
 
+	if (!cnt)
+		return -1;
+	st = bpf_map_lookup_elem(&rl_state4, &k);
 	if (!st) {
 		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
 		int ret = new_source4(&m);
@@ -367,6 +476,286 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		}
 	}
 	return step_state(cnt, st, now, cost, &rl_sync4, &k);
+}
+
+/*
+ * The sweep of rl_sets4. A slot keeps its state mod 2^m, read back near the
+ * clock: a source idle for 2^(m-1) vt would be read as ahead (stricter than
+ * it should be). The sweep rewrites every state the clock has left behind
+ * to an equivalent one near the clock (a full bucket; empty counts), so that
+ * none drifts that far. It runs from a BPF timer: every RL_SA_SWEEP_TICK_NS
+ * it sweeps 1/2^RL_SA_SWEEP_PARTS of the sets, so a whole pass takes
+ * RL_SA_SWEEP_PASS_NS whatever the table's size, with no daemon. The first
+ * insertion into the table arms it; a program loaded by set finds it armed
+ * (rl_sweep is pinned and reused). The callback reads the live policy from
+ * rl_config rather than from its own program's constants: the timer keeps
+ * calling the program that armed it, which set may since have replaced.
+ * Every rewrite is a compare-and-swap from the word read: a packet that
+ * updated the slot in between wins, and its state is current anyway.
+ */
+struct sweep_ctx {
+	const struct rl_params *p;
+	__u64 ref, behind, idm, sm, gen, cb;
+	__u32 start, mask;
+	__u64 swept;
+};
+
+static long sweep_set(__u64 n, void *data)
+{
+	struct sweep_ctx *c = data;
+	__u32 idx = (c->start + (__u32)n) & c->mask;
+	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	__u64 w, st, out, k, id;
+	int i;
+
+	if (!set)
+		return 1;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if (!(w & RL_SA_USED) || (w & RL_SA_PEND) ||
+		    (w & (3ULL << RL_SA_GEN_SHIFT)) != c->gen)
+			continue;
+		st = rl_sa_get(w, c->ref, rl_sa_bits);
+		if (!c->cb) {
+			/* A TAT behind the clock is a full bucket, however far behind. */
+			if ((__s64)(st - c->behind) >= 0)
+				continue;
+			out = c->behind;
+		} else {
+			/* A window id not k - 1, k or k + 1: empty counts, as a new source's. */
+			k = c->ref >> c->cb;
+			id = st >> c->cb;
+			if (((id - k + 1) & c->p->id_mask) <= 2)
+				continue;
+			out = ((k - 2) & c->p->id_mask) << c->cb;
+		}
+		if (__sync_val_compare_and_swap(&set->w[i], w, (w & c->idm) | (out & c->sm)) == w)
+			c->swept++;
+	}
+	return 0;
+}
+
+static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
+{
+	__u32 zero = 0, bits = rl_sa_bits;
+	struct sweep_ctx c = {};
+	struct rl_config *cfg;
+	struct rl_ctl *ctl;
+	__u64 now;
+
+	ctl = bpf_map_lookup_elem(&rl_ctl, &zero);
+	cfg = ctl ? bpf_map_lookup_elem(&rl_config, &ctl->active) : NULL;
+	if (cfg && cfg->table4 == RL_TABLE4_SA) {
+		now = rl_test_clock ? rl_now() : bpf_ktime_get_ns();
+		c.p = &cfg->params;
+		c.cb = rl_sa_count_bits(&cfg->params);
+		c.ref = rl_sa_ref(&cfg->params, now);
+		c.behind = c.ref - RL_SA_SWEEP_SLACK;
+		c.idm = rl_sa_id_mask(bits);
+		c.sm = rl_sa_state_mask(bits);
+		c.gen = (__u64)(cfg->gen & 3) << RL_SA_GEN_SHIFT;
+		c.mask = (1U << bits) - 1;
+		c.start = (__u32)sw->next & c.mask;
+		bpf_loop(1U << (bits - RL_SA_SWEEP_PARTS), sweep_set, &c, 0);
+		sw->swept += c.swept;
+		sw->next = (c.start + (1U << (bits - RL_SA_SWEEP_PARTS))) & c.mask;
+		if (!sw->next)
+			sw->passes++;
+	}
+	bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
+	return 0;
+}
+
+/* Arm the sweep's timer, once per table (rl_sweep lives as long as the maps). */
+static __always_inline void sweep_arm(void)
+{
+	struct rl_sweep *sw;
+	__u32 zero = 0;
+
+	sw = bpf_map_lookup_elem(&rl_sweep, &zero);
+	if (!sw || *(volatile __u64 *)&sw->armed ||
+	    __sync_val_compare_and_swap(&sw->armed, 0, 1) != 0)
+		return;
+	bpf_timer_init(&sw->t, &rl_sweep, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&sw->t, sweep_cb);
+	bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
+}
+
+/*
+ * 1: within the limit; 0: over it; -1: the source could not be tracked.
+ * The protocol of bench/bpf/bench_sa.bpf.c (its comment proves it exact):
+ * hit: the first slot whose used, generation and tag bits match is the
+ * source; a pass CASes (id | next state) over the word read, a failed CAS
+ * starts over. Miss: the victim is an empty slot, else the one least ahead
+ * of the clock (never a pending one); claim it as pending, re-read the other
+ * slots (another CPU inserting the same source: undo and start over), then
+ * publish. At most RL_CAS_TRIES rounds, then the packet counts as
+ * cas_exhausted and is dropped.
+ *
+ * A global function: the verifier checks it once, whatever its callers
+ * (the untagged path and slow_path()); inlined twice, its retry loop over
+ * eight slots is more paths than the verifier explores.
+ */
+/* limit_sa4()'s answer when the set does not hold the source: sa_miss4() inserts it. */
+#define RL_SA_MISS 3
+
+__noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u32 bits = rl_sa_bits, h, idx;
+	__u64 ref, id, idm, sm, w, next, st;
+	struct rl_sa_set *set;
+	int i, t;
+
+	if (!cnt)
+		return -1;
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen, bits);
+	idm = rl_sa_id_mask(bits);
+	sm = rl_sa_state_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set) { /* cannot happen: idx < max_entries */
+		cnt->insert_failed++;
+		return -1;
+	}
+	ref = rl_sa_ref(&rl_cfg.params, now);
+	for (t = 0; t < RL_CAS_TRIES; t++) {
+		int hit = -1, pend = 0;
+
+		for (i = 0; i < RL_SA_WAYS; i++) {
+			w = *(volatile __u64 *)&set->w[i];
+			if ((w & idm) == id) {
+				hit = i;
+				pend = !!(w & RL_SA_PEND);
+				break;
+			}
+		}
+		if (hit < 0)
+			return RL_SA_MISS;
+		if (pend) { /* being inserted by another CPU */
+			cnt->cas_retries++;
+			continue;
+		}
+		st = rl_sa_get(w, ref, bits);
+		if (!rl_step(&rl_cfg.params, st, now, cost, &next))
+			return 0;
+		if (__sync_val_compare_and_swap(&set->w[hit], w, id | (next & sm)) == w)
+			return 1;
+		cnt->cas_retries++;
+	}
+	cnt->cas_exhausted++;
+	return RL_CAS_LOST;
+}
+
+/*
+ * One attempt at inserting a source its set does not hold: 1 or 0 as
+ * limit_sa4() with the source published, RL_RETRY_LOOKUP when another CPU
+ * changed the set first (limit_v4() then starts over). A global function of
+ * its own, so that the verifier checks it once rather than in each of
+ * limit_sa4()'s retries: 100 ms of verification per load otherwise.
+ */
+__noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u32 bits = rl_sa_bits, h, idx;
+	__u64 ref, id, idm, sm, w, next, st, vw = 0;
+	__s64 best = 0x7fffffffffffffffLL;
+	struct rl_sa_set *set;
+	int i, victim = -1, pass;
+
+	if (!cnt)
+		return -1;
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen, bits);
+	idm = rl_sa_id_mask(bits);
+	sm = rl_sa_state_mask(bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return -1;
+	ref = rl_sa_ref(&rl_cfg.params, now);
+	/*
+	 * The victim: an empty slot, else the one least ahead of the
+	 * reference: the source that waited longest since its last passed
+	 * packet, whose loss changes least.
+	 */
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->w[i];
+		if (!w) {
+			victim = i;
+			vw = 0;
+			break;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		ahead = (__s64)(rl_sa_get(w, ref, bits) - ref);
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			vw = w;
+		}
+	}
+	if (victim < 0 || victim >= RL_SA_WAYS)
+		return RL_RETRY_LOOKUP;
+	if (__sync_val_compare_and_swap(&set->w[victim], vw, id | RL_SA_PEND) != vw)
+		return RL_RETRY_LOOKUP;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		if (i == victim)
+			continue;
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id)
+			break;
+	}
+	if (i < RL_SA_WAYS) {
+		/* Another copy is being inserted or is in: ours goes. */
+		__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, 0);
+		return RL_RETRY_LOOKUP;
+	}
+	st = sa_first_state(cnt, addr, now);
+	pass = rl_step(&rl_cfg.params, st, now, cost, &next);
+	if (!pass)
+		next = st;
+	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
+	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
+	cnt->new_sources++;
+	sweep_arm();
+	return pass;
+}
+
+/*
+ * A hit is one call; a miss calls sa_miss4() (from here, not from
+ * limit_sa4(): three frames deep under slow_path() would pass the 512 bytes
+ * of stack the verifier allows), which starts over with limit_sa4() when
+ * another CPU changed the set first. At most RL_CAS_TRIES insertions.
+ */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
+{
+	__be32 addr = saddr & rl_cfg.mask4;
+	__u64 now = rl_now(), cost = packet_cost(len);
+	int ret;
+
+	if (rl_cfg.table4 == RL_TABLE4_LRU)
+		return limit_lru4(cnt, addr, now, cost);
+	ret = limit_sa4(cnt, addr, now, cost);
+	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
+		ret = sa_miss4(cnt, addr, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = limit_sa4(cnt, addr, now, cost);
+		}
+	}
+	if (ret == RL_SA_MISS || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return RL_CAS_LOST;
+	}
+	if (rl_cfg.sync_count && ret == 1) {
+		/* Sync counts rl_sets4's sources under rl_state4's key: the agent reads one kind. */
+		struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
+
+		return sync_count(cnt, &rl_sync4, &k, cost);
+	}
+	return ret;
 }
 
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, int kind,
@@ -640,6 +1029,48 @@ struct charge_loop {
 	__u32 charged, lost;
 };
 
+/*
+ * A charge of @units to IPv4 source @addr in rl_sets4: as limit_sa4()'s hit,
+ * a compare-and-swap of the slot word over the word read. 1: charged (or
+ * already full, as charge_one() counts it); 0: no slot (evicted or never
+ * seen): nothing to charge; -1: RL_CAS_TRIES races lost, as a packet gives up (not
+ * RL_SYNC_CAS_TRIES: with the slot's read-back in each retry the window
+ * algorithms pass the verifier's million instructions). A global function,
+ * as limit_sa4(): inlined in charge_one()'s bpf_loop() callback, it is more
+ * paths than the verifier explores.
+ */
+__noinline int charge_sa4(__be32 addr, __u64 now, __u64 units)
+{
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen), idx, i;
+	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits);
+	__u64 sm = rl_sa_state_mask(bits), ref = rl_sa_ref(&rl_cfg.params, now), w, next;
+	struct rl_sa_set *set;
+	int t;
+
+	idx = h & ((1U << bits) - 1);
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	if (!set)
+		return 0;
+	/* The slot once; then retries on it alone (fewer paths for the verifier). */
+	for (i = 0; i < RL_SA_WAYS; i++)
+		if ((*(volatile __u64 *)&set->w[i] & idm) == id)
+			break;
+	if (i >= RL_SA_WAYS)
+		return 0;
+	for (t = 0; t < RL_CAS_TRIES; t++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) != id)
+			return 0; /* evicted meanwhile */
+		if (w & RL_SA_PEND) /* being inserted by the packet path */
+			continue;
+		/* As charge_one() on rl_state4: a full bucket or window counts as charged. */
+		if (!rl_charge(&rl_cfg.params, rl_sa_get(w, ref, bits), now, units, &next) ||
+		    __sync_val_compare_and_swap(&set->w[i], w, id | (next & sm)) == w)
+			return 1;
+	}
+	return -1;
+}
+
 static long charge_one(__u64 i, void *data)
 {
 	struct charge_loop *lc = data;
@@ -655,6 +1086,15 @@ static long charge_one(__u64 i, void *data)
 	if (e->k.gen != rl_cfg.gen)
 		return 0;
 	if (!e->k.src.addr[0] && !e->k.src.addr[1] && e->k.src.addr[2] == bpf_htonl(0xffff)) {
+		if (rl_cfg.table4 == RL_TABLE4_SA) {
+			int r = charge_sa4(e->k.src.addr[3], lc->now, e->units);
+
+			if (r > 0)
+				lc->charged++;
+			else if (r < 0)
+				lc->lost++;
+			return 0;
+		}
 		k4.addr = e->k.src.addr[3];
 		k4.gen = e->k.gen;
 		st = bpf_map_lookup_elem(&rl_state4, &k4);

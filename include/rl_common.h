@@ -15,8 +15,13 @@
 #define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
 
 /*
- * Default number of tracked sources. An LRU map: when full, the least
- * recently used source is forgotten (and starts again from --initial).
+ * Default number of tracked IPv4 sources. The IPv4 table is chosen with the
+ * policy (enum rl_table4): the set-associative rl_sets4 gets
+ * RL_SA_SLOTS_PER_SOURCE slots of 8 bytes per source asked for (rounded up to
+ * a power of two of 64-byte sets; when a set is full, the source least ahead
+ * of the clock is forgotten), the LRU hash rl_state4 one entry per source
+ * (when full, the least recently used is forgotten). Either way a forgotten
+ * source starts again from --initial.
  */
 #define RL_DEFAULT_MAX_SOURCES 1048576
 #define RL_MAX_SOURCES_LIMIT   (64U << 20)
@@ -93,6 +98,12 @@ struct rl_config {
 	__u32 fail_policy; /* enum rl_fail_policy */
 	__u32 malformed_drop; /* 1: drop malformed IP frames; 0: pass them */
 	__u32 clock; /* enum rl_clock */
+	/*
+	 * The IPv4 table of this policy and of the previous one (enum
+	 * rl_table4): the program looks a source's previous state up in the
+	 * table it was in. In what was padding, so the struct keeps its size.
+	 */
+	__u16 table4, prev_table4;
 	/* Read when a source is first seen after a set. */
 	struct rl_params prev; /* the configuration before the last change */
 	__u64 carry_mult; /* ahead_new = ahead_prev * carry_mult >> carry_shift */
@@ -121,12 +132,27 @@ struct rl_ctl {
 	__u32 active; /* index of rl_config's slot that holds the live program's copy */
 	__u32 ifindex; /* the interface these maps belong to ... */
 	__u64 netns_ino; /* ... in this network namespace (pins are per host) */
+	/*
+	 * --max-sources as attached: the size of whichever IPv4 table a
+	 * policy needs (the one not in use has a single entry).
+	 */
+	__u32 max_sources4;
+	__u32 pad;
+};
+
+/* The IPv4 source table a policy uses (struct rl_config's table4). */
+enum rl_table4 {
+	RL_TABLE4_SA = 0, /* rl_sets4: the set-associative table, for every policy it holds */
+	RL_TABLE4_LRU = 1, /* rl_state4: the LRU hash, for the others (user/sa.h, rl_sa_check()) */
 };
 
 /*
- * Per-source map keys: the masked source and the configuration generation.
- * IPv4 sources (also IPv4-mapped IPv6 ones) are in rl_state4 under 8 bytes,
- * IPv6 sources in rl_state6 under 20.
+ * Per-source keys: the masked source and the configuration generation.
+ * IPv4 sources (also IPv4-mapped IPv6 ones) are in the set-associative table
+ * rl_sets4 (include/rl_sa.h: no key stored, the address is the set and the
+ * tag) or, for the policies it cannot hold, in the LRU hash rl_state4 under
+ * rl_state_key4; IPv6 sources in the hash rl_state6 under rl_state_key.
+ * Userspace names both kinds with rl_state_key (IPv4 as IPv4-mapped IPv6).
  */
 struct rl_state_key4 {
 	__be32 addr;

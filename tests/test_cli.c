@@ -286,7 +286,7 @@ TEST_FLAGS(cli_attach_detach_clean, RL_TEST_ROOT)
 		sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit status %s | grep -q 'attached (skb, program [0-9]*)'",
 		   e.ns, rl_build_dir, e.ifa),
 		0, "status says skb");
-	ASSERT_EQ(sh("stat -c %%a %s/%s/rl_state4 | grep -qx 600", e.pins, e.ifa), 0,
+	ASSERT_EQ(sh("stat -c %%a %s/%s/rl_sets4 | grep -qx 600", e.pins, e.ifa), 0,
 		  "pins are root only");
 	ASSERT_EQ(sh("nsenter --net=/var/run/netns/%s %s/xdp-ratelimit detach %s", e.ns,
 		     rl_build_dir, e.ifa),

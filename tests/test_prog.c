@@ -42,7 +42,7 @@
 /*
  * The state table of a test program. The production default (1M sources)
  * is preallocated, about 100 MB per skeleton; no test here tracks more than
- * a few dozen sources, far from where the LRU would evict one.
+ * a few dozen sources, far from where a table would evict one.
  */
 #define TEST_MAX_SOURCES 16384
 
@@ -1058,7 +1058,7 @@ TEST_FLAGS(prog_set_rate, RL_TEST_ROOT)
 		goto out;
 	check_delta(&c0, &c1, &exp, "after set rate 10 -> 20");
 	ASSERT_TRUE(prog_tracks(&p, A4, 32, 64, 2), "A under generation 2");
-	ASSERT_TRUE(prog_tracks(&p, A4, 32, 64, 1), "A under generation 1 (left to the LRU)");
+	ASSERT_TRUE(prog_tracks(&p, A4, 32, 64, 1), "A under generation 1 (left to the migration)");
 out:
 	rl_prog_close(&p);
 }

@@ -17,12 +17,15 @@
  * the receiving end sees nothing but these frames.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "netns.h"
+#include "rl_sa.h"
 #include "test.h"
 
 /* Ports the slow sources send to, each counted by a socket: their passes. */
@@ -36,7 +39,8 @@
 
 /*
  * The policies set cycles through, each different from the one before it:
- * rates, all four algorithms, prefix lengths, dry-run on and off. The slow
+ * rates, all four algorithms, prefix lengths, dry-run on and off, the
+ * IPv4 table (rl_sets4 to rl_state4 and back). The slow
  * sources (at most ~500 pps per flow, ~2 pps per address) stay well under
  * every one of them, even grouped per /16 or /48; the flood is over most.
  */
@@ -48,7 +52,8 @@ static const char *const policies[NSETS] = {
 	"--action dry-run",
 	"--algo fixed-window --rate 4000 --window 1s",
 	"--action drop --prefix4 16",
-	"--algo sliding-window --window 500ms",
+	/* A byte window rl_sets4 cannot count: to rl_state4, and back with the next one. */
+	"--algo sliding-window --window 1s --rate 100mbit",
 	"--algo token-bucket --rate 6000 --burst 2000 --prefix4 32 --prefix6 128",
 	"--rate 2500 --action dry-run",
 	"--algo gcra --prefix4 24 --action drop",
@@ -384,8 +389,11 @@ TEST_FLAGS(set_fd_limit_failure_keeps_old_program, RL_TEST_ROOT)
 
 	if (!setup(&ns, "--rate 100 --burst 50") || !snapshot(&ns, &st0, &id0))
 		goto out;
-	/* 3: stdin, stdout and stderr only; 64 is far more than any set needs. */
-	for (limit = 3; limit <= 64; limit++) {
+	/*
+	 * 3: stdin, stdout and stderr only; 96 is far more than any set needs
+	 * (25 pinned maps and 25 reused by the new program: about 68).
+	 */
+	for (limit = 3; limit <= 96; limit++) {
 		free(cmd);
 		free(err);
 		err = NULL;
@@ -433,7 +441,52 @@ out:
 	rl_ns_destroy(&ns);
 }
 
-/* Entries of every pinned source table (rl_state, rl_state4, rl_state6...), by bpftool. */
+/*
+ * Sources in the pinned set-associative IPv4 table @path: its published
+ * slots (used, not pending: include/rl_sa.h), read set by set with the
+ * batch syscall rather than through the library that writes them.
+ */
+static long sets_entries(const char *path)
+{
+	__u32 in = 0, out, cnt, batch = 1024;
+	struct rl_sa_set *vals = NULL;
+	__u32 *keys = NULL;
+	long n = -1;
+	int fd, r;
+
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	keys = calloc(batch, sizeof(*keys));
+	vals = calloc(batch, sizeof(*vals));
+	if (!keys || !vals)
+		goto out;
+	n = 0;
+	for (bool first = true;; first = false) {
+		cnt = batch;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &cnt, NULL);
+		if (r && errno != ENOENT) {
+			n = -1;
+			break;
+		}
+		for (__u32 i = 0; i < cnt; i++)
+			for (int j = 0; j < RL_SA_WAYS; j++)
+				n += (vals[i].w[j] & (RL_SA_USED | RL_SA_PEND)) == RL_SA_USED;
+		if (r)
+			break;
+		in = out;
+	}
+out:
+	free(keys);
+	free(vals);
+	close(fd);
+	return n;
+}
+
+/*
+ * Entries of every pinned source table: the hashes (rl_state6...) by
+ * bpftool, the IPv4 sets (rl_sets4) by their published slots.
+ */
 static long state_entries(struct rl_ns *ns)
 {
 	char dir[PATH_MAX], *out = NULL;
@@ -447,6 +500,20 @@ static long state_entries(struct rl_ns *ns)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, "rl_sets4")) {
+			char path[PATH_MAX + 16];
+			long n;
+
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			n = sets_entries(path);
+			if (n < 0) {
+				total = -1;
+				break;
+			}
+			total += n;
+			tables++;
+			continue;
+		}
 		if (strncmp(de->d_name, "rl_state", 8))
 			continue;
 		/* One element is {"key":[raw bytes],"value":[...],"formatted":{...}}. */
@@ -524,6 +591,103 @@ TEST_FLAGS(set_repeated_tables_hold_each_source_once, RL_TEST_ROOT)
 		printf("    after set %s: %ld entries, expected %ld\n", sets[i].policy, n,
 		       sets[i].expect);
 		ASSERT_EQ(n, sets[i].expect, "one entry per (masked) source");
+	}
+out:
+	rl_ns_destroy(&ns);
+}
+
+/* max_entries of the pinned map @name of the limiter in @ns, or 0. */
+static __u32 pinned_size(struct rl_ns *ns, const char *name)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+	int fd;
+
+	if (rl_ns_pin_dir(ns->rx, ns->rx_if, dir, sizeof(dir)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.max_entries = 0;
+	close(fd);
+	return info.max_entries;
+}
+
+/*
+ * K = 1000 sources, then sets that move the IPv4 sources from rl_sets4 to
+ * rl_state4 (a bucket of 3000 s: more than 2^(m-2) vt for a table of 2^15
+ * sets) and back, between bucket algorithms, whose states are carried over:
+ * each time the table in use has its full size, the other one entry, and
+ * the table in use holds every source once.
+ */
+TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
+{
+	static const struct {
+		const char *policy;
+		bool lru;
+	} sets[] = {
+		{ "--algo gcra --rate 1000 --burst 3000000", true },
+		{ "--algo token-bucket --rate 2000 --burst 100", false },
+		{ "--algo token-bucket --rate 1000 --burst 3000000", true },
+	};
+	static const char *const base[] = { "198.19.0.0", "198.19.1.0", "198.19.2.0",
+					    "198.19.3.0" };
+	struct rl_flow f[4];
+	struct rl_ns ns;
+	long n;
+
+	if (!setup(&ns, "--rate 1000 --burst 100 --max-sources 65536"))
+		goto out;
+	if (!ASSERT_EQ(pinned_size(&ns, "rl_sets4"), 1U << 15, "rl_sets4 in use: 2^15 sets") ||
+	    !ASSERT_EQ(pinned_size(&ns, "rl_state4"), 1, "rl_state4: a stand-in"))
+		goto out;
+	for (int i = 0; i < 4; i++) {
+		f[i] = (struct rl_flow){ .src = base[i],
+					 .rand_bytes = 1,
+					 .seq = true,
+					 .count = 250,
+					 .gap = "50us",
+					 .limit_s = 10 };
+		if (!ASSERT_OK(rl_flow_start(&ns, &f[i]), "flow"))
+			goto out;
+	}
+	for (int i = 0; i < 4; i++)
+		if (!ASSERT_OK(rl_flow_wait(&f[i]), "flow") ||
+		    !ASSERT_EQ(f[i].sent, 250, "trafgen sent 250"))
+			goto out;
+	usleep(50000);
+	if (!ASSERT_EQ(state_entries(&ns), 1000, "one entry per source"))
+		goto out;
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		char args[160];
+		__u32 s4 = 0, l4 = 0;
+
+		snprintf(args, sizeof(args), "set %s %s", ns.rx_if, sets[i].policy);
+		if (!cli_ok(&ns, "set", NULL, args))
+			goto out;
+		n = state_entries(&ns);
+		s4 = pinned_size(&ns, "rl_sets4");
+		l4 = pinned_size(&ns, "rl_state4");
+		printf("    after set %s: %ld entries; rl_sets4 %u sets, rl_state4 %u entries\n",
+		       sets[i].policy, n, s4, l4);
+		ASSERT_EQ(n, 1000, "every source, once");
+		if (sets[i].lru) {
+			ASSERT_EQ(l4, 65536, "rl_state4 in use, --max-sources entries");
+			ASSERT_EQ(s4, 1, "rl_sets4: a stand-in");
+		} else {
+			ASSERT_EQ(s4, 1U << 15, "rl_sets4 in use again");
+			ASSERT_EQ(l4, 1, "rl_state4: a stand-in again");
+		}
+	}
+	if (cli_ok(&ns, "status", NULL, "status --json")) {
+		char *out = NULL;
+
+		if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s --json", ns.rx_if), 0, "status"))
+			ASSERT_CONTAINS(out, "\"max_sources\":65536", "--max-sources as attached");
+		free(out);
 	}
 out:
 	rl_ns_destroy(&ns);

@@ -7,6 +7,17 @@
 #include "maps.h"
 #include "pins.h"
 
+/* --max-sources as attached (0 for maps made before rl_ctl recorded it). */
+static __u32 ctl_max_sources4(const struct rl_pins *pins)
+{
+	struct rl_ctl ctl = {};
+	__u32 zero = 0;
+
+	if (bpf_map_lookup_elem(pins->ctl, &zero, &ctl))
+		return 0;
+	return ctl.max_sources4;
+}
+
 int rl_live_read(const struct rl_iface *ifc, const struct rl_pins *pins, struct rl_live *l,
 		 char *err, size_t errlen)
 {
@@ -23,7 +34,8 @@ int rl_live_read(const struct rl_iface *ifc, const struct rl_pins *pins, struct 
 			 strerror(-ret));
 		return ret;
 	}
-	l->max_sources = i4.max_entries;
+	/* --max-sources as attached: rl_state4 is a one-entry stand-in when rl_sets4 is in use. */
+	l->max_sources = ctl_max_sources4(pins) ?: i4.max_entries;
 	l->max_sources6 = i6.max_entries;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "maps.h"
+#include "sa.h"
 
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active)
 {
@@ -107,7 +108,35 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum)
 
 #define WALK_BATCH 1024
 
-/* Walk one table, handing every entry to @fn as a 20-byte key. */
+/*
+ * The kernel's clock, as the XDP program reads it (bpf_ktime_get_ns() is
+ * CLOCK_MONOTONIC): the reference IPv4 states of rl_sets4 are read back near.
+ */
+int rl_state_clock_fd = -1;
+
+/* CLOCK_MONOTONIC itself: what a hash table walk reports as the time of its batch. */
+static __u64 real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+	__u32 zero = 0;
+	__u64 t;
+
+	if (rl_state_clock_fd >= 0 && !bpf_map_lookup_elem(rl_state_clock_fd, &zero, &t))
+		return t;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Walk a hash table (rl_state4 or rl_state6), handing every entry to @fn as a 20-byte key. */
 static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 {
 	struct rl_state_key keys[WALK_BATCH];
@@ -119,11 +148,8 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 	int r, ret;
 
 	for (;;) {
-		struct timespec ts;
-		__u64 read_ns;
+		__u64 read_ns = real_ns();
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		read_ns = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 		cnt = WALK_BATCH;
 		r = bpf_map_lookup_batch(fd, in, &out, v4 ? (void *)keys4 : (void *)keys, vals,
 					 &cnt, NULL);
@@ -148,11 +174,114 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 	}
 }
 
+/* The generation and the parameters a slot of generation @g4 (mod 4) was written under. */
+static const struct rl_params *slot_params(const struct rl_config *cfg, __u32 g4, __u32 *gen)
+{
+	*gen = cfg->gen - ((cfg->gen - g4) & 3);
+	return *gen == cfg->gen - 1 ? &cfg->prev : &cfg->params;
+}
+
+/*
+ * What a walk in progress holds, for the lookups, updates and deletes its
+ * callback makes (migration: two per source): rl_sets4 mapped (mapping it
+ * maps all of its pages at once: 32 MiB by default, far too slow to repeat
+ * per source) and the live configuration (which IPv4 table is in use).
+ */
+static struct {
+	int fd;
+	const struct rl_sa_map *m;
+	const struct rl_config *cfg;
+} walking = { .fd = -1 };
+
+static int map_v4(const struct rl_pins *pins, struct rl_sa_map *m)
+{
+	if (walking.m && walking.fd == pins->sets4) {
+		*m = *walking.m;
+		return 0;
+	}
+	return rl_sa_map(pins->sets4, m);
+}
+
+static void unmap_v4(struct rl_sa_map *m)
+{
+	if (walking.m && m->sets == walking.m->sets)
+		return; /* the walk's */
+	rl_sa_unmap(m);
+}
+
+static int live_cfg(const struct rl_pins *pins, struct rl_config *cfg)
+{
+	__u32 active;
+
+	if (walking.cfg && walking.fd == pins->sets4) {
+		*cfg = *walking.cfg;
+		return 0;
+	}
+	return rl_config_read(pins, cfg, &active);
+}
+
+/* Is rl_sets4 a table (rather than the one-entry stand-in of a policy that uses rl_state4)? */
+static bool sets4_in_place(const struct rl_pins *pins)
+{
+	if (walking.m && walking.fd == pins->sets4)
+		return true;
+	return rl_sa_bits_of(pins->sets4) >= 0;
+}
+
+/* Walk rl_sets4, keys as IPv4-mapped IPv6, states read back near the clock. */
+static int walk_sets4(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
+{
+	struct rl_config cfg;
+	struct rl_sa_map m;
+	struct rl_state_key k;
+	__u64 now = mono_ns();
+	__u32 active;
+	int ret;
+
+	if (!sets4_in_place(pins))
+		return 0;
+	ret = rl_config_read(pins, &cfg, &active);
+	if (!ret)
+		ret = rl_sa_map(pins->sets4, &m);
+	if (ret)
+		return ret;
+	walking.fd = pins->sets4;
+	walking.m = &m;
+	walking.cfg = &cfg;
+	for (__u32 idx = 0; idx < (1U << m.bits) && !ret; idx++) {
+		for (int i = 0; i < RL_SA_WAYS && !ret; i++) {
+			__u64 w = __atomic_load_n(&m.sets[idx].w[i], __ATOMIC_SEQ_CST);
+			const struct rl_params *p;
+
+			if (!(w & RL_SA_USED) || (w & RL_SA_PEND))
+				continue;
+			memset(&k, 0, sizeof(k));
+			k.src.addr[2] = htonl(0xffff);
+			k.src.addr[3] = rl_sa_addr(&m, idx, w);
+			p = slot_params(&cfg, (__u32)(w >> RL_SA_GEN_SHIFT) & 3, &k.gen);
+			ret = fn(&k, rl_sa_get(w, rl_sa_ref(p, now), m.bits), now, ctx);
+		}
+	}
+	walking.m = NULL;
+	walking.cfg = NULL;
+	walking.fd = -1;
+	rl_sa_unmap(&m);
+	return ret;
+}
+
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 {
-	int ret = walk_table(pins->state4, true, fn, ctx);
+	/*
+	 * The hashes first: their batches are read just before @fn sees them,
+	 * while the scan of rl_sets4 maps the whole table (32 MiB by default).
+	 * Both IPv4 tables: after a set that changed the table, the previous
+	 * one holds the states not moved yet.
+	 */
+	int ret = walk_table(pins->state6, false, fn, ctx);
 
-	return ret ? ret : walk_table(pins->state6, false, fn, ctx);
+	if (!ret)
+		ret = walk_table(pins->state4, true, fn, ctx);
+	return ret ? ret : walk_sets4(pins, fn, ctx);
 }
 
 static bool key_is_v4(const struct rl_key *k)
@@ -160,41 +289,120 @@ static bool key_is_v4(const struct rl_key *k)
 	return !k->addr[0] && !k->addr[1] && k->addr[2] == htonl(0xffff);
 }
 
+/* IPv4 updates go to the table of the live policy. */
 int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
 		    __u64 flags)
 {
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+	struct rl_config cfg;
+	struct rl_sa_map m;
 	int ret;
 
-	if (key_is_v4(&k->src))
-		ret = bpf_map_update_elem(pins->state4, &k4, &val, flags);
-	else
-		ret = bpf_map_update_elem(pins->state6, k, &val, flags);
-	return ret ? -errno : 0;
+	if (!key_is_v4(&k->src))
+		return bpf_map_update_elem(pins->state6, k, &val, flags) ? -errno : 0;
+	ret = live_cfg(pins, &cfg);
+	if (ret)
+		return ret;
+	if (cfg.table4 == RL_TABLE4_LRU)
+		return bpf_map_update_elem(pins->state4, &k4, &val, flags) ? -errno : 0;
+	ret = map_v4(pins, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags,
+			   rl_sa_ref(&cfg.params, mono_ns()));
+	unmap_v4(&m);
+	return ret;
 }
 
+static int lookup_sets4(const struct rl_pins *pins, const struct rl_state_key *k,
+			const struct rl_config *cfg, __u64 *val)
+{
+	__u32 h = rl_sa_hash(ntohl(k->src.addr[3]), k->gen), idx, gen;
+	const struct rl_params *p;
+	struct rl_sa_set set;
+	__u64 id, idm;
+	int bits;
+
+	/* One set read by the syscall: mapping the whole table is for walks. */
+	bits = rl_sa_bits_of(pins->sets4);
+	if (bits < 0)
+		return -ENOENT; /* the stand-in of a policy that uses rl_state4 */
+	idx = h & ((1U << bits) - 1);
+	if (bpf_map_lookup_elem(pins->sets4, &idx, &set))
+		return -errno;
+	id = rl_sa_id(h, k->gen, (__u32)bits);
+	idm = rl_sa_id_mask((__u32)bits);
+	for (int i = 0; i < RL_SA_WAYS; i++) {
+		if ((set.w[i] & idm) != id || (set.w[i] & RL_SA_PEND))
+			continue;
+		p = slot_params(cfg, k->gen & 3, &gen);
+		*val = rl_sa_get(set.w[i], rl_sa_ref(p, mono_ns()), (__u32)bits);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* IPv4: the table of the live policy, then the other (states a set has not moved yet). */
 int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
 {
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+	struct rl_config cfg;
 	int ret;
 
-	if (key_is_v4(&k->src))
-		ret = bpf_map_lookup_elem(pins->state4, &k4, val);
-	else
-		ret = bpf_map_lookup_elem(pins->state6, k, val);
-	return ret ? -errno : 0;
+	if (!key_is_v4(&k->src))
+		return bpf_map_lookup_elem(pins->state6, k, val) ? -errno : 0;
+	ret = live_cfg(pins, &cfg);
+	if (ret)
+		return ret;
+	if (cfg.table4 == RL_TABLE4_SA) {
+		ret = lookup_sets4(pins, k, &cfg, val);
+		if (ret != -ENOENT)
+			return ret;
+	}
+	ret = bpf_map_lookup_elem(pins->state4, &k4, val) ? -errno : 0;
+	if (ret != -ENOENT || cfg.table4 == RL_TABLE4_SA)
+		return ret;
+	return lookup_sets4(pins, k, &cfg, val);
 }
 
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 {
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+	struct rl_sa_map m;
 	int ret;
 
-	if (key_is_v4(&k->src))
-		ret = bpf_map_delete_elem(pins->state4, &k4);
-	else
-		ret = bpf_map_delete_elem(pins->state6, k);
-	return ret ? -errno : 0;
+	if (!key_is_v4(&k->src))
+		return bpf_map_delete_elem(pins->state6, k) ? -errno : 0;
+	if (!bpf_map_delete_elem(pins->state4, &k4))
+		return 0;
+	if (errno != ENOENT)
+		return -errno;
+	if (!sets4_in_place(pins))
+		return -ENOENT;
+	ret = map_v4(pins, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa_delete(&m, k->src.addr[3], k->gen);
+	unmap_v4(&m);
+	return ret;
+}
+
+int rl_state_sweep(const struct rl_pins *pins, __u64 *swept)
+{
+	struct rl_config cfg;
+	struct rl_sa_map m;
+	__u32 active;
+	int ret = rl_config_read(pins, &cfg, &active);
+
+	*swept = 0;
+	if (ret || cfg.table4 != RL_TABLE4_SA)
+		return ret;
+	ret = rl_sa_map(pins->sets4, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa_sweep(&m, &cfg, mono_ns(), swept);
+	rl_sa_unmap(&m);
+	return ret;
 }
 
 struct count_ctx {

@@ -7,8 +7,7 @@
 #include "rl_common.h"
 #include "rl_events.h"
 
-/* File descriptors of the pinned maps of one attachment (see pins.h). */
-/* The maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
+/* File descriptors of the maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
@@ -16,6 +15,13 @@ struct rl_pins {
 	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
 	/* Fleet sync (include/rl_sync.h): counter tables, their switches, the agent's status. */
 	int sync4, sync6, sc4a, sc4b, sc6a, sc6b, sync_status;
+	/*
+	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the
+	 * set-associative rl_sets4 (include/rl_sa.h); the policy uses one of
+	 * them (struct rl_config's table4), the other has a single entry.
+	 * sweep: the timer that sweeps sets4.
+	 */
+	int sets4, sweep;
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
@@ -25,7 +31,7 @@ struct rl_pins {
 			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
 			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
 			&(p)->sync4, &(p)->sync6, &(p)->sc4a, &(p)->sc4b, &(p)->sc6a, &(p)->sc6b,  \
-			&(p)->sync_status                                                          \
+			&(p)->sync_status, &(p)->sets4, &(p)->sweep                                \
 	}
 
 /* The live configuration and its slot. */
@@ -54,11 +60,23 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
  */
 typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx);
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx);
+/*
+ * Tests whose programs read the test clock (rl_clock) set this to its fd:
+ * rl_sets4's states are then read back near that clock rather than near
+ * CLOCK_MONOTONIC. -1 (the default): the packet clock.
+ */
+extern int rl_state_clock_fd;
 /* One source's state, in the table of its family: 0 or -errno. */
 int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val);
 int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
 		    __u64 flags);
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k);
+/*
+ * Rewrite the IPv4 states the clock has left far behind (user/sa.h,
+ * rl_sa_sweep()), as the kernel's timer does: *swept counts them. 0 with
+ * nothing swept when the policy uses the LRU table.
+ */
+int rl_state_sweep(const struct rl_pins *pins, __u64 *swept);
 /* Sources tracked under generation @gen (a walk of the table: not for every second). */
 int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n);
 

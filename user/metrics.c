@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include "config.h"
 #include "metrics.h"
+#include "rl_sa.h"
 #include "pins.h"
 #include "policy.h"
 #include "rulemaps.h"
@@ -242,7 +243,10 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 		goto out;
 	d->sources[0] = cc.n[0];
 	d->sources[1] = cc.n[1];
-	d->capacity[0] = max_entries(pins.state4);
+	/* The IPv4 table in use: slots of rl_sets4 (four per source asked for), or rl_state4. */
+	d->capacity[0] = d->cfg.table4 == RL_TABLE4_SA ?
+				 max_entries(pins.sets4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
+				 max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
 	ret = read_rules(&pins, d);
 	d->has_sync = !rl_sync_status_read(&pins, &d->sync);

@@ -250,9 +250,13 @@ const struct rl_opt rl_opt_table[] = {
 	  "support)." },
 	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL, NULL,
 	  RL_G_ATTACH,
-	  "IPv4 sources tracked at once (default 1048576, up to 67108864), 80 bytes of kernel "
-	  "memory each. An LRU table: when it is full, the least recently seen source is "
-	  "forgotten." },
+	  "IPv4 sources tracked at once (default 1048576, up to 67108864). Most policies use a "
+	  "set-associative table: four 8-byte slots each, in 64-byte sets of eight, rounded up "
+	  "to a power of two of sets (32 MiB for the default, 1 MiB at least); when a source's "
+	  "set is full, the one least ahead of the clock (which waited longest since it last "
+	  "passed) is forgotten. A policy whose states do not fit its slots (very long bursts, "
+	  "wide byte windows) uses an LRU table instead: 80 bytes per source, the least "
+	  "recently seen forgotten when it is full." },
 	{ "max-sources6", 0, RL_OPT_U64, "N", A(max_sources6), 0, 1, RL_MAX_SOURCES_LIMIT, NULL,
 	  NULL, RL_G_ATTACH,
 	  "IPv6 sources tracked at once, in a table of their own (default: a quarter of "

@@ -18,7 +18,8 @@ const char *const rl_map_names[RL_N_MAPS] = {
 	"rl_state4", "rl_state6", "rl_config", "rl_ctl",   "rl_counters",   "rl_events",
 	"rl_evctl",  "rl_evcpu",  "rl_rcfg",   "rl_rcnt",  "rl_rstate",	    "rl_src4a",
 	"rl_src6a",  "rl_src4b",  "rl_src6b",  "rl_ports", "rl_sync4",	    "rl_sync6",
-	"rl_sc4a",   "rl_sc4b",	  "rl_sc6a",   "rl_sc6b",  "rl_sync_status"
+	"rl_sc4a",   "rl_sc4b",	  "rl_sc6a",   "rl_sc6b",  "rl_sync_status", "rl_sets4",
+	"rl_sweep"
 };
 
 static bool valid_ifname(const char *name)
@@ -132,10 +133,10 @@ bool rl_is_attached(const struct rl_iface *ifc)
 /* Is the map with this id used by any loaded program? */
 static bool map_in_use(__u32 map_id)
 {
-	__u32 id = 0, ids[16];
+	__u32 id = 0, ids[32];
 
 	while (!bpf_prog_get_next_id(id, &id)) {
-		struct bpf_prog_info info = { .nr_map_ids = 16,
+		struct bpf_prog_info info = { .nr_map_ids = 32,
 					      .map_ids = (__u64)(unsigned long)ids };
 		__u32 len = sizeof(info);
 		int fd = bpf_prog_get_fd_by_id(id);
@@ -143,7 +144,7 @@ static bool map_in_use(__u32 map_id)
 		if (fd < 0)
 			continue;
 		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-			for (__u32 i = 0; i < info.nr_map_ids && i < 16; i++)
+			for (__u32 i = 0; i < info.nr_map_ids && i < 32; i++)
 				if (ids[i] == map_id) {
 					close(fd);
 					return true;
@@ -269,13 +270,13 @@ void rl_pins_foreign_msg(const struct rl_iface *ifc, char *err, size_t errlen)
 int rl_prog_uses_map(int prog_fd, __u32 map_id)
 {
 	struct bpf_prog_info pinfo = {};
-	__u32 ids[16], len = sizeof(pinfo);
+	__u32 ids[32], len = sizeof(pinfo);
 
-	pinfo.nr_map_ids = 16;
+	pinfo.nr_map_ids = 32;
 	pinfo.map_ids = (__u64)(unsigned long)ids;
 	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &len))
 		return -errno;
-	for (__u32 i = 0; i < pinfo.nr_map_ids && i < 16; i++)
+	for (__u32 i = 0; i < pinfo.nr_map_ids && i < 32; i++)
 		if (ids[i] == map_id)
 			return 1;
 	return 0;
@@ -299,6 +300,9 @@ static int unpin_dir(const char *dir)
 
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, rl_map_names[i]);
+		unlink(path);
+		/* What rl_pins_replace() leaves if it is killed between pin and rename. */
+		snprintf(path, sizeof(path), "%s/new-%s", dir, rl_map_names[i]);
 		unlink(path);
 	}
 	return rmdir(dir) && errno != ENOENT ? -errno : 0;
@@ -411,6 +415,33 @@ int rl_unpin_gone(const char *name)
 	if (!rl_pins_owned(&ifc))
 		return -EBUSY;
 	rl_pins_remove(&ifc);
+	return 0;
+}
+
+int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *err,
+		    size_t errlen)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+
+	/*
+	 * Pinned beside it, then renamed over it: the name never points at
+	 * nothing. bpffs refuses names with a dot.
+	 */
+	snprintf(path, sizeof(path), "%s/%s", ifc->pindir, name);
+	snprintf(tmp, sizeof(tmp), "%s/new-%s", ifc->pindir, name);
+	unlink(tmp);
+	if (bpf_obj_pin(fd, tmp)) {
+		snprintf(err, errlen, "couldn't pin %s: %s", tmp, strerror(errno));
+		return -errno;
+	}
+	chmod(tmp, 0600);
+	if (rename(tmp, path)) {
+		int ret = -errno;
+
+		snprintf(err, errlen, "couldn't move %s into place: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return ret;
+	}
 	return 0;
 }
 

@@ -45,7 +45,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      23
+#define RL_N_MAPS      25
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 
@@ -98,6 +98,9 @@ void rl_pins_remove(const struct rl_iface *ifc);
  */
 int rl_unpin_gone(const char *name);
 
+/* Pin map @fd as @name (one of rl_map_names[]) of @ifc in place of the one pinned there. */
+int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *err,
+		    size_t errlen);
 /* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
 void rl_pins_close(struct rl_pins *pins);

@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "prog.h"
 #include "rl_skel.h"
+#include "sa.h"
 
 static bool fault(const char *what)
 {
@@ -57,7 +58,8 @@ void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MA
 		skel->maps.rl_src6a,   skel->maps.rl_src4b,	 skel->maps.rl_src6b,
 		skel->maps.rl_ports,   skel->maps.rl_sync4,	 skel->maps.rl_sync6,
 		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	 skel->maps.rl_sc6a,
-		skel->maps.rl_sc6b,    skel->maps.rl_sync_status
+		skel->maps.rl_sc6b,    skel->maps.rl_sync_status, skel->maps.rl_sets4,
+		skel->maps.rl_sweep
 	};
 
 	_Static_assert(sizeof(m) / sizeof(m[0]) == RL_N_MAPS, "one map per pin");
@@ -70,7 +72,8 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters,	p->events,
 		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt,	 p->rstate,	p->src4a,
 		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sync4,	p->sync6,
-		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status };
+		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status, p->sets4,
+		      p->sweep };
 	int ret;
 
 	rl_skel_maps(skel, maps);
@@ -86,6 +89,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 				   char *err, size_t errlen)
 {
 	struct xdp_ratelimit *skel;
+	__u32 max4 = o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES, bits;
 	int ret, avail = free_fds(), need = RL_LOAD_FDS_EXTRA;
 	struct bpf_map *map;
 
@@ -106,6 +110,20 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	}
 	skel->rodata_cfg->rl_cfg = *cfg;
 	skel->rodata->rl_test_clock = o->test_clock;
+	bits = rl_sa_bits_for(max4);
+	ret = o->reuse ? rl_sa_bits_live(o->reuse, &bits) : 0;
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the size of the IPv4 source table: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	skel->rodata->rl_sa_bits = bits;
+	/* rl_table4_choose() picked rl_sets4 for a policy it holds: check, rather than trust. */
+	if (cfg->table4 == RL_TABLE4_SA) {
+		ret = rl_sa_check(&cfg->params, bits, err, errlen);
+		if (ret)
+			goto fail;
+	}
 	/* The sync charge program and its batch only for the agent (sync_kern.c). */
 	ret = bpf_program__set_autoload(skel->progs.rl_charge_prog, o->charge);
 	if (!ret)
@@ -136,8 +154,13 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			goto fail;
 		}
 	} else {
-		ret = bpf_map__set_max_entries(skel->maps.rl_state4,
-					       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
+		bool lru = cfg->table4 == RL_TABLE4_LRU || o->both_tables4;
+		bool sa = cfg->table4 == RL_TABLE4_SA || o->both_tables4;
+
+		/* The table the policy does not use: one entry (a set that needs it makes it). */
+		ret = bpf_map__set_max_entries(skel->maps.rl_state4, lru ? max4 : 1);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_sets4, sa ? 1U << bits : 1);
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
 						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
@@ -213,6 +236,8 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->src4b = bpf_map__fd(skel->maps.rl_src4b);
 	fds->src6b = bpf_map__fd(skel->maps.rl_src6b);
 	fds->ports = bpf_map__fd(skel->maps.rl_ports);
+	fds->sets4 = bpf_map__fd(skel->maps.rl_sets4);
+	fds->sweep = bpf_map__fd(skel->maps.rl_sweep);
 	fds->sync4 = bpf_map__fd(skel->maps.rl_sync4);
 	fds->sync6 = bpf_map__fd(skel->maps.rl_sync6);
 	fds->sc4a = bpf_map__fd(skel->maps.rl_sc4a);

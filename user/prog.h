@@ -19,6 +19,11 @@ struct rl_rules_cfg;
 struct rl_prog_opts {
 	const struct rl_pins *reuse; /* the maps of a live limiter, or NULL: new maps */
 	__u32 max_sources4, max_sources6; /* table sizes of new maps (0: the defaults) */
+	/*
+	 * New maps: both IPv4 tables at full size (tests, benchmarks), rather
+	 * than the one the policy uses (cfg->table4) and a stand-in.
+	 */
+	bool both_tables4;
 	bool test_clock; /* read the clock from rl_clock (tests) */
 	int reuse_clock; /* tests: the rl_clock map of an earlier load, or 0 */
 	/*

@@ -24,6 +24,7 @@
 #include "pins.h"
 #include "policy.h"
 #include "prog.h"
+#include "sa.h"
 #include "xdp_attach.h"
 
 #define PROG_NAME "xdp_ratelimit"
@@ -226,11 +227,12 @@ const char *rl_attach_mode(const struct rl_iface *ifc)
 }
 
 static int write_first_config(const struct rl_pins *maps, const struct rl_config *cfg,
-			      const struct rl_iface *ifc)
+			      const struct rl_iface *ifc, __u32 max_sources4)
 {
 	struct rl_ctl ctl = { .active = 0,
 			      .ifindex = (__u32)ifc->ifindex,
-			      .netns_ino = ifc->netns_ino };
+			      .netns_ino = ifc->netns_ino,
+			      .max_sources4 = max_sources4 };
 	__u32 zero = 0;
 
 	if (bpf_map_update_elem(maps->config, &zero, cfg, BPF_ANY))
@@ -273,6 +275,7 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
 		      (mode == RL_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
 	struct xdp_ratelimit *skel;
+	struct rl_config c;
 	struct rl_pins maps;
 	int fds[RL_N_MAPS], ret;
 
@@ -301,11 +304,15 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 	case RL_ABSENT:
 		break;
 	}
-	skel = rl_prog_open(cfg, &po, err, errlen);
+	/* The IPv4 table: the set-associative one if it holds the policy exactly. */
+	c = *cfg;
+	rl_table4_choose(&c, rl_sa_bits_for(max_sources ?: RL_DEFAULT_MAX_SOURCES));
+	c.prev_table4 = c.table4;
+	skel = rl_prog_open(&c, &po, err, errlen);
 	if (!skel)
 		return -errno;
 	rl_prog_maps(skel, &maps);
-	ret = write_first_config(&maps, cfg, ifc);
+	ret = write_first_config(&maps, &c, ifc, max_sources ?: RL_DEFAULT_MAX_SOURCES);
 	if (ret) {
 		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
 		goto out;
@@ -727,51 +734,171 @@ int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
 	return ret ? ret : 1;
 }
 
+/* The fd of @p's IPv4 table of kind @t, to be replaced in a copy of @p. */
+static int *table4_fd(struct rl_pins *p, enum rl_table4 t)
+{
+	return t == RL_TABLE4_LRU ? &p->state4 : &p->sets4;
+}
+
+static const char *table4_name(enum rl_table4 t)
+{
+	return t == RL_TABLE4_LRU ? "rl_state4" : "rl_sets4";
+}
+
+/*
+ * Pin @fd as @name in the pin directory of every interface that shares the
+ * limiter of @ifc (each has its own directory of pins of the same maps).
+ */
+static int repin_members(const struct rl_iface *ifc, const char *name, int fd, char *err,
+			 size_t errlen)
+{
+	struct rl_member m[RL_MAX_MEMBERS];
+	int n = rl_members(ifc, m, RL_MAX_MEMBERS), ret;
+
+	ret = rl_pins_replace(ifc, name, fd, err, errlen);
+	for (int i = 0; i < n && !ret; i++) {
+		struct rl_iface mi;
+
+		if (m[i].ifindex == ifc->ifindex || rl_iface_get(m[i].name, &mi, err, errlen) ||
+		    !rl_is_attached(&mi))
+			continue; /* gone meanwhile, or no pins of its own */
+		ret = rl_pins_replace(&mi, name, fd, err, errlen);
+	}
+	return ret;
+}
+
+/*
+ * A set whose policy needs the other IPv4 table (rl_table4_choose()): make
+ * that table at full size in *np (a copy of @pins), to load the new program
+ * on. Its program carries each source over from the previous table (the
+ * previous generation is looked up where it is: prev_table4), and the
+ * migration moves the others; then the final program is loaded with a
+ * one-entry stand-in in place of the previous table (finish_switch()).
+ */
+static int start_switch(const struct rl_pins *pins, const struct rl_config *c, __u32 bits,
+			struct rl_pins *np, char *err, size_t errlen)
+{
+	struct rl_ctl ctl = {};
+	__u32 zero = 0;
+	int fd;
+
+	if (bpf_map_lookup_elem(pins->ctl, &zero, &ctl)) {
+		fd = -errno;
+		goto fail;
+	}
+	fd = rl_table4_create(c->table4, ctl.max_sources4 ?: RL_DEFAULT_MAX_SOURCES, bits, false);
+	if (fd < 0)
+		goto fail;
+	*np = *pins;
+	*table4_fd(np, c->table4) = fd;
+	return 0;
+fail:
+	snprintf(err, errlen, "couldn't create the IPv4 source table %s this policy needs: %s",
+		 table4_name(c->table4), strerror(-fd));
+	return fd;
+}
+
 int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
 		__u32 active, __u64 *moved, char *err, size_t errlen)
 {
-	struct rl_config done;
+	struct rl_config c = *cfg, done, old;
+	struct rl_pins np = *pins, fin;
+	bool sw = false;
 	char why[RL_ERRLEN];
-	int ret;
+	__u32 bits, a;
+	int ret, stand_in = -1;
 
 	*moved = 0;
-	ret = swap_in(ifc, pins, cfg, why, sizeof(why));
+	ret = rl_config_read(pins, &old, &a);
+	if (!ret)
+		ret = rl_sa_bits_live(pins, &bits);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the live policy's IPv4 table: %s: nothing changed",
+			 strerror(-ret));
+		return ret;
+	}
+	rl_table4_choose(&c, bits);
+	c.prev_table4 = old.table4;
+	if (c.table4 != old.table4) {
+		ret = start_switch(pins, &c, bits, &np, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "%s: nothing changed", why);
+			return ret;
+		}
+		sw = true;
+	}
+	ret = swap_in(ifc, &np, &c, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "%s%s", why,
 			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
-		return ret;
+		goto out;
 	}
-	ret = rl_config_swap(pins, cfg, active);
+	ret = rl_config_swap(pins, &c, active);
 	if (ret) {
 		snprintf(err, errlen,
 			 "the new policy is live, but its copy for status couldn't be written: %s",
 			 strerror(-ret));
-		return 1;
+		ret = 1;
+		goto out;
 	}
-	ret = rl_migrate(pins, cfg, moved);
-	if (ret == -EAGAIN)
-		return 0; /* longer prefixes: each source is carried over on its next packet */
+	/* The new table is live: pinned, for every command that opens the limiter. */
+	if (sw && repin_members(ifc, table4_name(c.table4), *table4_fd(&np, c.table4), why,
+				sizeof(why))) {
+		snprintf(err, errlen, "the new policy is live, but %s", why);
+		ret = 1;
+		goto out;
+	}
+	ret = rl_migrate(&np, &c, moved);
+	if (ret == -EAGAIN) {
+		ret = 0; /* longer prefixes: each source is carried over on its next packet */
+		goto out;
+	}
 	if (ret) {
 		snprintf(
 			err, errlen,
 			"the new policy is live, but moving source states failed: %s (they move on their next packet)",
 			strerror(-ret));
-		return 1;
+		ret = 1;
+		goto out;
 	}
-	if (!cfg->has_prev)
-		return 0;
-	/* Every state is under the new generation: a program that stops looking for the old. */
-	done = *cfg;
+	if (!c.has_prev && !sw)
+		goto out;
+	/*
+	 * Every state is under the new generation: a program that stops
+	 * looking for the old one, and with a one-entry stand-in for the
+	 * previous IPv4 table if the policy moved to the other one.
+	 */
+	done = c;
 	done.has_prev = 0;
-	ret = swap_in(ifc, pins, &done, why, sizeof(why));
+	done.prev_table4 = done.table4;
+	fin = np;
+	if (sw) {
+		stand_in = rl_table4_create(old.table4, 1, bits, true);
+		if (stand_in < 0) {
+			snprintf(why, sizeof(why), "couldn't create a stand-in for %s: %s",
+				 table4_name(old.table4), strerror(-stand_in));
+			ret = stand_in;
+			goto final_failed;
+		}
+		*table4_fd(&fin, old.table4) = stand_in;
+	}
+	ret = swap_in(ifc, &fin, &done, why, sizeof(why));
 	if (!ret)
 		ret = rl_config_swap(pins, &done, !active);
+	if (!ret && sw)
+		ret = repin_members(ifc, table4_name(old.table4), stand_in, why, sizeof(why));
+final_failed:
 	if (ret) {
 		snprintf(
 			err, errlen,
 			"the new policy is live, but its final program couldn't be swapped in (%s): new sources still look up the previous generation",
 			why);
-		return 1;
+		ret = 1;
 	}
-	return 0;
+out:
+	if (stand_in >= 0)
+		close(stand_in);
+	if (sw)
+		close(*table4_fd(&np, c.table4));
+	return ret;
 }

@@ -8,10 +8,13 @@
 #include "harness.h"
 #include "maps.h"
 #include "prog.h"
+#include "sa.h"
 #include "test.h"
 
 void rl_prog_close(struct rl_prog *p)
 {
+	if (p->test_clock)
+		rl_state_clock_fd = -1;
 	rl_prog_destroy(p->skel);
 	rl_prog_destroy(p->mapskel);
 	p->skel = p->mapskel = NULL;
@@ -21,6 +24,7 @@ bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources)
 {
 	struct rl_prog_opts po = { .max_sources4 = max_sources,
 				   .max_sources6 = max_sources,
+				   .both_tables4 = true, /* each configuration picks its own */
 				   .test_clock = test_clock };
 	struct rl_config none = {};
 	char err[RL_ERRLEN];
@@ -35,6 +39,9 @@ bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources)
 	}
 	rl_prog_maps(p->mapskel, &p->maps);
 	p->clock_fd = bpf_map__fd(p->mapskel->maps.rl_clock);
+	/* rl_sets4's states read back near the clock the program reads. */
+	if (test_clock)
+		rl_state_clock_fd = p->clock_fd;
 	p->counters_fd = p->maps.counters;
 	p->prog_fd = -1;
 	return true;
@@ -46,10 +53,18 @@ bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cf
 				   .reuse_clock = p->clock_fd,
 				   .test_clock = p->test_clock };
 	struct rl_ctl ctl = { .active = slot };
+	struct rl_config c = *cfg, live;
 	struct xdp_ratelimit *skel;
 	char err[RL_ERRLEN];
-	__u32 zero = 0;
+	__u32 zero = 0, bits, a;
 
+	/* The IPv4 table as attach and set choose it; the previous one from the live copy. */
+	if (!ASSERT_OK(rl_sa_bits_live(&p->maps, &bits), "size of rl_sets4"))
+		return false;
+	rl_table4_choose(&c, bits);
+	c.prev_table4 = p->prog_fd >= 0 && !rl_config_read(&p->maps, &live, &a) ? live.table4 :
+										   c.table4;
+	cfg = &c;
 	if (!ASSERT_OK(bpf_map_update_elem(p->maps.config, &slot, cfg, BPF_ANY), "write rl_config"))
 		return false;
 	if (!ASSERT_OK(bpf_map_update_elem(p->maps.ctl, &zero, &ctl, BPF_ANY), "write rl_ctl"))

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The set-associative IPv4 table (include/rl_sa.h, user/sa.c).
+ *
+ *	sa_addr_roundtrip	a slot's set, tag and generation give back its address
+ *	sa_state_readback	states mod 2^m come back whole near the reference
+ *	sa_check_limits		what policies a table of a given size refuses
+ *	sa_spoofed_flood	random spoofed sources cycle the table: a steady
+ *				source under its rate and one over it, on the test clock
+ *	sa_targeted_flood	spoofed sources aimed at one source's set
+ *	sa_sweep_idle		a source idle for 2^m vt, with and without a sweep
+ *	sa_sweep_timer		the same, swept by the kernel's timer
+ *	sa_table_switch_carries	sets between rl_sets4 and rl_state4 carry states over
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include "frames.h"
+#include "harness.h"
+#include "sa.h"
+#include "test.h"
+
+#define MSEC 1000000ULL
+/* A table of 2^14 sets (the smallest): 131072 slots, m = 42. */
+#define SA_TEST_SOURCES 4096
+/* The spoofers' range: 198.18.0.0/15, 131072 addresses, as many as the table has slots. */
+#define SPOOF_BASE 0xc6120000U
+#define SPOOF_N	   (1U << 17)
+
+TEST(sa_addr_roundtrip)
+{
+	struct rl_sa_map m = {};
+	unsigned int seed = 12345;
+
+	for (__u32 bits = RL_SA_BITS_MIN; bits <= RL_SA_BITS_MAX; bits++) {
+		m.bits = bits;
+		for (int i = 0; i < 20000; i++) {
+			__u32 addr = (__u32)rand_r(&seed) * 2654435761U ^ (__u32)rand_r(&seed);
+			__u32 gen = (__u32)rand_r(&seed);
+			__u32 h = rl_sa_hash(addr, gen);
+			__u64 w =
+				rl_sa_id(h, gen, bits) | (rl_sa_state_mask(bits) & 0x5a5a5a5a5aULL);
+
+			if (!ASSERT_EQ(ntohl(rl_sa_addr(&m, h & ((1U << bits) - 1), w)), addr,
+				       "the address back from set, tag and generation"))
+				return;
+		}
+	}
+}
+
+TEST(sa_state_readback)
+{
+	__u32 bits = RL_SA_BITS_MIN, m = RL_SA_STATE_BASE + bits;
+	__u64 ref = 0xfedcba9876543210ULL, half = 1ULL << (m - 1);
+	const __s64 d[] = { 0, 1, -1, (__s64)half - 1, -(__s64)half, 12345678, -12345678 };
+
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+		__u64 s = ref + (__u64)d[i],
+		      w = rl_sa_id(7, 1, bits) | (s & rl_sa_state_mask(bits));
+
+		ASSERT_EQ(rl_sa_get(w, ref, bits), s, "within 2^(m-1) of the reference: whole");
+	}
+	/* 2^(m-1) ahead is the edge: read back as 2^(m-1) behind. */
+	ASSERT_EQ(rl_sa_get(rl_sa_state_mask(bits) & (ref + half), ref, bits), ref - half,
+		  "2^(m-1) ahead wraps to behind");
+}
+
+TEST(sa_check_limits)
+{
+	struct rl_params p = { .algo = RL_ALGO_TOKEN_BUCKET };
+	char err[256] = "";
+
+	/* m = 42: a bucket (tau + cost) under 2^40 vt fits, not one of 2^40. */
+	p.ahead_max = (1ULL << 40) - 1 + RL_SKEW_VT;
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2^40 - 1 vt, m = 42");
+	p.ahead_max = (1ULL << 40) + RL_SKEW_VT;
+	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL, "2^40 vt, m = 42");
+	ASSERT_CONTAINS(err, "raise --max-sources", "says what to do");
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2^40 vt, m = 43");
+	/* Windows: counts plus 8 bits of window id within m. */
+	p = (struct rl_params){ .algo = RL_ALGO_SLIDING_WINDOW, .cnt_bits = 17 };
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2 x 17 + 8 bits, m = 42");
+	p.cnt_bits = 18;
+	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL,
+		  "2 x 18 + 8 bits, m = 42");
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 2, err, sizeof(err)), "2 x 18 + 8 bits, m = 44");
+	/* --max-sources: four slots per source, at least 2^14 sets. */
+	ASSERT_EQ(rl_sa_bits_for(1), RL_SA_BITS_MIN, "the smallest table");
+	ASSERT_EQ(rl_sa_bits_for(1U << 20), 19, "1M sources: 2^19 sets, 4M slots");
+	ASSERT_EQ(rl_sa_bits_for((1U << 20) + 1), 20, "rounded up");
+	ASSERT_EQ(rl_sa_bits_for(64U << 20), RL_SA_BITS_MAX, "the largest");
+}
+
+struct flood {
+	struct rl_prog p;
+	struct rl_config cfg;
+	struct frame f;
+	bool loaded;
+};
+
+static bool flood_start(struct flood *fl, const char *const *opts)
+{
+	memset(fl, 0, sizeof(*fl));
+	if (!rl_build_config(&fl->cfg, opts, NULL) || !rl_prog_load(&fl->p, true, SA_TEST_SOURCES))
+		return false;
+	fl->loaded = true;
+	if (!rl_prog_configure(&fl->p, 0, &fl->cfg))
+		return false;
+	fr_init(&fl->f);
+	fr_eth(&fl->f, ETH_P_IP);
+	fr_ipv4(&fl->f, "198.18.0.1", NULL);
+	fr_pad(&fl->f, FRAME_MIN);
+	return ASSERT_TRUE(!fl->f.bad, "frame built");
+}
+
+static void flood_stop(struct flood *fl)
+{
+	if (fl->loaded)
+		rl_prog_close(&fl->p);
+}
+
+/* One frame from @addr (host order) at @now: 1 passed, 0 dropped, -1 error. */
+static int send_from(struct flood *fl, __u32 addr, __u64 now)
+{
+	__u32 a = htonl(addr);
+	int v;
+
+	/* The IPv4 source address; the program checks no checksum. */
+	memcpy(fl->f.data + fl->f.l3 + 12, &a, 4);
+	v = rl_prog_run(&fl->p, now, fl->f.data, fl->f.len, 1);
+	if (v != XDP_PASS && v != XDP_DROP) {
+		rl_test_fail(__FILE__, __LINE__, "BPF_PROG_TEST_RUN: %d", v);
+		return -1;
+	}
+	return v == XDP_PASS;
+}
+
+static bool tracked(struct flood *fl, __u32 addr)
+{
+	struct rl_state_key k = { .gen = fl->cfg.gen };
+	__u64 st;
+
+	k.src.addr[2] = htonl(0xffff);
+	k.src.addr[3] = htonl(addr);
+	return rl_state_lookup(&fl->p.maps, &k, &st) == 0;
+}
+
+/* What the algorithm alone passes for one source sending at @t0 + i * @gap, i < @n. */
+static unsigned long model_passes(const struct rl_params *p, __u64 t0, __u64 gap, unsigned long n)
+{
+	__u64 st = rl_initial_state(p, t0), next;
+	unsigned long passed = 0;
+
+	for (unsigned long i = 0; i < n; i++)
+		if (rl_step(p, st, t0 + i * gap, 1, &next)) {
+			st = next;
+			passed++;
+		}
+	return passed;
+}
+
+/*
+ * 400 ms of test clock: every spoofed address of 198.18.0.0/15 twice, in a
+ * random order, one frame each (650 a ms, a table's worth of new sources in
+ * 200 ms); a steady source at half its rate (one frame per 2 ms); a source
+ * at twice its rate (one per 0.5 ms). Eviction takes the slot least ahead of
+ * the clock: a spoofed source is 1 ms ahead when inserted and behind 1 ms
+ * later, the steady one at most 1 ms ahead, the over-limit one about a
+ * burst ahead. So the steady source may be evicted, but it comes back with
+ * the full bucket it had (the default --initial: a TAT behind the clock is a
+ * full bucket), and the over-limit one is never evicted: it passes exactly
+ * what the algorithm passes, never a fresh burst.
+ */
+TEST_FLAGS(sa_spoofed_flood, RL_TEST_ROOT)
+{
+	const __u32 steady = 0xc6130101U, over = 0xc6130102U; /* 198.19.1.1, .2 */
+	const __u64 t0 = 1000 * MSEC, span = 400 * MSEC;
+	__u64 n_flood = 2ULL * SPOOF_N, sent_flood = 0;
+	unsigned long steady_sent = 0, steady_passed = 0, steady_evicted = 0;
+	unsigned long over_sent = 0, over_passed = 0, expect;
+	unsigned int seed = 4242;
+	struct rl_counters c;
+	struct flood fl;
+	__u32 *order;
+
+	order = calloc(SPOOF_N, sizeof(*order));
+	if (!ASSERT_TRUE(order != NULL, "memory") ||
+	    !flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }))
+		goto out;
+	for (__u32 i = 0; i < SPOOF_N; i++)
+		order[i] = SPOOF_BASE + i;
+	/* 500 us steps: the over-limit source each step, the steady one every 4th. */
+	for (__u64 step = 0, t = t0; t < t0 + span; step++, t += MSEC / 2) {
+		__u64 upto = n_flood * (step + 1) / (span / (MSEC / 2));
+		int v;
+
+		for (; sent_flood < upto; sent_flood++) {
+			__u32 j = (__u32)(sent_flood % SPOOF_N), r;
+
+			if (!j) /* a new random order for each round */
+				for (__u32 i = SPOOF_N - 1; i > 0; i--) {
+					__u32 x = order[i];
+
+					r = (__u32)rand_r(&seed) % (i + 1);
+					order[i] = order[r];
+					order[r] = x;
+				}
+			if (order[j] == steady || order[j] == over)
+				continue;
+			if (send_from(&fl, order[j], t + sent_flood % 100) < 0)
+				goto out;
+		}
+		v = send_from(&fl, over, t);
+		if (v < 0)
+			goto out;
+		over_sent++;
+		over_passed += (unsigned long)v;
+		if (step % 4)
+			continue;
+		steady_evicted += steady_sent && !tracked(&fl, steady);
+		v = send_from(&fl, steady, t);
+		if (v < 0)
+			goto out;
+		steady_sent++;
+		steady_passed += (unsigned long)v;
+	}
+	if (!ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters"))
+		goto out;
+	expect = model_passes(&fl.cfg.params, t0, MSEC / 2, over_sent);
+	printf("    flood %llu frames, new sources %llu for %u slots; steady source: sent %lu, passed %lu, evicted %lu times; over-limit: sent %lu, passed %lu, algorithm alone %lu\n",
+	       (unsigned long long)sent_flood, (unsigned long long)c.new_sources,
+	       RL_SA_WAYS << RL_SA_BITS_MIN, steady_sent, steady_passed, steady_evicted, over_sent,
+	       over_passed, expect);
+	ASSERT_TRUE(c.new_sources > SPOOF_N + SPOOF_N / 4,
+		    "the flood's second round found its sources evicted");
+	ASSERT_EQ(c.cas_exhausted, 0, "no packet ran out of tries");
+	ASSERT_EQ(c.insert_failed, 0, "no insert failed");
+	ASSERT_EQ(steady_passed, steady_sent, "the steady source under its rate: never dropped");
+	ASSERT_EQ(over_passed, expect, "the over-limit source: never handed a fresh burst");
+out:
+	flood_stop(&fl);
+	free(order);
+}
+
+/*
+ * An attacker who knows the (unkeyed) hash aims spoofed sources at the set
+ * of a steady source, each sending a burst so that it stands further ahead
+ * than the steady source: the steady source is the least ahead and is
+ * evicted again and again. With the default --initial it comes back with a
+ * full bucket and loses nothing; with --initial 0 an eviction costs it the
+ * packet that finds it gone (what the LRU table did when a flood pushed a
+ * source out, and what --initial 0 asks for).
+ */
+static void targeted(const char *initial, bool loses)
+{
+	static __u8 per_set[1U << RL_SA_BITS_MIN];
+	__u32 steady = 0;
+	const __u64 t0 = 1000 * MSEC;
+	__u32 bits = RL_SA_BITS_MIN, set, aim[64], naim = 0;
+	unsigned long sent = 0, passed = 0, evicted = 0;
+	const char *opts[8] = { "--rate", "1000", "--burst", "10" };
+	struct flood fl;
+
+	if (initial[0]) {
+		opts[4] = "--initial";
+		opts[5] = initial;
+	}
+	if (!flood_start(&fl, opts))
+		goto out;
+	/* The steady source: the first of the range whose set holds ten others. */
+	memset(per_set, 0, sizeof(per_set));
+	for (__u32 i = 0; i < SPOOF_N; i++)
+		per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)]++;
+	for (__u32 i = 0; i < SPOOF_N && !steady; i++)
+		if (per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)] > 10)
+			steady = SPOOF_BASE + i;
+	set = rl_sa_hash(steady, fl.cfg.gen) & ((1U << bits) - 1);
+	for (__u32 i = 0; i < SPOOF_N && naim < 64; i++)
+		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)) == set &&
+		    SPOOF_BASE + i != steady)
+			aim[naim++] = SPOOF_BASE + i;
+	if (!ASSERT_TRUE(naim > RL_SA_WAYS, "more spoofed sources than ways in the set"))
+		goto out;
+	for (int round = 0; round < 50; round++) {
+		__u64 t = t0 + (__u64)round * 2 * MSEC;
+		int v;
+
+		/* Each aimed source sends a burst: 10 ms ahead, the steady one 1 ms. */
+		for (__u32 i = 0; i < naim; i++)
+			for (int b = 0; b < 10; b++)
+				if (send_from(&fl, aim[i], t + 1000) < 0)
+					goto out;
+		evicted += sent && !tracked(&fl, steady);
+		v = send_from(&fl, steady, t + 2000);
+		if (v < 0)
+			goto out;
+		sent++;
+		passed += (unsigned long)v;
+	}
+	printf("    --initial %s: %u spoofed sources aimed at one set; steady source sent %lu, passed %lu, evicted %lu times\n",
+	       initial[0] ? initial : "(default: full)", naim, sent, passed, evicted);
+	ASSERT_TRUE(evicted > 40, "the aimed flood evicts the steady source");
+	if (loses)
+		/* Its first packet too finds no state: evicted + 1 packets start from --initial 0. */
+		ASSERT_EQ(passed, sent - (evicted + 1),
+			  "each packet that finds it gone starts from an empty bucket: dropped");
+	else
+		ASSERT_EQ(passed, sent, "evicted with a full bucket, back with one: nothing lost");
+out:
+	flood_stop(&fl);
+}
+
+TEST_FLAGS(sa_targeted_flood, RL_TEST_ROOT)
+{
+	targeted("", false);
+	targeted("0", true);
+}
+
+/* @src empties its bucket at @t0; sweeps at @sweeps[0..n); its packet at @t0 + 2^m: the verdict. */
+static int idle_wrap(__u32 src, __u64 t0, const __u64 *sweeps, int n)
+{
+	const __u64 wrap = 1ULL << (RL_SA_STATE_BASE + RL_SA_BITS_MIN);
+	struct rl_sa_map m = {};
+	struct flood fl;
+	__u64 swept = 0;
+	int v = -1;
+
+	if (!flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }) ||
+	    !ASSERT_EQ(fl.cfg.params.vt_int, 1, "vt is the ns"))
+		goto out;
+	for (int i = 0; i < 10; i++)
+		if (!ASSERT_EQ(send_from(&fl, src, t0), 1, "the burst"))
+			goto out;
+	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+		goto out;
+	for (int i = 0; i < n; i++)
+		if (!ASSERT_OK(rl_sa_sweep(&m, &fl.cfg, sweeps[i], &swept), "sweep") ||
+		    !ASSERT_EQ(swept, 1, "the idle source rewritten"))
+			goto out;
+	v = send_from(&fl, src, t0 + wrap);
+out:
+	rl_sa_unmap(&m);
+	flood_stop(&fl);
+	return v;
+}
+
+/*
+ * A source empties its bucket, then is idle for 2^m ns (m = 42: 73 minutes
+ * at one vt per ns): its TAT mod 2^m reads back as a bucket still empty and
+ * its packet is dropped (the limit sweeps remove: docs/design.md). Swept
+ * twice on the way (each sweep keeps it right for 2^(m-1) vt), it reads back
+ * as the full bucket it is.
+ */
+TEST_FLAGS(sa_sweep_idle, RL_TEST_ROOT)
+{
+	const __u64 t0 = 1000 * MSEC, wrap = 1ULL << (RL_SA_STATE_BASE + RL_SA_BITS_MIN);
+	const __u64 sweeps[] = { t0 + wrap / 4, t0 + wrap / 4 + wrap / 2 - 2 * RL_SA_SWEEP_SLACK };
+
+	ASSERT_EQ(idle_wrap(0xc6120001U, t0, NULL, 0), 0,
+		  "not swept: after 2^m ns its TAT reads back as an empty bucket");
+	ASSERT_EQ(idle_wrap(0xc6120001U, t0, sweeps, 2), 1,
+		  "swept every 2^(m-1) ns: a full bucket after 2^m ns");
+}
+
+/* The word of @addr's slot under generation @gen, or 0 when the table does not hold it. */
+static __u64 slot_word(const struct rl_sa_map *m, __u32 addr, __u32 gen)
+{
+	__u32 idx;
+	int way;
+	__u64 w;
+
+	return rl_sa_find(m, htonl(addr), gen, &idx, &way, &w) ? 0 : w;
+}
+
+/* Until @addr's slot word is no longer @w0 (the timer swept it), for at most @ms. */
+static __u64 wait_swept(const struct rl_sa_map *m, __u32 addr, __u32 gen, __u64 w0, int ms)
+{
+	__u64 w = w0;
+
+	for (int i = 0; i < ms / 10 && w == w0; i++) {
+		usleep(10000);
+		w = slot_word(m, addr, gen);
+	}
+	return w;
+}
+
+/*
+ * As sa_sweep_idle, with the sweeps left to the kernel: the first insertion
+ * arms rl_sweep's timer, which sweeps the whole table every
+ * RL_SA_SWEEP_PASS_NS of real time at the test clock's time. The clock is
+ * moved to each sweep point and held there until the timer has rewritten the
+ * source's slot; then, 2^m ns after the source emptied its bucket, it finds
+ * a full one.
+ */
+TEST_FLAGS(sa_sweep_timer, RL_TEST_ROOT)
+{
+	const __u32 src = 0xc6120002U;
+	const __u64 t0 = 1000 * MSEC, wrap = 1ULL << (RL_SA_STATE_BASE + RL_SA_BITS_MIN);
+	const __u64 sweeps[] = { t0 + wrap / 4, t0 + wrap / 4 + wrap / 2 - 2 * RL_SA_SWEEP_SLACK };
+	const int wait_ms = (int)(RL_SA_SWEEP_PASS_NS / MSEC) + 3000;
+	struct rl_sa_map m = {};
+	struct rl_sweep sw = {};
+	__u32 zero = 0;
+	struct flood fl;
+	__u64 w0, w;
+
+	if (!flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }) ||
+	    !ASSERT_EQ(fl.cfg.params.vt_int, 1, "vt is the ns") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep") ||
+	    !ASSERT_EQ(sw.armed, 0, "no insertion yet: the timer is not armed"))
+		goto out;
+	for (int i = 0; i < 10; i++)
+		if (!ASSERT_EQ(send_from(&fl, src, t0), 1, "the burst"))
+			goto out;
+	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
+	    !ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep") ||
+	    !ASSERT_EQ(sw.armed, 1, "the first insertion armed the timer") ||
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+		goto out;
+	for (int i = 0; i < 2; i++) {
+		w0 = slot_word(&m, src, fl.cfg.gen);
+		if (!ASSERT_TRUE(w0 != 0, "the source is in the table") ||
+		    !ASSERT_OK(bpf_map_update_elem(fl.p.clock_fd, &zero, &sweeps[i], BPF_ANY),
+			       "move the test clock"))
+			goto out;
+		w = wait_swept(&m, src, fl.cfg.gen, w0, wait_ms);
+		if (!ASSERT_TRUE(w != w0, "the timer rewrote the idle state within a pass"))
+			goto out;
+		ASSERT_EQ(rl_sa_get(w, sweeps[i], m.bits), sweeps[i] - RL_SA_SWEEP_SLACK,
+			  "to the full bucket just behind the clock");
+	}
+	ASSERT_EQ(send_from(&fl, src, t0 + wrap), 1, "2^m ns later: a full bucket");
+	if (ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep"))
+		ASSERT_TRUE(sw.swept >= 2, "the timer counts what it rewrote");
+out:
+	rl_sa_unmap(&m);
+	flood_stop(&fl);
+}
+
+/*
+ * A set to a policy rl_sets4 cannot hold (a bucket of 2000 s: more than
+ * 2^(m-2) vt) moves to rl_state4, and one back to rl_sets4: each program
+ * carries a source over from the table the previous policy used, and new
+ * sources go to the table of the live policy.
+ */
+TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
+{
+	const __u32 a = 0xc6120003U, b = 0xc6120004U;
+	const __u64 t0 = 1000 * MSEC;
+	struct rl_config c1, c2, c3, live;
+	struct rl_state_key4 k4 = {};
+	struct rl_counters c;
+	struct flood fl;
+	__u32 active;
+	__u64 st;
+
+	if (!flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }))
+		goto out;
+	c1 = fl.cfg;
+	for (int i = 0; i < 10; i++)
+		if (!ASSERT_EQ(send_from(&fl, a, t0), 1, "the burst"))
+			goto out;
+	if (!ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_SA, "a 10-packet bucket: rl_sets4"))
+		goto out;
+	if (!rl_build_config(&c2, (const char *const[]){ "--rate", "1000", "--burst", "2000000", NULL },
+			     &c1) ||
+	    !rl_prog_configure(&fl.p, 1, &c2) ||
+	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_LRU, "a 2000 s bucket: rl_state4") ||
+	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_SA, "after rl_sets4"))
+		goto out;
+	if (!ASSERT_EQ(send_from(&fl, a, t0 + MSEC), 1, "A under the new policy") ||
+	    !ASSERT_EQ(send_from(&fl, b, t0 + MSEC), 1, "B, new") ||
+	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
+	    !ASSERT_EQ(c.carried, 1, "A carried over from rl_sets4"))
+		goto out;
+	k4.gen = c2.gen;
+	k4.addr = htonl(a);
+	ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.state4, &k4, &st), "A in rl_state4");
+	k4.addr = htonl(b);
+	ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.state4, &k4, &st), "B in rl_state4");
+	if (!rl_build_config(&c3, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL },
+			     &c2) ||
+	    !rl_prog_configure(&fl.p, 0, &c3) ||
+	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_SA, "back to rl_sets4") ||
+	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_LRU, "after rl_state4"))
+		goto out;
+	if (!ASSERT_TRUE(send_from(&fl, b, t0 + 2 * MSEC) >= 0, "B under the third policy") ||
+	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
+	    !ASSERT_EQ(c.carried, 2, "B carried over from rl_state4"))
+		goto out;
+	{
+		struct rl_sa_map m = {};
+
+		if (ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map rl_sets4"))
+			ASSERT_TRUE(slot_word(&m, b, c3.gen) != 0, "B in rl_sets4");
+		rl_sa_unmap(&m);
+	}
+out:
+	flood_stop(&fl);
+}
