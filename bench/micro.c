@@ -1132,7 +1132,10 @@ static int phase_memory(struct micro *m)
 			m->frame = v6 ? &m->frame6 : &m->frame4;
 			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) : ipv4_table_fd(lim, &sets4);
 			fprintf(stderr, "rl-bench: filling %s with %u sources\n",
-				v6 ? "rl_state6" : sets4 ? "rl_sets4" : "rl_state4", n);
+				v6    ? "rl_state6" :
+				sets4 ? "rl_sets4" :
+					"rl_state4",
+				n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
 			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
 				    ipv4_entries(lim);
@@ -1140,7 +1143,9 @@ static int phase_memory(struct micro *m)
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
 				fprintf(md, "| %s (%s) | %u | %ld | %llu | %.1f | %s |\n",
-					v6 ? "rl_state6" : sets4 ? "rl_sets4" : "rl_state4",
+					v6    ? "rl_state6" :
+					sets4 ? "rl_sets4" :
+						"rl_state4",
 					v6    ? "IPv6, 20-byte key" :
 					sets4 ? "IPv4, set-associative, 4 slots per source" :
 						"IPv4, 8-byte key",

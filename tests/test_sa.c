@@ -468,7 +468,8 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 	if (!ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
 	    !ASSERT_EQ(live.table4, RL_TABLE4_SA, "a 10-packet bucket: rl_sets4"))
 		goto out;
-	if (!rl_build_config(&c2, (const char *const[]){ "--rate", "1000", "--burst", "2000000", NULL },
+	if (!rl_build_config(&c2,
+			     (const char *const[]){ "--rate", "1000", "--burst", "2000000", NULL },
 			     &c1) ||
 	    !rl_prog_configure(&fl.p, 1, &c2) ||
 	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||

@@ -685,7 +685,8 @@ TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
 	if (cli_ok(&ns, "status", NULL, "status --json")) {
 		char *out = NULL;
 
-		if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s --json", ns.rx_if), 0, "status"))
+		if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s --json", ns.rx_if), 0,
+			      "status"))
 			ASSERT_CONTAINS(out, "\"max_sources\":65536", "--max-sources as attached");
 		free(out);
 	}

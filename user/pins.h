@@ -99,8 +99,7 @@ void rl_pins_remove(const struct rl_iface *ifc);
 int rl_unpin_gone(const char *name);
 
 /* Pin map @fd as @name (one of rl_map_names[]) of @ifc in place of the one pinned there. */
-int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *err,
-		    size_t errlen);
+int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *err, size_t errlen);
 /* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
 void rl_pins_close(struct rl_pins *pins);

@@ -51,13 +51,13 @@ static int free_fds(void)
 void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS])
 {
 	struct bpf_map *m[] = {
-		skel->maps.rl_state4,  skel->maps.rl_state6,	 skel->maps.rl_config,
-		skel->maps.rl_ctl,     skel->maps.rl_counters,	 skel->maps.rl_events,
-		skel->maps.data_evctl, skel->maps.rl_evcpu,	 skel->maps.rl_rcfg,
-		skel->maps.rl_rcnt,    skel->maps.rl_rstate,	 skel->maps.rl_src4a,
-		skel->maps.rl_src6a,   skel->maps.rl_src4b,	 skel->maps.rl_src6b,
-		skel->maps.rl_ports,   skel->maps.rl_sync4,	 skel->maps.rl_sync6,
-		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	 skel->maps.rl_sc6a,
+		skel->maps.rl_state4,  skel->maps.rl_state6,	  skel->maps.rl_config,
+		skel->maps.rl_ctl,     skel->maps.rl_counters,	  skel->maps.rl_events,
+		skel->maps.data_evctl, skel->maps.rl_evcpu,	  skel->maps.rl_rcfg,
+		skel->maps.rl_rcnt,    skel->maps.rl_rstate,	  skel->maps.rl_src4a,
+		skel->maps.rl_src6a,   skel->maps.rl_src4b,	  skel->maps.rl_src6b,
+		skel->maps.rl_ports,   skel->maps.rl_sync4,	  skel->maps.rl_sync6,
+		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	  skel->maps.rl_sc6a,
 		skel->maps.rl_sc6b,    skel->maps.rl_sync_status, skel->maps.rl_sets4,
 		skel->maps.rl_sweep
 	};
@@ -69,11 +69,11 @@ void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MA
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
 	struct bpf_map *maps[RL_N_MAPS];
-	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters,	p->events,
-		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt,	 p->rstate,	p->src4a,
-		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sync4,	p->sync6,
-		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status, p->sets4,
-		      p->sweep };
+	int fds[] = { p->state4, p->state6, p->config,	    p->ctl,   p->counters,
+		      p->events, p->evctl,  p->evcpu,	    p->rcfg,  p->rcnt,
+		      p->rstate, p->src4a,  p->src6a,	    p->src4b, p->src6b,
+		      p->ports,	 p->sync4,  p->sync6,	    p->sc4a,  p->sc4b,
+		      p->sc6a,	 p->sc6b,   p->sync_status, p->sets4, p->sweep };
 	int ret;
 
 	rl_skel_maps(skel, maps);

@@ -99,8 +99,9 @@ int rl_table4_create(enum rl_table4 t, __u32 max_sources, __u32 bits, bool stand
 	int fd;
 
 	if (t == RL_TABLE4_LRU) {
-		fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "rl_state4", sizeof(struct rl_state_key4),
-				    sizeof(__u64), stand_in ? 1 : max_sources, NULL);
+		fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "rl_state4",
+				    sizeof(struct rl_state_key4), sizeof(__u64),
+				    stand_in ? 1 : max_sources, NULL);
 	} else {
 		o.map_flags = BPF_F_MMAPABLE;
 		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rl_sets4", sizeof(__u32),

@@ -813,7 +813,8 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 	if (!ret)
 		ret = rl_sa_bits_live(pins, &bits);
 	if (ret) {
-		snprintf(err, errlen, "couldn't read the live policy's IPv4 table: %s: nothing changed",
+		snprintf(err, errlen,
+			 "couldn't read the live policy's IPv4 table: %s: nothing changed",
 			 strerror(-ret));
 		return ret;
 	}

@@ -62,8 +62,8 @@ bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cf
 	if (!ASSERT_OK(rl_sa_bits_live(&p->maps, &bits), "size of rl_sets4"))
 		return false;
 	rl_table4_choose(&c, bits);
-	c.prev_table4 = p->prog_fd >= 0 && !rl_config_read(&p->maps, &live, &a) ? live.table4 :
-										   c.table4;
+	c.prev_table4 =
+		p->prog_fd >= 0 && !rl_config_read(&p->maps, &live, &a) ? live.table4 : c.table4;
 	cfg = &c;
 	if (!ASSERT_OK(bpf_map_update_elem(p->maps.config, &slot, cfg, BPF_ANY), "write rl_config"))
 		return false;
