@@ -218,6 +218,7 @@ static int map_id(int fd, __u32 *id)
 static int flip(int outer, int a, int b, int *retired)
 {
 	__u32 zero = 0, cur = 0, ida = 0;
+	struct rl_state_key key;
 	int ret, next;
 
 	ret = map_id(a, &ida);
@@ -225,8 +226,18 @@ static int flip(int outer, int a, int b, int *retired)
 		return ret;
 	if (bpf_map_lookup_elem(outer, &zero, &cur) && errno != ENOENT)
 		return -errno;
-	*retired = cur == ida ? a : b;
 	next = cur == ida ? b : a;
+	/*
+	 * Nothing counted since the last drain (the other table was emptied
+	 * then): no flip, and no wait for a grace period, which is most of a
+	 * drain's time (tens of ms). What is counted from now is drained next
+	 * time.
+	 */
+	if (bpf_map_get_next_key(cur == ida ? a : b, NULL, &key) && errno == ENOENT) {
+		*retired = -1;
+		return 0;
+	}
+	*retired = cur == ida ? a : b;
 	if (bpf_map_update_elem(outer, &zero, &next, BPF_ANY))
 		return -errno;
 	return 0;
@@ -323,9 +334,9 @@ int rl_sync_drain(struct rl_sync_kern *k, struct rl_sync_src **out, size_t *n)
 	ret = flip(k->pins.sync4, k->pins.sc4a, k->pins.sc4b, &r4);
 	if (!ret)
 		ret = flip(k->pins.sync6, k->pins.sc6a, k->pins.sc6b, &r6);
-	if (!ret)
+	if (!ret && r4 >= 0)
 		ret = drain_table(r4, true, &v, &cnt, &cap);
-	if (!ret)
+	if (!ret && r6 >= 0)
 		ret = drain_table(r6, false, &v, &cnt, &cap);
 	if (ret) {
 		free(v);
