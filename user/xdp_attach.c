@@ -261,6 +261,36 @@ static const char *attach_hint(int ret, enum rl_mode mode)
 }
 
 /*
+ * Before an attach: remove what a killed command left on @ifc. 1 if a limiter
+ * is attached there (the caller says how that is wrong), 0 if the way is
+ * clear, or -errno with the reason in @err.
+ */
+static int clear_for_attach(const struct rl_iface *ifc, char *err, size_t errlen)
+{
+	int ret;
+
+	switch (rl_presence(ifc)) {
+	case RL_PRESENT:
+		return 1;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(ifc, err, errlen);
+		return -EBUSY;
+	case RL_ORPHAN_PROG:
+	case RL_STALE_PINS:
+		/* Left by a command that was killed: we hold the lock, so nobody is using it. */
+		pr_debug("removing what an interrupted command left on '%s'", ifc->name);
+		return rl_detach(ifc, err, errlen);
+	case RL_UNKNOWN:
+		ret = -errno;
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
+		return ret;
+	case RL_ABSENT:
+		break;
+	}
+	return 0;
+}
+
+/*
  * Load the program with new maps, write the configuration, pin the maps
  * (into a staging directory renamed into place), then attach: the attach is
  * the commit point. Killed before it, the interface is as it was (and the
@@ -279,31 +309,16 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 	struct rl_pins maps;
 	int fds[RL_N_MAPS], ret;
 
-	switch (rl_presence(ifc)) {
-	case RL_PRESENT:
+	ret = clear_for_attach(ifc, err, errlen);
+	if (ret > 0) {
 		snprintf(
 			err, errlen,
 			"xdp-ratelimit is already attached to '%s' (use set to change it, detach to remove it)",
 			ifc->name);
 		return -EEXIST;
-	case RL_FOREIGN_PINS:
-		rl_pins_foreign_msg(ifc, err, errlen);
-		return -EBUSY;
-	case RL_ORPHAN_PROG:
-	case RL_STALE_PINS:
-		/* Left by a command that was killed: we hold the lock, so nobody is using it. */
-		pr_debug("removing what an interrupted command left on '%s'", ifc->name);
-		ret = rl_detach(ifc, err, errlen);
-		if (ret)
-			return ret;
-		break;
-	case RL_UNKNOWN:
-		ret = -errno;
-		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
-		return ret;
-	case RL_ABSENT:
-		break;
 	}
+	if (ret)
+		return ret;
 	/* The IPv4 table: the set-associative one if it holds the policy exactly. */
 	c = *cfg;
 	rl_table4_choose(&c, rl_sa_bits_for(max_sources ?: RL_DEFAULT_MAX_SOURCES));
@@ -396,10 +411,8 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 			return -E2BIG;
 		}
 	}
-	switch (rl_presence(ifc)) {
-	case RL_ABSENT:
-		break;
-	case RL_PRESENT:
+	ret = clear_for_attach(ifc, err, errlen);
+	if (ret > 0) {
 		if (rl_pins_id(ifc->pindir) == rl_pins_id(with->pindir))
 			snprintf(err, errlen, "'%s' shares the limiter of '%s' already", ifc->name,
 				 with->name);
@@ -410,21 +423,9 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 				"(detach it first to share the limiter of '%s')",
 				ifc->name, with->name);
 		return -EEXIST;
-	case RL_FOREIGN_PINS:
-		rl_pins_foreign_msg(ifc, err, errlen);
-		return -EBUSY;
-	case RL_ORPHAN_PROG:
-	case RL_STALE_PINS:
-		pr_debug("removing what an interrupted command left on '%s'", ifc->name);
-		ret = rl_detach(ifc, err, errlen);
-		if (ret)
-			return ret;
-		break;
-	case RL_UNKNOWN:
-		ret = -errno;
-		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
-		return ret;
 	}
+	if (ret)
+		return ret;
 	ret = ours_alone(with->ifindex, &prog, &with_mode);
 	if (ret < 0) {
 		snprintf(err, errlen, "couldn't inspect '%s': %s", with->name, strerror(-ret));

@@ -21,6 +21,7 @@
 #define RL_BENCH_SA_H
 
 #include <linux/types.h>
+#include "rl_sa.h" /* the product's hash: the study and the product key sets alike */
 
 #define SA_WAYS	     8
 #define SA_USED	     (1ULL << 63)
@@ -67,21 +68,10 @@ struct sa_test_acct {
 	__u64 twins; /* hits that found their source published in two slots */
 };
 
-/* murmur3's 32-bit finalizer: every step is invertible, so it is a bijection. */
-static inline __u32 sa_mix32(__u32 x)
-{
-	x ^= x >> 16;
-	x *= 0x85ebca6bU;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35U;
-	x ^= x >> 16;
-	return x;
-}
-
 /* The hash of a source (address in host order) in generation @gen. */
 static inline __u32 sa_hash(__u32 addr, __u32 gen)
 {
-	return sa_mix32(addr ^ (gen * 0x9e3779b9U));
+	return rl_sa_mix32(addr ^ (gen * 0x9e3779b9U));
 }
 
 /* Used bit, generation and tag of a source with hash @h: compared under sa_id_mask(). */
