@@ -533,6 +533,29 @@ static long state_entries(struct rl_ns *ns)
 	return tables ? total : -1;
 }
 
+/* 1000 sources, 198.19.0-3.1-250 (the last byte counts up), one frame each, slowly. */
+static bool send_1000_sources(struct rl_ns *ns, struct rl_flow f[4])
+{
+	static const char *const base[] = { "198.19.0.0", "198.19.1.0", "198.19.2.0",
+					    "198.19.3.0" };
+
+	for (int i = 0; i < 4; i++) {
+		f[i] = (struct rl_flow){ .src = base[i],
+					 .rand_bytes = 1,
+					 .seq = true,
+					 .count = 250,
+					 .gap = "50us",
+					 .limit_s = 10 };
+		if (!ASSERT_OK(rl_flow_start(ns, &f[i]), "flow"))
+			return false;
+	}
+	for (int i = 0; i < 4; i++)
+		if (!ASSERT_OK(rl_flow_wait(&f[i]), "flow") ||
+		    !ASSERT_EQ(f[i].sent, 250, "trafgen sent 250"))
+			return false;
+	return true;
+}
+
 /*
  * K = 1000 sources, one frame each (198.19.0-3.x, 250 per /24), then 5 sets:
  * each leaves one entry per source under the new prefix, no more (a source
@@ -550,8 +573,6 @@ TEST_FLAGS(set_repeated_tables_hold_each_source_once, RL_TEST_ROOT)
 		{ "--algo token-bucket --rate 1500", 4 }, /* back, same prefix */
 		{ "--burst 300", 4 },
 	};
-	static const char *const base[] = { "198.19.0.0", "198.19.1.0", "198.19.2.0",
-					    "198.19.3.0" };
 	struct rl_flow f[4];
 	struct stats st;
 	struct rl_ns ns;
@@ -559,21 +580,8 @@ TEST_FLAGS(set_repeated_tables_hold_each_source_once, RL_TEST_ROOT)
 
 	if (!setup(&ns, "--rate 1000 --burst 100 --prefix4 32"))
 		goto out;
-	/* The last byte counts up: 250 distinct addresses per flow. */
-	for (int i = 0; i < 4; i++) {
-		f[i] = (struct rl_flow){ .src = base[i],
-					 .rand_bytes = 1,
-					 .seq = true,
-					 .count = 250,
-					 .gap = "50us",
-					 .limit_s = 10 };
-		if (!ASSERT_OK(rl_flow_start(&ns, &f[i]), "flow"))
-			goto out;
-	}
-	for (int i = 0; i < 4; i++)
-		if (!ASSERT_OK(rl_flow_wait(&f[i]), "flow") ||
-		    !ASSERT_EQ(f[i].sent, 250, "trafgen sent 250"))
-			goto out;
+	if (!send_1000_sources(&ns, f))
+		goto out;
 	usleep(50000);
 	if (!get_stats(&ns, &st) || !ASSERT_EQ(st.rx_packets, 1000, "1000 frames arrived"))
 		goto out;
@@ -633,8 +641,6 @@ TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
 		{ "--algo token-bucket --rate 2000 --burst 100", false },
 		{ "--algo token-bucket --rate 1000 --burst 3000000", true },
 	};
-	static const char *const base[] = { "198.19.0.0", "198.19.1.0", "198.19.2.0",
-					    "198.19.3.0" };
 	struct rl_flow f[4];
 	struct rl_ns ns;
 	long n;
@@ -644,20 +650,8 @@ TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
 	if (!ASSERT_EQ(pinned_size(&ns, "rl_sets4"), 1U << 15, "rl_sets4 in use: 2^15 sets") ||
 	    !ASSERT_EQ(pinned_size(&ns, "rl_state4"), 1, "rl_state4: a stand-in"))
 		goto out;
-	for (int i = 0; i < 4; i++) {
-		f[i] = (struct rl_flow){ .src = base[i],
-					 .rand_bytes = 1,
-					 .seq = true,
-					 .count = 250,
-					 .gap = "50us",
-					 .limit_s = 10 };
-		if (!ASSERT_OK(rl_flow_start(&ns, &f[i]), "flow"))
-			goto out;
-	}
-	for (int i = 0; i < 4; i++)
-		if (!ASSERT_OK(rl_flow_wait(&f[i]), "flow") ||
-		    !ASSERT_EQ(f[i].sent, 250, "trafgen sent 250"))
-			goto out;
+	if (!send_1000_sources(&ns, f))
+		goto out;
 	usleep(50000);
 	if (!ASSERT_EQ(state_entries(&ns), 1000, "one entry per source"))
 		goto out;
