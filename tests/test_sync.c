@@ -617,11 +617,12 @@ out:
 }
 
 /*
- * End to end (needs the kernel side, user/sync_kern.h): NODES namespace
- * pairs, each with its own limiter and its own agent (run with nsenter, as
- * the README says: "ip netns exec" hides the host's bpffs), all syncing
- * through one redis-server's socket; one source (198.18.0.1, the same on
- * every pair) sent from the pairs' sending ends.
+ * End to end (needs the kernel side, user/sync_kern.h): NODES receiving
+ * namespaces, each with its own limiter and its own agent (run with nsenter,
+ * as the README says: "ip netns exec" hides the host's bpffs), all syncing
+ * through one redis-server's socket, and one sending namespace with a veth
+ * pair to each (rl_ns_create_star), as behind a load balancer: one source
+ * (198.18.0.1) sent from there, one trafgen per veth.
  *	sync_e2e_even		3x the limit split evenly: without agents about 3x r t, with
  *				them within 5% of r t + b (token-bucket 1000/s, burst 100)
  *	sync_e2e_split		the same split 70/20/10
@@ -733,14 +734,14 @@ static void fleet_down(struct fleet *f)
 {
 	for (int i = 0; i < NODES; i++) {
 		agent_stop(f, i, SIGTERM);
-		rl_ns_destroy(&f->ns[i]);
 		if (f->log[i][0])
 			unlink(f->log[i]);
 	}
+	rl_ns_destroy_star(f->ns, NODES);
 	redis_srv_stop(&f->s);
 }
 
-/* Pairs, a limiter on each (@policy), the server. */
+/* The star (one sender, a veth to each receiver), a limiter on each receiver (@policy), the server. */
 static bool fleet_up(struct fleet *f, const char *policy)
 {
 	char args[256];
@@ -748,9 +749,9 @@ static bool fleet_up(struct fleet *f, const char *policy)
 	memset(f, 0, sizeof(*f));
 	if (!redis_srv_start(&f->s, false))
 		return false;
+	if (rl_ns_create_star(f->ns, NODES))
+		return false;
 	for (int i = 0; i < NODES; i++) {
-		if (rl_ns_create(&f->ns[i]))
-			return false;
 		snprintf(args, sizeof(args), "attach %s %s", f->ns[i].rx_if, policy);
 		if (!rl_ns_cli_ok(&f->ns[i], "attach", args))
 			return false;
