@@ -204,38 +204,62 @@ static void track(struct rl_ns *ns, bool on)
 	}
 }
 
-int rl_ns_create(struct rl_ns *ns)
+/*
+ * Make a pair: both namespaces, or (@tx_of set) only the receiving one, its
+ * veth's other end in @tx_of's sending namespace, which has no address there.
+ */
+static int ns_make(struct rl_ns *ns, const struct rl_ns *tx_of)
 {
 	static unsigned int seq;
 	char *out = NULL, *p;
 	int pid = getpid(), ret;
 
 	memset(ns, 0, sizeof(*ns));
-	sweep_stale();
+	if (!tx_of)
+		sweep_stale();
 	seq++;
-	snprintf(ns->tx, sizeof(ns->tx), "rlt-%d-%u-tx", pid, seq);
+	if (tx_of)
+		snprintf(ns->tx, sizeof(ns->tx), "%s", tx_of->tx);
+	else
+		snprintf(ns->tx, sizeof(ns->tx), "rlt-%d-%u-tx", pid, seq);
 	snprintf(ns->rx, sizeof(ns->rx), "rlt-%d-%u-rx", pid, seq);
 	/* "rl" + 7-digit pid + "t" + seq: within IF_NAMESIZE up to seq 99999. */
 	snprintf(ns->tx_if, sizeof(ns->tx_if), "rl%dt%u", pid, seq);
 	snprintf(ns->rx_if, sizeof(ns->rx_if), "rl%dr%u", pid, seq);
-	/* The pins of a namespace deleted with its limiter are orphans: cleanup removes them. */
+	ns->tx_shared = tx_of != NULL;
+	/*
+	 * The pins of a namespace deleted with its limiter are orphans: cleanup
+	 * removes them. A star's sending namespace goes with its first pair.
+	 */
 	snprintf(ns->cleanup, sizeof(ns->cleanup),
 		 "nsenter --net=/run/netns/%s %s/xdp-ratelimit detach %s >/dev/null 2>&1;"
-		 " ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null;"
+		 " %s%s%s ip netns del %s 2>/dev/null;"
 		 " %s/xdp-ratelimit cleanup >/dev/null 2>&1; rm -rf /tmp/rlt-%d-*",
-		 ns->rx, rl_build_dir, ns->rx_if, ns->tx, ns->rx, rl_build_dir, pid);
+		 ns->rx, rl_build_dir, ns->rx_if, tx_of ? "" : "ip netns del ", tx_of ? "" : ns->tx,
+		 tx_of ? "" : " 2>/dev/null;", ns->rx, rl_build_dir, pid);
 	ns->up = true; /* from here on, rl_ns_destroy() has something to remove */
 	track(ns, true);
-	ret = rl_sh(NULL,
-		    "set -e; ip netns add %1$s; ip netns add %2$s;"
-		    " ip link add %3$s netns %1$s type veth peer name %4$s netns %2$s;"
-		    " ip netns exec %1$s sysctl -qw net.ipv6.conf.%3$s.disable_ipv6=1;"
-		    " ip -n %1$s addr add " RL_NS_TX_ADDR4 "/24 dev %3$s;"
-		    " ip -n %2$s addr add " RL_NS_RX_ADDR4 "/24 dev %4$s;"
-		    " ip -n %2$s addr add " RL_NS_RX_ADDR6 "/64 dev %4$s nodad;"
-		    " ip -n %1$s link set lo up; ip -n %2$s link set lo up;"
-		    " ip -n %1$s link set %3$s up; ip -n %2$s link set %4$s up",
-		    ns->tx, ns->rx, ns->tx_if, ns->rx_if);
+	if (tx_of)
+		ret = rl_sh(NULL,
+			    "set -e; ip netns add %2$s;"
+			    " ip link add %3$s netns %1$s type veth peer name %4$s netns %2$s;"
+			    " ip netns exec %1$s sysctl -qw net.ipv6.conf.%3$s.disable_ipv6=1;"
+			    " ip -n %2$s addr add " RL_NS_RX_ADDR4 "/24 dev %4$s;"
+			    " ip -n %2$s addr add " RL_NS_RX_ADDR6 "/64 dev %4$s nodad;"
+			    " ip -n %2$s link set lo up;"
+			    " ip -n %1$s link set %3$s up; ip -n %2$s link set %4$s up",
+			    ns->tx, ns->rx, ns->tx_if, ns->rx_if);
+	else
+		ret = rl_sh(NULL,
+			    "set -e; ip netns add %1$s; ip netns add %2$s;"
+			    " ip link add %3$s netns %1$s type veth peer name %4$s netns %2$s;"
+			    " ip netns exec %1$s sysctl -qw net.ipv6.conf.%3$s.disable_ipv6=1;"
+			    " ip -n %1$s addr add " RL_NS_TX_ADDR4 "/24 dev %3$s;"
+			    " ip -n %2$s addr add " RL_NS_RX_ADDR4 "/24 dev %4$s;"
+			    " ip -n %2$s addr add " RL_NS_RX_ADDR6 "/64 dev %4$s nodad;"
+			    " ip -n %1$s link set lo up; ip -n %2$s link set lo up;"
+			    " ip -n %1$s link set %3$s up; ip -n %2$s link set %4$s up",
+			    ns->tx, ns->rx, ns->tx_if, ns->rx_if);
 	if (ret) {
 		fprintf(stderr, "    could not make the namespace pair %s/%s\n", ns->tx, ns->rx);
 		goto fail;
@@ -253,6 +277,29 @@ fail:
 	free(out);
 	rl_ns_destroy(ns);
 	return -EIO;
+}
+
+int rl_ns_create(struct rl_ns *ns)
+{
+	return ns_make(ns, NULL);
+}
+
+int rl_ns_create_star(struct rl_ns *ns, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (ns_make(&ns[i], i ? &ns[0] : NULL)) {
+			rl_ns_destroy_star(ns, i);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+void rl_ns_destroy_star(struct rl_ns *ns, int n)
+{
+	/* The first pair's destroy deletes the sending namespace and with it every veth. */
+	for (int i = n - 1; i >= 0; i--)
+		rl_ns_destroy(&ns[i]);
 }
 
 void rl_ns_destroy(struct rl_ns *ns)
@@ -273,8 +320,11 @@ void rl_ns_destroy(struct rl_ns *ns)
 			      path, path);
 	}
 	/* Deleting a namespace deletes its veth end, the peer and the XDP program. */
-	rl_sh(NULL, "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; true", ns->tx,
-	      ns->rx);
+	if (ns->tx_shared)
+		rl_sh(NULL, "ip netns del %s 2>/dev/null; true", ns->rx);
+	else
+		rl_sh(NULL, "ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null; true",
+		      ns->tx, ns->rx);
 	ns->up = false;
 	track(ns, false);
 }

@@ -42,6 +42,7 @@ struct rl_ns {
 	char rx_mac[18];
 	struct rl_flow *flows[RL_NS_MAX_FLOWS]; /* started and not yet reaped */
 	bool up;
+	bool tx_shared; /* the sending namespace is another pair's (a star): never deleted here */
 	char cleanup[1024]; /* the shell command that removes it all, for a signal handler */
 };
 
@@ -79,6 +80,17 @@ int rl_ns_pin_dir(const char *netns, const char *ifname, char *out, size_t len);
 int rl_ns_create(struct rl_ns *ns);
 /* Remove everything rl_ns_create() and the test made; safe to call twice or on a failed create. */
 void rl_ns_destroy(struct rl_ns *ns);
+/*
+ * A star: one sending namespace with a veth pair to each of @n receiving
+ * namespaces, as behind a load balancer. @ns[i] is the pair to receiver i
+ * (flows started on it leave through its own veth); @ns[0] owns the sending
+ * namespace. Addresses as a pair's, the same in every receiving namespace;
+ * none on the sending ends (trafgen needs none). 0 or -errno, with nothing
+ * left behind on failure.
+ */
+int rl_ns_create_star(struct rl_ns *ns, int n);
+/* Remove a star, receivers first so each limiter detaches cleanly; safe on a failed create. */
+void rl_ns_destroy_star(struct rl_ns *ns, int n);
 
 /*
  * Run "xdp-ratelimit ARGS" in the receiving namespace (see netns.c for why
