@@ -66,6 +66,11 @@ teardown() {
 	agents=""
 	for n in /run/netns/rls-r*-"$id"; do
 		[ -e "$n" ] || continue
+		# Detach first: a namespace goes away asynchronously, and until it
+		# has, cleanup sees its maps in use and keeps their pins.
+		for i in 1 2 3 4 5; do
+			nsenter --net="$n" "$cli" detach "rsr$i" >/dev/null 2>&1 || true
+		done
 		ip netns del "$(basename "$n")" 2>/dev/null || true
 	done
 	[ -e "/run/netns/$ns_s" ] && ip netns del "$ns_s"

@@ -485,11 +485,12 @@ __noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
  * to an equivalent one near the clock (a full bucket; empty counts), so that
  * none drifts that far. It runs from a BPF timer: every RL_SA_SWEEP_TICK_NS
  * it sweeps 1/2^RL_SA_SWEEP_PARTS of the sets, so a whole pass takes
- * RL_SA_SWEEP_PASS_NS whatever the table's size, with no daemon. The first
- * insertion into the table arms it; a program loaded by set finds it armed
- * (rl_sweep is pinned and reused). The callback reads the live policy from
- * rl_config rather than from its own program's constants: the timer keeps
- * calling the program that armed it, which set may since have replaced.
+ * RL_SA_SWEEP_PASS_NS whatever the table's size, with no daemon. Every load
+ * arms it from rl_sweep_arm() below, taking it over from the program loaded
+ * before (rl_sweep is pinned and reused). The callback reads the live policy
+ * from rl_config rather than from its own program's constants: the timer
+ * keeps calling the program that armed it, which set may since have
+ * replaced.
  * Every rewrite is a compare-and-swap from the word read: a packet that
  * updated the slot in between wins, and its state is current anyway.
  */
@@ -564,21 +565,6 @@ static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
 	}
 	bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
 	return 0;
-}
-
-/* Arm the sweep's timer, once per table (rl_sweep lives as long as the maps). */
-static __always_inline void sweep_arm(void)
-{
-	struct rl_sweep *sw;
-	__u32 zero = 0;
-
-	sw = bpf_map_lookup_elem(&rl_sweep, &zero);
-	if (!sw || *(volatile __u64 *)&sw->armed ||
-	    __sync_val_compare_and_swap(&sw->armed, 0, 1) != 0)
-		return;
-	bpf_timer_init(&sw->t, &rl_sweep, CLOCK_MONOTONIC);
-	bpf_timer_set_callback(&sw->t, sweep_cb);
-	bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
 }
 
 /*
@@ -719,7 +705,6 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
 	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
 	cnt->new_sources++;
-	sweep_arm();
 	return pass;
 }
 
@@ -1113,6 +1098,29 @@ static long charge_one(__u64 i, void *data)
 	}
 	lc->lost++;
 	return 0;
+}
+
+/*
+ * Arm the sweep's timer, or take it over from an earlier load: userspace runs
+ * this after each load (rl_prog_open()). The timer holds this program, not
+ * the XDP one: once no interface runs the limiter any more, no XDP program
+ * uses its maps, and its pins are found orphaned (cleanup, a new attach);
+ * removing them frees the timer, this program and the maps.
+ */
+SEC("syscall")
+int rl_sweep_arm(void *ctx)
+{
+	struct rl_sweep *sw;
+	__u32 zero = 0;
+
+	sw = bpf_map_lookup_elem(&rl_sweep, &zero);
+	if (!sw)
+		return -2; /* ENOENT */
+	/* -EBUSY once armed by an earlier load: the callback is taken over below. */
+	bpf_timer_init(&sw->t, &rl_sweep, CLOCK_MONOTONIC);
+	bpf_timer_set_callback(&sw->t, sweep_cb);
+	sw->armed = 1;
+	return bpf_timer_start(&sw->t, RL_SA_SWEEP_TICK_NS, 0);
 }
 
 SEC("syscall")

@@ -143,7 +143,12 @@ static bool map_in_use(__u32 map_id)
 
 		if (fd < 0)
 			continue;
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		/*
+		 * Only an XDP program runs the limiter: the sweep's timer keeps a
+		 * syscall program (and the sync agent one) on the maps after
+		 * the XDP program went with its interface or namespace.
+		 */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_PROG_TYPE_XDP)
 			for (__u32 i = 0; i < info.nr_map_ids && i < 32; i++)
 				if (ids[i] == map_id) {
 					close(fd);

@@ -21,6 +21,21 @@ static bool fault(const char *what)
 }
 
 /*
+ * Arm the sweep's timer of rl_sets4 (bpf/xdp_ratelimit.bpf.c), or take it over
+ * from the program loaded before: the program just loaded may reference
+ * another rl_sets4 (a set that changed tables). A load whose program then
+ * fails to go live leaves the timer with it; the next load takes it back.
+ */
+static int sweep_arm(struct xdp_ratelimit *skel)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.rl_sweep_arm), &opts))
+		return -errno;
+	return (int)opts.retval;
+}
+
+/*
  * File descriptors a load takes at once: one per map of the object (new or
  * reused), and beyond them the program, BTF and libbpf's feature probes.
  * With fewer, libbpf's probes fail and it reports the load itself as refused
@@ -196,6 +211,12 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	if (ret) {
 		snprintf(err, errlen, "couldn't load the XDP program%s: %s",
 			 o->reuse ? "" : " and its maps", strerror(-ret));
+		goto fail;
+	}
+	ret = sweep_arm(skel);
+	if (ret) {
+		snprintf(err, errlen, "couldn't start the sweep of the IPv4 table: %s",
+			 strerror(-ret));
 		goto fail;
 	}
 	return skel;
