@@ -46,6 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "apply.h"
+#include "metrics.h"
 #include "netns.h"
 #include "pins.h"
 #include "test.h"
@@ -897,5 +898,46 @@ out:
 		unlink(path);
 	free(out);
 	free(err);
+	two_destroy(&t);
+}
+
+/* How many lines of @text start with @prefix. */
+static int lines_with(const char *text, const char *prefix)
+{
+	int n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		n += !strncmp(l, prefix, strlen(prefix));
+	return n;
+}
+
+/*
+ * The exporter reports a shared limiter's counters once, under the first of
+ * its interfaces by name, and names the limiter of the others: summing over
+ * iface counts each packet once.
+ */
+TEST_FLAGS(share_exporter_counts_once, RL_TEST_ROOT)
+{
+	char *out = NULL, want[256];
+	const char *first, *second;
+	struct two t;
+	size_t len;
+
+	if (!two_create(&t) || !attach_both(&t, "--rate 100 --burst 100"))
+		goto out;
+	first = strcmp(t.ns.rx_if, t.b.rx_if) < 0 ? t.ns.rx_if : t.b.rx_if;
+	second = first == t.ns.rx_if ? t.b.rx_if : t.ns.rx_if;
+	if (!ASSERT_OK(rl_metrics_render(&out, &len), "render the metrics"))
+		goto out;
+	snprintf(want, sizeof(want), "xdp_ratelimit_packets_total{iface=\"%s\",", first);
+	ASSERT_EQ(lines_with(out, want), 2, "the counters under the first name (passed, dropped)");
+	snprintf(want, sizeof(want), "xdp_ratelimit_packets_total{iface=\"%s\",", second);
+	ASSERT_EQ(lines_with(out, want), 0, "not again under the second");
+	snprintf(want, sizeof(want), "xdp_ratelimit_shares_limiter_info{iface=\"%s\",", second);
+	ASSERT_EQ(lines_with(out, want), 1, "the second shares a limiter");
+	snprintf(want, sizeof(want), "limiter=\"%s\"} 1\n", first);
+	ASSERT_CONTAINS(out, want, "the first's");
+out:
+	free(out);
 	two_destroy(&t);
 }

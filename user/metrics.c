@@ -42,6 +42,13 @@ struct ifdata {
 	__u32 nrules;
 	struct rl_sync_status sync; /* the sync agent's, if has_sync */
 	bool has_sync;
+	__u32 limiter; /* rl_counters' map id: one per limiter, whatever its members */
+};
+
+/* An interface that shares the limiter of d[of] (attach --share): reported under it. */
+struct member {
+	const struct rl_pinned *p;
+	int of;
 };
 
 #define C(f) offsetof(struct rl_counters, f)
@@ -455,7 +462,8 @@ int rl_metrics_render(char **out, size_t *len)
 {
 	struct rl_pinned *pinned = NULL;
 	struct ifdata *d = NULL;
-	int npinned, n = 0, orphans = 0, errors = 0, ret = 0;
+	struct member *mem = NULL;
+	int npinned, n = 0, nmem = 0, orphans = 0, errors = 0, ret = 0;
 	double t0 = now_s();
 	FILE *f;
 
@@ -482,17 +490,43 @@ int rl_metrics_render(char **out, size_t *len)
 		ret = -ENOMEM;
 		goto out;
 	}
+	mem = calloc((size_t)npinned + 1, sizeof(*mem));
+	if (!mem) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (int i = 0; i < npinned; i++) {
+		__u32 id;
+		int j;
+
 		/* An orphan's counters stopped when its program went: not a limiter. */
 		if (pinned[i].orphan) {
 			orphans++;
+			continue;
+		}
+		/*
+		 * Interfaces that share a limiter share its counters: one series
+		 * per limiter, under the first of its interfaces by name (summing
+		 * over iface must not count a packet twice), and an info series
+		 * per other member.
+		 */
+		id = rl_pins_id(pinned[i].pindir);
+		for (j = 0; id && j < n && d[j].limiter != id; j++)
+			;
+		if (id && j < n) {
+			mem[nmem].p = &pinned[i];
+			mem[nmem++].of = j;
+			if (strcmp(pinned[i].name, d[j].p->name) < 0) {
+				mem[nmem - 1].p = d[j].p;
+				d[j].p = &pinned[i];
+			}
 			continue;
 		}
 		if (read_one(&pinned[i], &d[n])) {
 			errors++; /* detached while we read it, most likely */
 			free(d[n].rules);
 		} else {
-			n++;
+			d[n++].limiter = id;
 		}
 	}
 	f = open_memstream(out, len);
@@ -514,8 +548,19 @@ int rl_metrics_render(char **out, size_t *len)
 	}
 	print_gauges(f, d, n);
 	print_sync(f, d, n);
+	family(f, "shares_limiter_info", "gauge",
+	       "An interface that shares the limiter of another (attach --share): its packets are "
+	       "counted in the series of the interface named by limiter; always 1.");
+	for (int i = 0; i < nmem; i++) {
+		struct ifdata m = { .p = mem[i].p };
+
+		sample(f, "shares_limiter_info", &m);
+		fprintf(f, ",limiter=\"");
+		label_value(f, d[mem[i].of].p->name);
+		fprintf(f, "\"} 1\n");
+	}
 	family(f, "interfaces", "gauge", "Interfaces with a live limiter, in every namespace.");
-	fprintf(f, "xdp_ratelimit_interfaces %d\n", n);
+	fprintf(f, "xdp_ratelimit_interfaces %d\n", n + nmem);
 	family(f, "orphaned_pins", "gauge",
 	       "Pin directories whose maps no program uses (see xdp-ratelimit cleanup).");
 	fprintf(f, "xdp_ratelimit_orphaned_pins %d\n", orphans);
@@ -535,6 +580,7 @@ out:
 	for (int i = 0; d && i < n; i++)
 		free(d[i].rules);
 	free(pinned);
+	free(mem);
 	free(d);
 	return ret;
 }
