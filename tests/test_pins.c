@@ -102,7 +102,9 @@ TEST_FLAGS(pins_other_version_refused, RL_TEST_ROOT)
 	saved = pins.counters;
 	pins.counters = small;
 	ASSERT_EQ(rl_pins_check(&pins, "DIR", err, sizeof(err)), -EPROTO, "a shorter rl_counters");
-	ASSERT_TRUE(strstr(err, "DIR/rl_counters") && strstr(err, "another version"), err);
+	ASSERT_TRUE(strstr(err, "DIR/rl_counters") && strstr(err, "another version") &&
+			    strstr(err, "detach it and attach it again"),
+		    err);
 	pins.counters = saved;
 	close(small);
 out:

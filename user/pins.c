@@ -486,7 +486,10 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 		if (*fds[i] < 0) {
 			int ret = -errno;
 
-			snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
+			snprintf(err, errlen, "couldn't open %s: %s%s", path, strerror(errno),
+				 errno == ENOENT ? " (a limiter made by another version of "
+						   "xdp-ratelimit? detach it and attach it again)" :
+						   "");
 			rl_pins_close(pins);
 			return ret;
 		}
@@ -547,7 +550,7 @@ int rl_pins_check(const struct rl_pins *pins, const char *pindir, char *err, siz
 			snprintf(err, errlen,
 				 "%s/%s is not laid out as this build's (type %u, key %u, value %u "
 				 "bytes; expected %u, %u, %u): the limiter was made by another "
-				 "version of xdp-ratelimit; detach it with that version",
+				 "version of xdp-ratelimit: detach it and attach it again",
 				 pindir, rl_map_names[i], info.type, info.key_size, info.value_size,
 				 layout[i].type, layout[i].key_size, layout[i].value_size);
 			return -EPROTO;
