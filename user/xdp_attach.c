@@ -260,6 +260,24 @@ static const char *attach_hint(int ret, enum rl_mode mode)
 	return "";
 }
 
+/* Pin @fds for @ifc and attach @prog there; on a failure to attach, the pins go again. */
+static int pin_and_attach(const struct rl_iface *ifc, const int *fds, int prog, __u32 flags,
+			  enum rl_mode mode, char *err, size_t errlen)
+{
+	int ret = rl_pins_make(ifc, fds, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = bpf_xdp_attach(ifc->ifindex, prog, flags, NULL);
+	if (ret) {
+		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
+			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
+			 attach_hint(ret, mode));
+		rl_pins_remove(ifc);
+	}
+	return ret;
+}
+
 /*
  * Before an attach: remove what a killed command left on @ifc. 1 if a limiter
  * is attached there (the caller says how that is wrong), 0 if the way is
@@ -338,16 +356,7 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 		for (int i = 0; i < RL_N_MAPS; i++)
 			fds[i] = *p[i];
 	}
-	ret = rl_pins_make(ifc, fds, err, errlen);
-	if (ret)
-		goto out;
-	ret = bpf_xdp_attach(ifc->ifindex, rl_prog_fd(skel), flags, NULL);
-	if (ret) {
-		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
-			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
-			 attach_hint(ret, mode));
-		rl_pins_remove(ifc);
-	}
+	ret = pin_and_attach(ifc, fds, rl_prog_fd(skel), flags, mode, err, errlen);
 out:
 	rl_prog_destroy(skel);
 	return ret;
@@ -448,17 +457,8 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 			fds[i] = *p[i];
 	}
 	/* The same maps pinned once more, under this interface's name. */
-	ret = rl_pins_make(ifc, fds, err, errlen);
+	ret = pin_and_attach(ifc, fds, prog, flags, mode, err, errlen);
 	rl_pins_close(&pins);
-	if (ret)
-		goto out;
-	ret = bpf_xdp_attach(ifc->ifindex, prog, flags, NULL);
-	if (ret) {
-		snprintf(err, errlen, "couldn't attach to '%s' in %s mode: %s%s", ifc->name,
-			 mode == RL_MODE_SKB ? "skb" : "native", strerror(-ret),
-			 attach_hint(ret, mode));
-		rl_pins_remove(ifc);
-	}
 out:
 	close(prog);
 	return ret;
