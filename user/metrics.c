@@ -211,26 +211,15 @@ static __u64 max_entries(int fd)
 static int read_one(const struct rl_pinned *p, struct ifdata *d)
 {
 	struct rl_pins pins;
-	int *fds[RL_N_MAPS] = RL_PINS_FDS(&pins);
 	struct count_ctx cc = {};
-	char path[PATH_MAX];
+	char why[RL_ERRLEN];
 	__u32 active;
 	int ret = 0;
 
 	memset(d, 0, sizeof(*d));
 	d->p = p;
-	for (size_t i = 0; i < RL_N_MAPS; i++)
-		*fds[i] = -1;
-	for (size_t i = 0; i < RL_N_MAPS; i++) {
-		snprintf(path, sizeof(path), "%s/%s", p->pindir, rl_map_names[i]);
-		*fds[i] = bpf_obj_get(path);
-		if (*fds[i] < 0) {
-			ret = -errno;
-			goto out;
-		}
-	}
-	/* A limiter of another version: its values would overrun our buffers. */
-	ret = rl_pins_check(&pins, p->pindir, path, sizeof(path));
+	/* Checked, too: a limiter of another version would overrun our buffers. */
+	ret = rl_pins_open_dir(p->pindir, &pins, why, sizeof(why));
 	if (!ret)
 		ret = rl_counters_read(&pins, &d->c);
 	if (!ret)

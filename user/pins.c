@@ -452,7 +452,6 @@ int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
 {
 	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
-	char path[PATH_MAX];
 
 	for (size_t i = 0; i < RL_N_MAPS; i++)
 		*fds[i] = -1;
@@ -480,12 +479,22 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 		return ret;
 	}
 	}
+	return rl_pins_open_dir(ifc->pindir, pins, err, errlen);
+}
+
+int rl_pins_open_dir(const char *pindir, struct rl_pins *pins, char *err, size_t errlen)
+{
+	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
+	char path[PATH_MAX];
+	int ret;
+
+	for (size_t i = 0; i < RL_N_MAPS; i++)
+		*fds[i] = -1;
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
-		snprintf(path, sizeof(path), "%s/%s", ifc->pindir, rl_map_names[i]);
+		snprintf(path, sizeof(path), "%s/%s", pindir, rl_map_names[i]);
 		*fds[i] = bpf_obj_get(path);
 		if (*fds[i] < 0) {
-			int ret = -errno;
-
+			ret = -errno;
 			snprintf(err, errlen, "couldn't open %s: %s%s", path, strerror(errno),
 				 errno == ENOENT ? " (a limiter made by another version of "
 						   "xdp-ratelimit? detach it and attach it again)" :
@@ -494,7 +503,10 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 			return ret;
 		}
 	}
-	return rl_pins_check(pins, ifc->pindir, err, errlen);
+	ret = rl_pins_check(pins, pindir, err, errlen);
+	if (ret)
+		rl_pins_close(pins);
+	return ret;
 }
 
 /* Each map's layout as this build's object declares it (rl_map_names[] order). */

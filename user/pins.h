@@ -102,6 +102,12 @@ int rl_unpin_gone(const char *name);
 int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *err, size_t errlen);
 /* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
+/*
+ * The same for the pin directory @pindir, without asking whose it is (the
+ * exporter, which lists directories): every map opened and checked by
+ * rl_pins_check(), or none (and -errno with the reason in @err).
+ */
+int rl_pins_open_dir(const char *pindir, struct rl_pins *pins, char *err, size_t errlen);
 void rl_pins_close(struct rl_pins *pins);
 /*
  * Are the maps @pins (opened from @pindir) laid out as this build's object
