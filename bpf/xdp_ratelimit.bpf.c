@@ -205,6 +205,29 @@ static __always_inline __u64 packet_cost(__u64 len)
 }
 
 /*
+ * rl_tick() of the policy at @now, for the window algorithms from this
+ * CPU's last window when now is still in it: start <= now < start + W with
+ * start = k * W is k = floor(now / W) exactly, whatever wrote the pair (two
+ * plain stores, another policy's W, a clock that went back in a test), so
+ * the check alone keeps it exact. One multiply instead of rl_window()'s five.
+ */
+static __always_inline __u64 tick(struct rl_kcounters *cnt, __u64 now)
+{
+	__u64 k, e, w = rl_cfg.params.window_ns;
+
+	if (rl_cfg.params.algo != RL_ALGO_FIXED_WINDOW &&
+	    rl_cfg.params.algo != RL_ALGO_SLIDING_WINDOW)
+		return rl_vt(&rl_cfg.params, now);
+	k = cnt->win_k;
+	if (now - cnt->win_start < w && k * w == cnt->win_start)
+		return k;
+	k = rl_window(&rl_cfg.params, now, &e);
+	cnt->win_k = k;
+	cnt->win_start = now - e;
+	return k;
+}
+
+/*
  * A new source's first packet: its state carried over from the previous
  * generation (@prev, when it was there) or fresh, then stepped. Returns the
  * verdict of rl_step() and the state to insert in *val.
@@ -433,12 +456,13 @@ static __noinline int new_source6(struct rl_miss *m)
 static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost,
 				      void *outer, const void *key)
 {
-	__u64 old, next;
+	__u64 tk, old, next;
 	int i;
 
+	tk = tick(cnt, now);
 	for (i = 0; i < RL_CAS_TRIES; i++) {
 		old = *(volatile __u64 *)st;
-		if (!rl_step(&rl_cfg.params, old, now, cost, &next))
+		if (!rl_step_at(&rl_cfg.params, old, now, tk, cost, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(st, old, next) == old)
 			return counted(1, cnt, outer, key, cost);
@@ -588,7 +612,7 @@ static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
 __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
 	__u32 bits = rl_sa_bits, h, idx;
-	__u64 ref, id, idm, sm, w, next, st;
+	__u64 ref, tk, id, idm, sm, w, next, st;
 	struct rl_sa_set *set;
 	int i, t;
 
@@ -604,7 +628,8 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 		cnt->insert_failed++;
 		return -1;
 	}
-	ref = rl_sa_ref(&rl_cfg.params, now);
+	tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, tk);
 	for (t = 0; t < RL_CAS_TRIES; t++) {
 		int hit = -1, pend = 0;
 
@@ -623,7 +648,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 			continue;
 		}
 		st = rl_sa_get(w, ref, bits);
-		if (!rl_step(&rl_cfg.params, st, now, cost, &next))
+		if (!rl_step_at(&rl_cfg.params, st, now, tk, cost, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(&set->w[hit], w, id | (next & sm)) == w)
 			return 1;
@@ -643,7 +668,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
 	__u32 bits = rl_sa_bits, h, idx;
-	__u64 ref, id, idm, sm, w, next, st, vw = 0;
+	__u64 ref, tk, id, idm, sm, w, next, st, vw = 0;
 	__s64 best = 0x7fffffffffffffffLL;
 	struct rl_sa_set *set;
 	int i, victim = -1, pass;
@@ -658,7 +683,8 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 	set = bpf_map_lookup_elem(&rl_sets4, &idx);
 	if (!set)
 		return -1;
-	ref = rl_sa_ref(&rl_cfg.params, now);
+	tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, tk);
 	/*
 	 * The victim: an empty slot, else the one least ahead of the
 	 * reference: the source that waited longest since its last passed
@@ -699,7 +725,7 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 		return RL_RETRY_LOOKUP;
 	}
 	st = sa_first_state(cnt, addr, now);
-	pass = rl_step(&rl_cfg.params, st, now, cost, &next);
+	pass = rl_step_at(&rl_cfg.params, st, now, tk, cost, &next);
 	if (!pass)
 		next = st;
 	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */

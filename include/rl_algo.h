@@ -164,10 +164,26 @@ RL_INLINE __u64 rl_ahead(const struct rl_params *p, __u64 tat, __u64 vt)
 	return ahead > p->ahead_max ? 0 : ahead;
 }
 
-RL_INLINE int rl_bucket_step(const struct rl_params *p, __u64 tat, __u64 now, __u64 cost,
+/*
+ * The clock as a policy reads it, computed once per packet: vt(now) for the
+ * bucket algorithms, the window k = floor(now / W) for the window
+ * algorithms. The steps below take it with now, so that a caller that also
+ * needs it (the set-associative table's reference, include/rl_sa.h) does not
+ * pay for a second 128-bit multiply; a window step derives the time elapsed
+ * in window k from it with one multiply.
+ */
+RL_INLINE __u64 rl_tick(const struct rl_params *p, __u64 now)
+{
+	__u64 e;
+
+	if (p->algo == RL_ALGO_FIXED_WINDOW || p->algo == RL_ALGO_SLIDING_WINDOW)
+		return rl_window(p, now, &e);
+	return rl_vt(p, now);
+}
+
+RL_INLINE int rl_bucket_step(const struct rl_params *p, __u64 tat, __u64 vt, __u64 cost,
 			     __u64 *next)
 {
-	__u64 vt = rl_vt(p, now);
 	__u64 ahead = rl_ahead(p, tat, vt);
 	__u64 c = cost * p->unit_cost;
 	/*
@@ -220,10 +236,10 @@ RL_INLINE __u64 rl_window_ahead(const struct rl_params *p, __u64 state, __u64 k,
 	return k + 1;
 }
 
-RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
+RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, __u64 k, __u64 cost,
 			    __u64 *next)
 {
-	__u64 e, prev, cur, k = rl_window(p, now, &e);
+	__u64 e = now - k * p->window_ns, prev, cur;
 
 	k = rl_window_ahead(p, state, k, &e);
 
@@ -234,10 +250,10 @@ RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, _
 	return 1;
 }
 
-RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost,
-			      __u64 *next)
+RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now, __u64 k,
+			      __u64 cost, __u64 *next)
 {
-	__u64 e, k = rl_window(p, now, &e);
+	__u64 e = now - k * p->window_ns;
 	__u64 prev, cur, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
 
 	k = rl_window_ahead(p, state, k, &e);
@@ -268,21 +284,28 @@ pass:
 }
 
 /*
- * One packet of cost @cost at @now against a source in state @state.
- * Returns 1 (pass) with the state to store in *next, or 0 (drop, state unchanged).
+ * One packet of cost @cost at @now, whose rl_tick() is @tick, against a
+ * source in state @state. Returns 1 (pass) with the state to store in
+ * *next, or 0 (drop, state unchanged).
  */
-RL_INLINE int rl_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost, __u64 *next)
+RL_INLINE int rl_step_at(const struct rl_params *p, __u64 state, __u64 now, __u64 tick, __u64 cost,
+			 __u64 *next)
 {
 	switch (p->algo) {
 	case RL_ALGO_TOKEN_BUCKET:
 	case RL_ALGO_GCRA:
-		return rl_bucket_step(p, state, now, cost, next);
+		return rl_bucket_step(p, state, tick, cost, next);
 	case RL_ALGO_FIXED_WINDOW:
-		return rl_fixed_step(p, state, now, cost, next);
+		return rl_fixed_step(p, state, now, tick, cost, next);
 	case RL_ALGO_SLIDING_WINDOW:
-		return rl_sliding_step(p, state, now, cost, next);
+		return rl_sliding_step(p, state, now, tick, cost, next);
 	}
 	return 0;
+}
+
+RL_INLINE int rl_step(const struct rl_params *p, __u64 state, __u64 now, __u64 cost, __u64 *next)
+{
+	return rl_step_at(p, state, now, rl_tick(p, now), cost, next);
 }
 
 /* The state of a source first seen at @now (before its first packet is counted). */

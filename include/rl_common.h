@@ -186,6 +186,13 @@ struct rl_kcounters {
 	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
 	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
 	__u64 sync_lost; /* sync counting: a source's units not counted (counter table full) */
+	/*
+	 * Not counters: this CPU's last window k and its start k * W, which
+	 * spare the window algorithms the 128-bit multiply of rl_window()
+	 * while now stays in that window (bpf/xdp_ratelimit.bpf.c, tick()).
+	 * Checked at every use, so any content is safe; userspace ignores them.
+	 */
+	__u64 win_k, win_start;
 };
 
 /* The counters summed over CPUs, with what userspace derives (user/maps.c). */

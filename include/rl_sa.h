@@ -135,13 +135,15 @@ RL_INLINE __u64 rl_sa_count_bits(const struct rl_params *p)
  * compares it, so that the id bits above m come back as the current
  * window's and the ones kept select k - 1, k or k + 1.
  */
+RL_INLINE __u64 rl_sa_ref_at(const struct rl_params *p, __u64 tick)
+{
+	return tick << rl_sa_count_bits(p);
+}
+
+/* rl_sa_ref_at() of rl_tick() at @now. */
 RL_INLINE __u64 rl_sa_ref(const struct rl_params *p, __u64 now)
 {
-	__u64 e;
-
-	if (p->algo == RL_ALGO_FIXED_WINDOW || p->algo == RL_ALGO_SLIDING_WINDOW)
-		return rl_window(p, now, &e) << rl_sa_count_bits(p);
-	return rl_vt(p, now);
+	return rl_sa_ref_at(p, rl_tick(p, now));
 }
 
 /* The full state of word @w: congruent to it mod 2^m, within [ref - 2^(m-1), ref + 2^(m-1)). */

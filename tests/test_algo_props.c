@@ -350,7 +350,7 @@ TEST(algo_sliding_compare_paths)
 			}
 			st = ((((k & p.id_mask) << p.cnt_bits) | prev) << p.cnt_bits) | cur;
 			want = (u128)prev * (w - e) < (u128)(l - cur) * w;
-			got = rl_sliding_step(&p, st, k * w + e, 1, &next);
+			got = rl_step(&p, st, k * w + e, 1, &next);
 			if (!ASSERT_EQ(got, want, pols[i][5]) ||
 			    (got && !ASSERT_EQ(next, st + 1, "the count goes up by the cost")))
 				return;

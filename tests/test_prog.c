@@ -16,6 +16,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <linux/if_ether.h>
@@ -1195,4 +1196,89 @@ TEST_FLAGS(prog_set_window, RL_TEST_ROOT)
 	check_delta(&c0, &c1, &exp, "after set fixed-window 10 -> 15 per 1s");
 out:
 	rl_prog_close(&p);
+}
+
+/* This CPU's window cache (struct rl_kcounters: win_k, win_start). */
+static bool window_cache(struct rl_prog *p, int cpu, __u64 *k, __u64 *start)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct rl_kcounters *per;
+	__u32 zero = 0;
+	bool ok;
+
+	if (!ASSERT_TRUE(ncpu > cpu, "possible CPUs"))
+		return false;
+	per = calloc((size_t)ncpu, sizeof(*per));
+	if (!ASSERT_TRUE(per, "calloc"))
+		return false;
+	ok = ASSERT_OK(bpf_map_lookup_elem(p->counters_fd, &zero, per), "read rl_counters");
+	if (ok) {
+		*k = per[cpu].win_k;
+		*start = per[cpu].win_start;
+	}
+	free(per);
+	return ok;
+}
+
+/*
+ * The window algorithms take k from the CPU's last window while now is in
+ * it (tick() in the XDP program): the pair must be checked against the
+ * live W, not only against now. After a set from 1 s to 3 s windows, the
+ * pair (5, 5 s) left by the 1 s policy would put 6.1 s in the same window
+ * as 5.9 s (both less than 3 s past 5 s); in 3 s windows they are windows
+ * 1 and 2. Pinned to one CPU, so that every packet meets the same cache.
+ */
+TEST_FLAGS(prog_window_cache_checked, RL_TEST_ROOT)
+{
+	static const struct step one_s[] = {
+		{ T0 + 500 * MSEC, A4, 0, XDP_PASS, 10 },
+		{ T0 + 600 * MSEC, A4, 0, XDP_DROP, 1 },
+	};
+	static const struct step three_s[] = {
+		{ T0 + 900 * MSEC, "198.18.0.3", 0, XDP_PASS, 30 },
+		{ T0 + 900 * MSEC, "198.18.0.3", 0, XDP_DROP, 1 },
+		{ T0 + 1100 * MSEC, "198.18.0.3", 0, XDP_PASS, 30 },
+		{ T0 + 1100 * MSEC, "198.18.0.3", 0, XDP_DROP, 1 },
+		/* The clock going back: out of the cached window, recomputed. */
+		{ T0 + 800 * MSEC, "198.18.0.4", 0, XDP_PASS, 30 },
+		{ T0 + 800 * MSEC, "198.18.0.4", 0, XDP_DROP, 1 },
+	};
+	struct rl_config first, second;
+	cpu_set_t one, old;
+	__u64 k, start;
+	struct rl_prog p;
+	int cpu;
+
+	if (!ASSERT_OK(sched_getaffinity(0, sizeof(old), &old), "affinity"))
+		return;
+	cpu = sched_getcpu();
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (!ASSERT_OK(sched_setaffinity(0, sizeof(one), &one), "pin to one CPU"))
+		return;
+	if (!prog_start(&p,
+			(const char *const[]){ "--algo", "fixed-window", "--rate", "10", "--window",
+					       "1s", NULL },
+			&first))
+		goto out_cpu;
+	run_steps(&p, one_s, ARRAY_SIZE(one_s), false, NULL, "1 s windows");
+	if (!window_cache(&p, cpu, &k, &start) || !ASSERT_EQ(k, 5, "cached window") ||
+	    !ASSERT_EQ(start, 5 * SEC, "cached window start"))
+		goto out;
+	/* Nothing to carry between window lengths: no prog_set(), which expects has_prev. */
+	if (!rl_build_config(&second,
+			     (const char *const[]){ "--algo", "fixed-window", "--rate", "10",
+						    "--window", "3s", NULL },
+			     &first) ||
+	    !rl_prog_configure(&p, 1, &second))
+		goto out;
+	run_steps(&p, three_s, ARRAY_SIZE(three_s), false, NULL, "3 s windows after 1 s");
+	if (window_cache(&p, cpu, &k, &start)) {
+		ASSERT_EQ(k, 1, "cached window after the clock went back");
+		ASSERT_EQ(start, 3 * SEC, "its start");
+	}
+out:
+	rl_prog_close(&p);
+out_cpu:
+	sched_setaffinity(0, sizeof(old), &old);
 }
