@@ -62,14 +62,25 @@
 #include "maps.h"
 #include "prog.h"
 #include "rl_skel.h"
+#include "sa.h"
 
 #define M1	   (1U << 20)
 #define M8	   (8U << 20)
 #define MAX_ROUNDS 64
 #define FILL_CHUNK M1
 /* Instances of each program (each with its own maps) measured on large maps. */
-#define INSTANCES   3
-#define MAX_TARGETS 256
+#define INSTANCES 3
+/*
+ * Instances of each program in the matrix with one source: the large-map
+ * ones and more with small maps. One source is all in the caches, yet
+ * instances of one program measured 68-95 ns in one run (where its code and
+ * its entry land), and with three the median of a round still moved a
+ * ratio by 0.1-0.4 between runs: (c) measured 0.97-1.40x (c').
+ */
+#define ONE_INSTANCES 9
+/* The small maps of those instances (one_entries()). */
+#define ONE_ENTRIES 1024
+#define MAX_TARGETS 320
 /* The size of a table that holds the matrix's 1M sources (LRU: some slack). */
 #define ENTRIES_1M (M1 + M1 / 8)
 
@@ -562,6 +573,21 @@ static __u64 new_sources(struct xdp_ratelimit **lim, int n)
 }
 
 /*
+ * The size of @cfg's extra one-source instances: ONE_ENTRIES when the policy
+ * gets the same IPv4 table there as at @entries (the set-associative table
+ * holds fewer policies when it is smaller), else @entries, so that every
+ * instance of a program takes the same path.
+ */
+static __u32 one_entries(const struct rl_config *cfg, __u32 entries)
+{
+	struct rl_config big = *cfg, small = *cfg;
+
+	rl_table4_choose(&big, rl_sa_bits_for(entries));
+	rl_table4_choose(&small, rl_sa_bits_for(ONE_ENTRIES));
+	return big.table4 == small.table4 ? ONE_ENTRIES : entries;
+}
+
+/*
  * The matrix: every policy and the references with 1 and 1M sources.
  * DIR/micro.md is the table; DIR/matrix.tsv the figures run.sh joins over
  * runs (program, sources, net ns, x (c), x (c'), x (c'4)).
@@ -569,8 +595,8 @@ static __u64 new_sources(struct xdp_ratelimit **lim, int n)
 static int phase_matrix(struct micro *m)
 {
 	static struct target t[MAX_TARGETS];
-	static struct xdp_ratelimit *lim[INSTANCES][NPOL];
-	struct bench_ref *refs[INSTANCES] = {};
+	static struct xdp_ratelimit *lim[ONE_INSTANCES][NPOL];
+	struct bench_ref *refs[ONE_INSTANCES] = {};
 	__u32 entries = ENTRIES_1M, counts[2] = { 1, M1 };
 	struct bench_ref *drv;
 	struct rl_config cfg;
@@ -585,35 +611,46 @@ static int phase_matrix(struct micro *m)
 	if (!drv)
 		return -EINVAL;
 	refs[0] = drv;
-	for (int k = 1; k < INSTANCES; k++) {
-		refs[k] = load_refs(entries, entries);
+	for (int k = 1; k < ONE_INSTANCES; k++) {
+		__u32 e = k < INSTANCES ? entries : ONE_ENTRIES;
+
+		refs[k] = load_refs(e, e);
 		if (!refs[k])
 			goto out;
 	}
-	for (int k = 0; k < INSTANCES; k++) {
+	for (int k = 0; k < ONE_INSTANCES; k++) {
 		for (int a = 0; a < NPOL; a++) {
+			__u32 e;
+
 			pol = matrix_pol(a);
 			if (matrix_config(&cfg, &pol))
 				goto out;
-			lim[k][a] = bench_limiter(&cfg, entries, 16);
+			e = k < INSTANCES ? entries : one_entries(&cfg, entries);
+			if (k == INSTANCES && e == entries) {
+				policy_name(name, sizeof(name), &pol);
+				fprintf(stderr,
+					"rl-bench: matrix: %s: large maps for all instances\n",
+					name);
+			}
+			lim[k][a] = bench_limiter(&cfg, e, 16);
 			if (!lim[k][a])
 				goto out;
 		}
 	}
 	for (int s = 0; s < 2; s++) {
 		__u32 n = counts[s];
+		int ninst = n == 1 ? ONE_INSTANCES : INSTANCES;
 
 		add_target(t, &nt, "driver alone (tail call to an empty program)", K_DRIVER,
 			   bpf_program__fd(drv->progs.bench_nop), n, 0);
 		add_target(t, &nt, "(a) parse + drop", K_REF, bpf_program__fd(drv->progs.ref_parse),
 			   n, 0);
 		/*
-		 * Every program with a map runs as INSTANCES, with one source
-		 * too: where a program's code and its one entry land still
-		 * moves it by a few hundredths (two copies of one program
-		 * measured up to 0.04 apart).
+		 * Every program with a map runs as INSTANCES, and as
+		 * ONE_INSTANCES with one source: where a program's code and
+		 * its one entry land moves it by up to a third.
 		 */
-		for (int k = 0; k < INSTANCES; k++) {
+		for (int k = 0; k < ninst; k++) {
 			add_target(t, &nt, NAME_B, K_REF,
 				   bpf_program__fd(refs[k]->progs.ref_lookup), n, k);
 			add_target(t, &nt, NAME_C, K_REF, bpf_program__fd(refs[k]->progs.ref_gcra),
@@ -700,7 +737,7 @@ static int phase_matrix(struct micro *m)
 	fclose(md);
 	err = 0;
 out:
-	for (int k = 0; k < INSTANCES; k++) {
+	for (int k = 0; k < ONE_INSTANCES; k++) {
 		for (int a = 0; a < NPOL; a++)
 			if (lim[k][a])
 				xdp_ratelimit__destroy(lim[k][a]);
