@@ -198,25 +198,41 @@ RL_INLINE int rl_bucket_step(const struct rl_params *p, __u64 tat, __u64 vt, __u
 	return 1;
 }
 
-/* A window state's counts for window k: passed in k - 1 (sliding only) and in k. */
+/*
+ * A window state's counts for window k: passed in k - 1 (sliding only) and in
+ * k. The _as forms take the algorithm as an argument: the window steps pass
+ * their own, a constant, so that their code holds no other algorithm's.
+ */
+RL_INLINE void rl_window_counts_as(const struct rl_params *p, __u32 algo, __u64 state, __u64 k,
+				   __u64 *prev, __u64 *cur)
+{
+	__u64 mask = (1ULL << p->cnt_bits) - 1, id, pc = 0, cc = 0;
+
+	/*
+	 * Each output is stored once, at the end: clang merges conditional
+	 * stores to the two into one store through a selected address, which
+	 * keeps both on the BPF stack.
+	 */
+	if (algo == RL_ALGO_FIXED_WINDOW) {
+		if ((state >> p->cnt_bits) == (k & p->id_mask))
+			cc = state & mask;
+	} else {
+		id = state >> (2 * p->cnt_bits);
+		if (id == (k & p->id_mask)) {
+			pc = (state >> p->cnt_bits) & mask;
+			cc = state & mask;
+		} else if (id == ((k - 1) & p->id_mask)) {
+			pc = state & mask;
+		}
+	}
+	*prev = pc;
+	*cur = cc;
+}
+
 RL_INLINE void rl_window_counts(const struct rl_params *p, __u64 state, __u64 k, __u64 *prev,
 				__u64 *cur)
 {
-	__u64 mask = (1ULL << p->cnt_bits) - 1;
-
-	*prev = 0;
-	*cur = 0;
-	if (p->algo == RL_ALGO_FIXED_WINDOW) {
-		if ((state >> p->cnt_bits) == (k & p->id_mask))
-			*cur = state & mask;
-		return;
-	}
-	if ((state >> (2 * p->cnt_bits)) == (k & p->id_mask)) {
-		*prev = (state >> p->cnt_bits) & mask;
-		*cur = state & mask;
-	} else if ((state >> (2 * p->cnt_bits)) == ((k - 1) & p->id_mask)) {
-		*prev = state & mask;
-	}
+	rl_window_counts_as(p, p->algo, state, k, prev, cur);
 }
 
 /*
@@ -226,14 +242,20 @@ RL_INLINE void rl_window_counts(const struct rl_params *p, __u64 state, __u64 k,
  * window, at its start, rather than writing the older window back over it
  * and so starting window k + 1's count afresh. Returns the window to use.
  */
+RL_INLINE __u64 rl_window_ahead_as(const struct rl_params *p, __u32 algo, __u64 state, __u64 k,
+				   __u64 *e)
+{
+	__u64 shift = algo == RL_ALGO_SLIDING_WINDOW ? 2 * p->cnt_bits : p->cnt_bits;
+	__u64 next = (state >> shift) == ((k + 1) & p->id_mask);
+
+	/* Stored whatever the answer, as rl_window_counts_as() stores its outputs. */
+	*e = next ? 0 : *e;
+	return k + next;
+}
+
 RL_INLINE __u64 rl_window_ahead(const struct rl_params *p, __u64 state, __u64 k, __u64 *e)
 {
-	__u64 shift = p->algo == RL_ALGO_SLIDING_WINDOW ? 2 * p->cnt_bits : p->cnt_bits;
-
-	if ((state >> shift) != ((k + 1) & p->id_mask))
-		return k;
-	*e = 0;
-	return k + 1;
+	return rl_window_ahead_as(p, p->algo, state, k, e);
 }
 
 RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, __u64 k, __u64 cost,
@@ -241,9 +263,8 @@ RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, _
 {
 	__u64 e = now - k * p->window_ns, prev, cur;
 
-	k = rl_window_ahead(p, state, k, &e);
-
-	rl_window_counts(p, state, k, &prev, &cur);
+	k = rl_window_ahead_as(p, RL_ALGO_FIXED_WINDOW, state, k, &e);
+	rl_window_counts_as(p, RL_ALGO_FIXED_WINDOW, state, k, &prev, &cur);
 	if (cur >= p->limit)
 		return 0;
 	*next = ((k & p->id_mask) << p->cnt_bits) | (cur + cost);
@@ -253,11 +274,28 @@ RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, _
 RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now, __u64 k,
 			      __u64 cost, __u64 *next)
 {
-	__u64 e = now - k * p->window_ns;
-	__u64 prev, cur, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
+	__u64 cb = p->cnt_bits, mask = (1ULL << cb) - 1, id = state >> (2 * cb);
+	__u64 e = now - k * p->window_ns, prev = 0, cur = 0, base;
+	__u64 lhs_hi, lhs_lo, rhs_hi, rhs_lo;
 
-	k = rl_window_ahead(p, state, k, &e);
-	rl_window_counts(p, state, k, &prev, &cur);
+	/* rl_window_ahead() and rl_window_counts(), with the window's state kept. */
+	if (id == ((k + 1) & p->id_mask)) {
+		k++;
+		e = 0;
+	}
+	if (id == (k & p->id_mask)) {
+		/*
+		 * The state's own window, the common case: a pass adds the
+		 * cost to it in place (cur + cost < 2^cnt_bits: no carry).
+		 */
+		prev = (state >> cb) & mask;
+		cur = state & mask;
+		base = state;
+	} else {
+		if (id == ((k - 1) & p->id_mask))
+			prev = state & mask;
+		base = ((((k & p->id_mask) << cb) | prev) << cb);
+	}
 	/*
 	 * prev * (W - e) / W + cur < L  <=>  prev * (W - e) < (L - cur) * W,
 	 * compared as 128-bit products so that no W is too long.
@@ -269,7 +307,7 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	 * 18 minutes for the widest counts) both products fit in 64 bits:
 	 * two multiplications instead of eight.
 	 */
-	if (!(p->window_ns >> (64 - p->cnt_bits))) {
+	if (!(p->window_ns >> (64 - cb))) {
 		if (prev * (p->window_ns - e) >= (p->limit - cur) * p->window_ns)
 			return 0;
 		goto pass;
@@ -279,7 +317,7 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	if (lhs_hi > rhs_hi || (lhs_hi == rhs_hi && lhs_lo >= rhs_lo))
 		return 0;
 pass:
-	*next = ((((k & p->id_mask) << p->cnt_bits) | prev) << p->cnt_bits) | (cur + cost);
+	*next = base + cost;
 	return 1;
 }
 
