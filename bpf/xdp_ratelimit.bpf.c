@@ -423,11 +423,10 @@ static __always_inline void mask_key6(struct rl_key *k, const struct rl_key *src
 }
 
 /*
- * A source without state: insert it. A subprogram rather than inlined, so
- * that the common path, a hit, is short straight-line code. Return as
- * rate_limit(), or RL_RETRY_LOOKUP when another CPU inserted the source first.
+ * An IPv6 source without state: insert it. Return as limit_lru6(), or
+ * RL_RETRY_LOOKUP when another CPU inserted the source first.
  */
-static __noinline int new_source6(struct rl_miss *m)
+static __always_inline int new_source6(struct rl_miss *m)
 {
 	struct rl_state_key pk = {};
 	__u64 *prev = NULL, val;
@@ -451,16 +450,17 @@ static __noinline int new_source6(struct rl_miss *m)
 /*
  * One packet against the state word @st: 1 within the limit, 0 over it (or
  * RL_CAS_LOST). A pass is counted for sync (@outer, @key) here, where the
- * loop keeps everything it needs live anyway.
+ * loop keeps everything it needs live anyway. @lost: races the caller lost
+ * on it already (0 or 1), which count against RL_CAS_TRIES.
  */
 static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost,
-				      void *outer, const void *key)
+				      void *outer, const void *key, int lost)
 {
 	__u64 tk, old, next;
 	int i;
 
 	tk = tick(cnt, now);
-	for (i = 0; i < RL_CAS_TRIES; i++) {
+	for (i = lost ? 1 : 0; i < RL_CAS_TRIES; i++) {
 		old = *(volatile __u64 *)st;
 		if (!rl_step_at(&rl_cfg.params, old, now, tk, cost, &next))
 			return 0;
@@ -472,21 +472,27 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 	return RL_CAS_LOST;
 }
 
+/* lru_hit4()'s answers when it did not decide: the source is not in rl_state4, or a race. */
+#define RL_LRU_MISS 4
+#define RL_LRU_LOST 5
+
 /*
  * 1: within the limit; 0: over it; -1: the source could not be tracked
- * (rl_state4). A global function, as limit_sa4(): the program holds both
- * tables' code (the policy's constants remove one at load), and the stack
- * of both inlined in the packet path and slow_path() passes the verifier's
- * 512 bytes under the insertion's frame.
+ * (rl_state4). Everything but lru_hit4()'s hit, after it (@known: its
+ * answer, or 0), so that a miss is looked up once and a race counts against
+ * RL_CAS_TRIES. A global function, as limit_sa4(), whose frame is not the
+ * caller's (the main program's and slow_path()'s, with the insertion's under
+ * them, would pass the verifier's 512 bytes).
  */
-__noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+__noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int known)
 {
 	struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
-	__u64 *st;
+	__u64 *st = NULL;
 
 	if (!cnt)
 		return -1;
-	st = bpf_map_lookup_elem(&rl_state4, &k);
+	if (known != RL_LRU_MISS)
+		st = bpf_map_lookup_elem(&rl_state4, &k);
 	if (!st) {
 		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
 		int ret = new_source4(&m);
@@ -499,7 +505,29 @@ __noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 			return -1;
 		}
 	}
-	return step_state(cnt, st, now, cost, &rl_sync4, &k);
+	return step_state(cnt, st, now, cost, &rl_sync4, &k, known == RL_LRU_LOST);
+}
+
+/*
+ * The first round of limit_lru4() for a source rl_state4 holds, in line in
+ * the main program, which saves the hit a BPF-to-BPF call and its return
+ * (their cost: docs/benchmarks.md). As limit_lru4(), or RL_LRU_MISS or
+ * RL_LRU_LOST (the compare-and-swap lost a race): limit_lru4() goes on.
+ */
+static __always_inline int lru_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
+	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k), old, next;
+
+	if (!st)
+		return RL_LRU_MISS;
+	old = *(volatile __u64 *)st;
+	if (!rl_step_at(&rl_cfg.params, old, now, tick(cnt, now), cost, &next))
+		return 0;
+	if (__sync_val_compare_and_swap(st, old, next) == old)
+		return counted(1, cnt, &rl_sync4, &k, cost);
+	cnt->cas_retries++;
+	return RL_LRU_LOST;
 }
 
 /*
@@ -735,19 +763,27 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 }
 
 /*
- * A hit is one call; a miss calls sa_miss4() (from here, not from
- * limit_sa4(): three frames deep under slow_path() would pass the 512 bytes
- * of stack the verifier allows), which starts over with limit_sa4() when
- * another CPU changed the set first. At most RL_CAS_TRIES insertions.
+ * IPv4 source @saddr. In rl_sets4 a hit is one call; a miss calls
+ * sa_miss4() (from here, not from limit_sa4(): three frames deep under
+ * slow_path() would pass the 512 bytes of stack the verifier allows), which
+ * starts over with limit_sa4() when another CPU changed the set first. At
+ * most RL_CAS_TRIES insertions. In rl_state4 a hit is in line when @fast
+ * (the main program; slow_path()'s frame has no room for it).
  */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len)
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
 {
 	__be32 addr = saddr & rl_cfg.mask4;
 	__u64 now = rl_now(), cost = packet_cost(len);
 	int ret;
 
-	if (rl_cfg.table4 == RL_TABLE4_LRU)
-		return limit_lru4(cnt, addr, now, cost);
+	if (rl_cfg.table4 == RL_TABLE4_LRU) {
+		if (!fast)
+			return limit_lru4(cnt, addr, now, cost, 0);
+		ret = lru_hit4(cnt, addr, now, cost);
+		if (ret == RL_LRU_MISS || ret == RL_LRU_LOST)
+			return limit_lru4(cnt, addr, now, cost, ret);
+		return ret;
+	}
 	ret = limit_sa4(cnt, addr, now, cost);
 	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
 		ret = sa_miss4(cnt, addr, now, cost);
@@ -769,13 +805,20 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 	return ret;
 }
 
-static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, int kind,
-				    __u64 len)
+/*
+ * IPv6 source @src (an enum rl_key_kind @kind): 1 within the limit, 0 over
+ * it, -1 not tracked. A global function, as limit_lru4(): its frame is not
+ * slow_path()'s, which leaves room on the stack for the hit path inlined in
+ * the main program.
+ */
+__noinline int limit_lru6(struct rl_kcounters *cnt, const struct rl_key *src, int kind, __u64 now,
+			  __u64 cost)
 {
 	struct rl_state_key k = { .gen = rl_cfg.gen };
-	__u64 now = rl_now(), cost = packet_cost(len);
 	__u64 *st;
 
+	if (!cnt || !src)
+		return -1;
 	mask_key6(&k.src, src, kind, rl_cfg.mask6);
 	st = bpf_map_lookup_elem(&rl_state6, &k);
 	if (!st) {
@@ -792,7 +835,7 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 			return -1;
 		}
 	}
-	return step_state(cnt, st, now, cost, &rl_sync6, &k);
+	return step_state(cnt, st, now, cost, &rl_sync6, &k, 0);
 }
 
 /* The sample's clock: always the precise one (a coarse tick is too rough to read). */
@@ -965,7 +1008,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(&c, &src, &bad))
 			goto malformed;
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len), len);
+		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
 	}
 	if (proto != bpf_htons(ETH_P_IPV6)) {
 		cnt->not_ip++;
@@ -983,12 +1026,12 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	 * link-local one is keyed whole: see rl_key.h.
 	 */
 	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len), len);
+		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
 	if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
 		kind = RL_KEY_LL;
 	else
 		kind = RL_KEY_V6;
-	return decide(ctx, cnt, limit_v6(cnt, &src, kind, len), len);
+	return decide(ctx, cnt, limit_lru6(cnt, &src, kind, rl_now(), packet_cost(len)), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
@@ -1022,7 +1065,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
-	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data), end - data);
+	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
 }
 
 /*

@@ -85,7 +85,11 @@ static __u32 make_frame(__u8 *f)
 	return 64;
 }
 
-static void exact_case(const char *const *opts, __u64 step_ns)
+/*
+ * @table: the IPv4 table the policy must land in (each has its own hit path:
+ * in line for rl_state4, limit_sa4() for rl_sets4).
+ */
+static void exact_case(const char *const *opts, __u64 step_ns, enum rl_table4 table)
 {
 	const int rounds = 40;
 	const __u32 repeat = 3000;
@@ -101,13 +105,16 @@ static void exact_case(const char *const *opts, __u64 step_ns)
 	struct rl_key key;
 	char err[RL_ERRLEN];
 	__u64 now = 5000000000ULL, expect = 0;
+	struct rl_config live;
 	__u8 frame[64];
-	__u32 zero = 0, len = make_frame(frame);
+	__u32 zero = 0, len = make_frame(frame), slot;
 
 	if (!rl_build_config(&cfg, opts, NULL) || !rl_prog_load(&prog, true, 1024))
 		return;
 	rl_config_policy(&cfg, &pol, &o);
 	if (!rl_prog_configure(&prog, 0, &cfg) ||
+	    !ASSERT_OK(rl_config_read(&prog.maps, &live, &slot), "read the live policy") ||
+	    !ASSERT_EQ(live.table4, table, "the IPv4 table of the policy") ||
 	    !ASSERT_OK(rl_sim_init(&sim, &pol, err, sizeof(err)), err))
 		goto out_prog;
 	pthread_barrier_init(&start, NULL, THREADS + 1);
@@ -156,26 +163,36 @@ TEST_FLAGS(concurrency_exact_test_clock, RL_TEST_ROOT)
 {
 	exact_case((const char *const[]){ "--algo", "token-bucket", "--rate", "1000", "--burst",
 					  "100", NULL },
-		   10000000);
+		   10000000, RL_TABLE4_SA);
 	exact_case(
 		(const char *const[]){ "--algo", "gcra", "--rate", "1000", "--burst", "100", NULL },
-		10000000);
+		10000000, RL_TABLE4_SA);
 	exact_case((const char *const[]){ "--algo", "fixed-window", "--rate", "1000", "--window",
 					  "100ms", NULL },
-		   30000000);
+		   30000000, RL_TABLE4_SA);
 	exact_case((const char *const[]){ "--algo", "sliding-window", "--rate", "1000", "--window",
 					  "100ms", NULL },
-		   30000000);
+		   30000000, RL_TABLE4_SA);
 	exact_case((const char *const[]){ "--algo", "token-bucket", "--rate", "1mbit", "--burst",
 					  "3000", NULL },
-		   1000000);
+		   1000000, RL_TABLE4_SA);
 	/* Many passes per round, so that the two CPUs race on most of them. */
 	exact_case((const char *const[]){ "--algo", "token-bucket", "--rate", "100mpps", "--burst",
 					  "2000", NULL },
-		   20000);
+		   20000, RL_TABLE4_SA);
 	exact_case((const char *const[]){ "--algo", "gcra", "--rate", "100mpps", "--burst", "2000",
 					  NULL },
-		   20000);
+		   20000, RL_TABLE4_SA);
+	/*
+	 * Policies the smaller rl_sets4 cannot hold, on rl_state4: counts of
+	 * 21 bits each, a queue of 10^13 vt. Both go over their limit.
+	 */
+	exact_case((const char *const[]){ "--algo", "sliding-window", "--rate", "10mbyte",
+					  "--window", "100ms", NULL },
+		   30000000, RL_TABLE4_LRU);
+	exact_case((const char *const[]){ "--algo", "gcra", "--rate", "10", "--burst", "100000",
+					  NULL },
+		   10000000, RL_TABLE4_LRU);
 }
 
 /* The kernel time (ns) behind a source's TAT, less tau. */
