@@ -588,6 +588,20 @@ static __u32 one_entries(const struct rl_config *cfg, __u32 entries)
 }
 
 /*
+ * Matrix policy @a, named into @name: false when RL_BENCH_MATCH=TEXT is set
+ * and the name does not contain TEXT (a run of some cells only, to look into
+ * them; run.sh never sets it).
+ */
+static bool matrix_wanted(int a, char *name, size_t len)
+{
+	const char *match = getenv("RL_BENCH_MATCH");
+	struct mpol pol = matrix_pol(a);
+
+	policy_name(name, len, &pol);
+	return !match || strstr(name, match);
+}
+
+/*
  * The matrix: every policy and the references with 1 and 1M sources.
  * DIR/micro.md is the table; DIR/matrix.tsv the figures run.sh joins over
  * runs (program, sources, net ns, x (c), x (c'), x (c'4)).
@@ -622,6 +636,8 @@ static int phase_matrix(struct micro *m)
 		for (int a = 0; a < NPOL; a++) {
 			__u32 e;
 
+			if (!matrix_wanted(a, name, sizeof(name)))
+				continue;
 			pol = matrix_pol(a);
 			if (matrix_config(&cfg, &pol))
 				goto out;
@@ -660,8 +676,8 @@ static int phase_matrix(struct micro *m)
 			add_target(t, &nt, NAME_CL4, K_REF,
 				   bpf_program__fd(refs[k]->progs.ref_gcra_lean4), n, k);
 			for (int a = 0; a < NPOL; a++) {
-				pol = matrix_pol(a);
-				policy_name(name, sizeof(name), &pol);
+				if (!matrix_wanted(a, name, sizeof(name)))
+					continue;
 				add_target(t, &nt, name, K_OURS,
 					   bpf_program__fd(lim[k][a]->progs.xdp_ratelimit), n, k);
 			}
