@@ -251,7 +251,7 @@ static __always_inline int first_step(struct rl_kcounters *cnt, const __u64 *pre
 
 /*
  * Zero, as a key and as the value a counter starts from: read from here,
- * sync_count() needs no stack (slow_path() leaves a subprogram 32 bytes).
+ * sync_count() and sample() need no stack for it.
  */
 const volatile __u64 rl_sync_zero = 0;
 
@@ -944,15 +944,23 @@ static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 
 /*
  * The one check sampling costs a drop path while nobody reads: the reader's
- * switch, one load and a test.
+ * switch, one load and a test. While it reads, the 1-in-N countdown is in
+ * line too (the per-CPU lookup is inlined by the verifier; its key is read
+ * from rl_sync_zero, not the stack): only a picked drop pays the calls.
  */
 static __always_inline void sample(struct xdp_md *ctx, __u32 reason)
 {
+	struct rl_evcpu *pc;
 	__u64 now;
 	int ret;
 
 	if (!*(volatile __u32 *)&rl_evctl.on)
 		return;
+	pc = bpf_map_lookup_elem(&rl_evcpu, (const void *)&rl_sync_zero);
+	if (pc && pc->skip) {
+		pc->skip--;
+		return;
+	}
 	now = sample_pick();
 	if (!now)
 		return;
