@@ -637,7 +637,7 @@ static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
 /* limit_sa4()'s answer when the set does not hold the source: sa_miss4() inserts it. */
 #define RL_SA_MISS 3
 
-__noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+__noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
 {
 	__u32 bits = rl_sa_bits, h, idx;
 	__u64 ref, tk, id, idm, sm, w, next, st;
@@ -658,7 +658,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 	}
 	tk = tick(cnt, now);
 	ref = rl_sa_ref_at(&rl_cfg.params, tk);
-	for (t = 0; t < RL_CAS_TRIES; t++) {
+	for (t = lost ? 1 : 0; t < RL_CAS_TRIES; t++) {
 		int hit = -1, pend = 0;
 
 		for (i = 0; i < RL_SA_WAYS; i++) {
@@ -684,6 +684,45 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 	}
 	cnt->cas_exhausted++;
 	return RL_CAS_LOST;
+}
+
+/* sa_hit4()'s answer when it used its round without deciding: a pending slot, a lost race. */
+#define RL_SA_LOST 6
+
+/*
+ * The first round of limit_sa4(), in line in the main program, as
+ * lru_hit4() for rl_state4: as limit_sa4(), or RL_SA_LOST, after which
+ * limit_sa4() goes on with one round fewer.
+ */
+static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	__u32 idx = h & ((1U << bits) - 1);
+	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits), w = 0, tk, next;
+	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	int i;
+
+	if (!set) /* cannot happen: idx < max_entries; limit_sa4() counts it */
+		return RL_SA_LOST;
+	for (i = 0; i < RL_SA_WAYS; i++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id)
+			break;
+	}
+	if (i >= RL_SA_WAYS)
+		return RL_SA_MISS;
+	if (w & RL_SA_PEND) { /* being inserted by another CPU */
+		cnt->cas_retries++;
+		return RL_SA_LOST;
+	}
+	tk = tick(cnt, now);
+	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, rl_sa_ref_at(&rl_cfg.params, tk), bits), now,
+			tk, cost, &next))
+		return 0;
+	if (__sync_val_compare_and_swap(&set->w[i], w, id | (next & rl_sa_state_mask(bits))) == w)
+		return 1;
+	cnt->cas_retries++;
+	return RL_SA_LOST;
 }
 
 /*
@@ -784,12 +823,14 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 			return limit_lru4(cnt, addr, now, cost, ret);
 		return ret;
 	}
-	ret = limit_sa4(cnt, addr, now, cost);
+	ret = fast ? sa_hit4(cnt, addr, now, cost) : RL_SA_LOST;
+	if (ret == RL_SA_LOST)
+		ret = limit_sa4(cnt, addr, now, cost, fast);
 	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
 		ret = sa_miss4(cnt, addr, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
 			cnt->cas_retries++;
-			ret = limit_sa4(cnt, addr, now, cost);
+			ret = limit_sa4(cnt, addr, now, cost, 0);
 		}
 	}
 	if (ret == RL_SA_MISS || ret == RL_RETRY_LOOKUP) {
