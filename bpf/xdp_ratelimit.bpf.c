@@ -627,12 +627,12 @@ static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
  * starts over. Miss: the victim is an empty slot, else the one least ahead
  * of the clock (never a pending one); claim it as pending, re-read the other
  * slots (another CPU inserting the same source: undo and start over), then
- * publish. At most RL_CAS_TRIES rounds, then the packet counts as
- * cas_exhausted and is dropped.
+ * publish. At most RL_CAS_TRIES rounds (less @lost, the rounds sa_hit4()
+ * used), then the packet counts as cas_exhausted and is dropped.
  *
  * A global function: the verifier checks it once, whatever its callers
- * (the untagged path and slow_path()); inlined twice, its retry loop over
- * eight slots is more paths than the verifier explores.
+ * (the untagged path after sa_hit4(), and slow_path()); inlined twice, its
+ * retry loop over eight slots is more paths than the verifier explores.
  */
 /* limit_sa4()'s answer when the set does not hold the source: sa_miss4() inserts it. */
 #define RL_SA_MISS 3
@@ -802,12 +802,13 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 }
 
 /*
- * IPv4 source @saddr. In rl_sets4 a hit is one call; a miss calls
- * sa_miss4() (from here, not from limit_sa4(): three frames deep under
- * slow_path() would pass the 512 bytes of stack the verifier allows), which
- * starts over with limit_sa4() when another CPU changed the set first. At
- * most RL_CAS_TRIES insertions. In rl_state4 a hit is in line when @fast
- * (the main program; slow_path()'s frame has no room for it).
+ * IPv4 source @saddr. A hit's first round is in line when @fast (the main
+ * program; slow_path()'s frame has no room for it): sa_hit4() or
+ * lru_hit4(). Otherwise in rl_sets4 a hit is one call of limit_sa4(); a
+ * miss calls sa_miss4() (from here, not from limit_sa4(): three frames deep
+ * under slow_path() would pass the 512 bytes of stack the verifier allows),
+ * which starts over with limit_sa4() when another CPU changed the set
+ * first. At most RL_CAS_TRIES insertions.
  */
 static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
 {
