@@ -313,15 +313,6 @@ static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
 	return -1;
 }
 
-/* What inserting a new source needs, behind one pointer (a subprogram takes five registers). */
-struct rl_miss {
-	struct rl_kcounters *cnt;
-	void *key; /* struct rl_state_key4 or struct rl_state_key */
-	const struct rl_key *src; /* IPv6: the unmasked source */
-	__u64 now, cost;
-	int kind; /* enum rl_key_kind of an IPv6 source */
-};
-
 /*
  * The state of IPv4 source @addr (masked by mask4) under the previous
  * generation in rl_sets4, read back in the previous parameters' terms: 1 and
@@ -388,24 +379,22 @@ static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 add
  * or RL_RETRY_LOOKUP when another CPU inserted the source first. Inlined in
  * limit_lru4(), itself out of line.
  */
-static __always_inline int new_source4(struct rl_miss *m)
+static __always_inline int new_source4(struct rl_kcounters *cnt, struct rl_state_key4 *k, __u64 now,
+				       __u64 cost)
 {
-	struct rl_state_key4 *k = m->key;
 	__u64 *prev = NULL, val, pv;
 	int pass;
 
-	if (!k || !m->cnt) /* cannot happen; the verifier needs to know */
-		return -1;
 	if (rl_cfg.has_prev) {
 		if (rl_cfg.prev_table4 == RL_TABLE4_LRU)
 			prev = lru_prev(k->addr);
-		else if (sa_prev(k->addr, m->now, &pv))
+		else if (sa_prev(k->addr, now, &pv))
 			prev = &pv;
 	}
-	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
-	pass = inserted(m->cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
+	pass = first_step(cnt, prev, now, cost, &val);
+	pass = inserted(cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
 	/* Counted here, not by the caller: its frame has no room for what that keeps live. */
-	return counted(pass, m->cnt, &rl_sync4, k, m->cost);
+	return counted(pass, cnt, &rl_sync4, k, cost);
 }
 
 /* @kind is an enum rl_key_kind: masked by --prefix6, or kept whole (link-local). */
@@ -426,22 +415,21 @@ static __always_inline void mask_key6(struct rl_key *k, const struct rl_key *src
  * An IPv6 source without state: insert it. Return as limit_lru6(), or
  * RL_RETRY_LOOKUP when another CPU inserted the source first.
  */
-static __always_inline int new_source6(struct rl_miss *m)
+static __always_inline int new_source6(struct rl_kcounters *cnt, struct rl_state_key *k,
+				       const struct rl_key *src, int kind, __u64 now, __u64 cost)
 {
 	struct rl_state_key pk = {};
 	__u64 *prev = NULL, val;
 	int pass;
 
-	if (!m->key || !m->src || !m->cnt)
-		return -1;
 	if (rl_cfg.has_prev) {
-		mask_key6(&pk.src, m->src, m->kind, rl_cfg.prev_mask6);
+		mask_key6(&pk.src, src, kind, rl_cfg.prev_mask6);
 		pk.gen = rl_cfg.gen - 1;
 		prev = bpf_map_lookup_elem(&rl_state6, &pk);
 	}
-	pass = first_step(m->cnt, prev, m->now, m->cost, &val);
-	pass = inserted(m->cnt, bpf_map_update_elem(&rl_state6, m->key, &val, BPF_NOEXIST), pass);
-	return counted(pass, m->cnt, &rl_sync6, m->key, m->cost);
+	pass = first_step(cnt, prev, now, cost, &val);
+	pass = inserted(cnt, bpf_map_update_elem(&rl_state6, k, &val, BPF_NOEXIST), pass);
+	return counted(pass, cnt, &rl_sync6, k, cost);
 }
 
 /* step_state()'s answer when it gave up after RL_CAS_TRIES lost races: over the limit. */
@@ -472,9 +460,13 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 	return RL_CAS_LOST;
 }
 
-/* lru_hit4()'s answers when it did not decide: the source is not in rl_state4, or a race. */
-#define RL_LRU_MISS 4
-#define RL_LRU_LOST 5
+/*
+ * What a table's hit path answers when it did not decide: the table does
+ * not hold the source (an insertion follows), or it used a round without
+ * deciding (a pending slot, a lost race), which counts against RL_CAS_TRIES.
+ */
+#define RL_NOT_HELD   3
+#define RL_ROUND_LOST 4
 
 /*
  * 1: within the limit; 0: over it; -1: the source could not be tracked
@@ -491,11 +483,10 @@ __noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 
 	if (!cnt)
 		return -1;
-	if (known != RL_LRU_MISS)
+	if (known != RL_NOT_HELD)
 		st = bpf_map_lookup_elem(&rl_state4, &k);
 	if (!st) {
-		struct rl_miss m = { .cnt = cnt, .key = &k, .now = now, .cost = cost };
-		int ret = new_source4(&m);
+		int ret = new_source4(cnt, &k, now, cost);
 
 		if (ret != RL_RETRY_LOOKUP)
 			return ret;
@@ -505,14 +496,14 @@ __noinline int limit_lru4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 			return -1;
 		}
 	}
-	return step_state(cnt, st, now, cost, &rl_sync4, &k, known == RL_LRU_LOST);
+	return step_state(cnt, st, now, cost, &rl_sync4, &k, known == RL_ROUND_LOST);
 }
 
 /*
  * The first round of limit_lru4() for a source rl_state4 holds, in line in
  * the main program, which saves the hit a BPF-to-BPF call and its return
- * (their cost: docs/benchmarks.md). As limit_lru4(), or RL_LRU_MISS or
- * RL_LRU_LOST (the compare-and-swap lost a race): limit_lru4() goes on.
+ * (their cost: docs/benchmarks.md). As limit_lru4(), or RL_NOT_HELD or
+ * RL_ROUND_LOST (the compare-and-swap lost a race): limit_lru4() goes on.
  */
 static __always_inline int lru_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
@@ -520,14 +511,14 @@ static __always_inline int lru_hit4(struct rl_kcounters *cnt, __be32 addr, __u64
 	__u64 *st = bpf_map_lookup_elem(&rl_state4, &k), old, next;
 
 	if (!st)
-		return RL_LRU_MISS;
+		return RL_NOT_HELD;
 	old = *(volatile __u64 *)st;
 	if (!rl_step_at(&rl_cfg.params, old, now, tick(cnt, now), cost, &next))
 		return 0;
 	if (__sync_val_compare_and_swap(st, old, next) == old)
 		return counted(1, cnt, &rl_sync4, &k, cost);
 	cnt->cas_retries++;
-	return RL_LRU_LOST;
+	return RL_ROUND_LOST;
 }
 
 /*
@@ -634,9 +625,6 @@ static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
  * (the untagged path after sa_hit4(), and slow_path()); inlined twice, its
  * retry loop over eight slots is more paths than the verifier explores.
  */
-/* limit_sa4()'s answer when the set does not hold the source: sa_miss4() inserts it. */
-#define RL_SA_MISS 3
-
 __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
 {
 	__u32 bits = rl_sa_bits, h, idx;
@@ -670,7 +658,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 			}
 		}
 		if (hit < 0)
-			return RL_SA_MISS;
+			return RL_NOT_HELD;
 		if (pend) { /* being inserted by another CPU */
 			cnt->cas_retries++;
 			continue;
@@ -686,12 +674,9 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 	return RL_CAS_LOST;
 }
 
-/* sa_hit4()'s answer when it used its round without deciding: a pending slot, a lost race. */
-#define RL_SA_LOST 6
-
 /*
  * The first round of limit_sa4(), in line in the main program, as
- * lru_hit4() for rl_state4: as limit_sa4(), or RL_SA_LOST, after which
+ * lru_hit4() for rl_state4: as limit_sa4(), or RL_ROUND_LOST, after which
  * limit_sa4() goes on with one round fewer.
  */
 static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
@@ -703,17 +688,17 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 	int i;
 
 	if (!set) /* cannot happen: idx < max_entries; limit_sa4() counts it */
-		return RL_SA_LOST;
+		return RL_ROUND_LOST;
 	for (i = 0; i < RL_SA_WAYS; i++) {
 		w = *(volatile __u64 *)&set->w[i];
 		if ((w & idm) == id)
 			break;
 	}
 	if (i >= RL_SA_WAYS)
-		return RL_SA_MISS;
+		return RL_NOT_HELD;
 	if (w & RL_SA_PEND) { /* being inserted by another CPU */
 		cnt->cas_retries++;
-		return RL_SA_LOST;
+		return RL_ROUND_LOST;
 	}
 	tk = tick(cnt, now);
 	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, rl_sa_ref_at(&rl_cfg.params, tk), bits), now,
@@ -722,7 +707,7 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 	if (__sync_val_compare_and_swap(&set->w[i], w, id | (next & rl_sa_state_mask(bits))) == w)
 		return 1;
 	cnt->cas_retries++;
-	return RL_SA_LOST;
+	return RL_ROUND_LOST;
 }
 
 /*
@@ -820,21 +805,22 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		if (!fast)
 			return limit_lru4(cnt, addr, now, cost, 0);
 		ret = lru_hit4(cnt, addr, now, cost);
-		if (ret == RL_LRU_MISS || ret == RL_LRU_LOST)
+		if (ret == RL_NOT_HELD || ret == RL_ROUND_LOST)
 			return limit_lru4(cnt, addr, now, cost, ret);
 		return ret;
 	}
-	ret = fast ? sa_hit4(cnt, addr, now, cost) : RL_SA_LOST;
-	if (ret == RL_SA_LOST)
-		ret = limit_sa4(cnt, addr, now, cost, fast);
-	for (int t = 0; ret == RL_SA_MISS && t < RL_CAS_TRIES; t++) {
+	if (!fast)
+		ret = limit_sa4(cnt, addr, now, cost, 0);
+	else if ((ret = sa_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
+		ret = limit_sa4(cnt, addr, now, cost, 1);
+	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
 		ret = sa_miss4(cnt, addr, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
 			cnt->cas_retries++;
 			ret = limit_sa4(cnt, addr, now, cost, 0);
 		}
 	}
-	if (ret == RL_SA_MISS || ret == RL_RETRY_LOOKUP) {
+	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
 	}
@@ -864,10 +850,7 @@ __noinline int limit_lru6(struct rl_kcounters *cnt, const struct rl_key *src, in
 	mask_key6(&k.src, src, kind, rl_cfg.mask6);
 	st = bpf_map_lookup_elem(&rl_state6, &k);
 	if (!st) {
-		struct rl_miss m = {
-			.cnt = cnt, .key = &k, .src = src, .now = now, .cost = cost, .kind = kind
-		};
-		int ret = new_source6(&m);
+		int ret = new_source6(cnt, &k, src, kind, now, cost);
 
 		if (ret != RL_RETRY_LOOKUP)
 			return ret;
@@ -889,33 +872,26 @@ static __always_inline __u64 sample_now(void)
 }
 
 /*
- * A dropped packet, with sampling on: is it picked? 1 in one_in (a per-CPU
- * countdown: no division), then within the cap of the current second of
- * the clock: the shared word holds the second (now / 10^9, from the
- * reciprocal of rl_window(): exact, no division) in its high 32 bits and
- * the samples sent in it in the low 32; compare-and-swap as step_state(),
- * so the cap is exact across CPUs (RL_CAS_TRIES lost races count as over
- * it). Not rl_fixed_step() itself: its general packing spills registers,
- * and below slow_path() only 32 bytes of stack are left. Returns the time
- * of the pick, or 0. Out of line, as sample_send(): only the drop paths of
- * a program being watched call them, and apart (rather than one inside the
- * other) they fit the stack.
+ * A dropped packet that sample()'s 1-in-one_in countdown (@pc, this CPU's:
+ * no division) let through: reset the countdown, then is it within the cap
+ * of the current second of the clock? The shared word holds the second
+ * (now / 10^9, from the reciprocal of rl_window(): exact, no division) in
+ * its high 32 bits and the samples sent in it in the low 32;
+ * compare-and-swap as step_state(), so the cap is exact across CPUs
+ * (RL_CAS_TRIES lost races count as over it). Not rl_fixed_step() itself:
+ * its general packing spills registers, on a stack the packet path has
+ * mostly used. Returns the time of the pick, or 0. Out of line, as
+ * sample_send(): only a picked drop calls them, and apart (rather than one
+ * inside the other) they fit the stack.
  */
-static __noinline __u64 sample_pick(void)
+static __noinline __u64 sample_pick(struct rl_evcpu *pc)
 {
 	struct rl_evctl *ev = &rl_evctl;
 	__u64 now, sec, old, next, e;
-	struct rl_evcpu *pc;
-	__u32 zero = 0;
 	int i;
 
-	pc = bpf_map_lookup_elem(&rl_evcpu, &zero);
 	if (!pc)
 		return 0;
-	if (pc->skip) {
-		pc->skip--;
-		return 0;
-	}
 	pc->skip = ev->one_in ? ev->one_in - 1 : 0;
 	now = sample_now();
 	sec = (__u32)rl_window(&ev->cap, now, &e);
@@ -999,11 +975,13 @@ static __always_inline void sample(struct xdp_md *ctx, __u32 reason)
 	if (!*(volatile __u32 *)&rl_evctl.on)
 		return;
 	pc = bpf_map_lookup_elem(&rl_evcpu, (const void *)&rl_sync_zero);
-	if (pc && pc->skip) {
+	if (!pc)
+		return;
+	if (pc->skip) {
 		pc->skip--;
 		return;
 	}
-	now = sample_pick();
+	now = sample_pick(pc);
 	if (!now)
 		return;
 	ret = sample_send(ctx, now, reason);
