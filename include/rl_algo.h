@@ -274,28 +274,11 @@ RL_INLINE int rl_fixed_step(const struct rl_params *p, __u64 state, __u64 now, _
 RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now, __u64 k,
 			      __u64 cost, __u64 *next)
 {
-	__u64 cb = p->cnt_bits, mask = (1ULL << cb) - 1, id = state >> (2 * cb);
-	__u64 e = now - k * p->window_ns, prev = 0, cur = 0, base;
-	__u64 lhs_hi, lhs_lo, rhs_hi, rhs_lo;
+	__u64 e = now - k * p->window_ns;
+	__u64 prev, cur, lhs_hi, lhs_lo, rhs_hi, rhs_lo;
 
-	/* rl_window_ahead() and rl_window_counts(), with the window's state kept. */
-	if (id == ((k + 1) & p->id_mask)) {
-		k++;
-		e = 0;
-	}
-	if (id == (k & p->id_mask)) {
-		/*
-		 * The state's own window, the common case: a pass adds the
-		 * cost to it in place (cur + cost < 2^cnt_bits: no carry).
-		 */
-		prev = (state >> cb) & mask;
-		cur = state & mask;
-		base = state;
-	} else {
-		if (id == ((k - 1) & p->id_mask))
-			prev = state & mask;
-		base = ((((k & p->id_mask) << cb) | prev) << cb);
-	}
+	k = rl_window_ahead_as(p, RL_ALGO_SLIDING_WINDOW, state, k, &e);
+	rl_window_counts_as(p, RL_ALGO_SLIDING_WINDOW, state, k, &prev, &cur);
 	/*
 	 * prev * (W - e) / W + cur < L  <=>  prev * (W - e) < (L - cur) * W,
 	 * compared as 128-bit products so that no W is too long.
@@ -307,7 +290,7 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	 * 18 minutes for the widest counts) both products fit in 64 bits:
 	 * two multiplications instead of eight.
 	 */
-	if (!(p->window_ns >> (64 - cb))) {
+	if (!(p->window_ns >> (64 - p->cnt_bits))) {
 		if (prev * (p->window_ns - e) >= (p->limit - cur) * p->window_ns)
 			return 0;
 		goto pass;
@@ -317,7 +300,7 @@ RL_INLINE int rl_sliding_step(const struct rl_params *p, __u64 state, __u64 now,
 	if (lhs_hi > rhs_hi || (lhs_hi == rhs_hi && lhs_lo >= rhs_lo))
 		return 0;
 pass:
-	*next = base + cost;
+	*next = ((((k & p->id_mask) << p->cnt_bits) | prev) << p->cnt_bits) | (cur + cost);
 	return 1;
 }
 
