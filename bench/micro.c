@@ -817,11 +817,22 @@ static long ipv4_entries(struct xdp_ratelimit *lim)
 	return err ? err : n;
 }
 
-/* The IPv4 table @lim's policy uses: rl_sets4, unless it is the one-entry stand-in. */
-static int ipv4_table_fd(struct xdp_ratelimit *lim, bool *sets)
+/* The IPv4 table @lim's policy uses (the others are one-entry stand-ins), and its name. */
+static int ipv4_table_fd(struct xdp_ratelimit *lim, const char **name, const char **what)
 {
-	*sets = bpf_map__max_entries(lim->maps.rl_sets4) > 1;
-	return bpf_map__fd(*sets ? lim->maps.rl_sets4 : lim->maps.rl_state4);
+	if (bpf_map__max_entries(lim->maps.rl_sets4) > 1) {
+		*name = "rl_sets4";
+		*what = "IPv4, set-associative, 4 slots per source";
+		return bpf_map__fd(lim->maps.rl_sets4);
+	}
+	if (bpf_map__max_entries(lim->maps.rl_wide4) > 1) {
+		*name = "rl_wide4";
+		*what = "IPv4, set-associative wide, 2 ways per source";
+		return bpf_map__fd(lim->maps.rl_wide4);
+	}
+	*name = "rl_state4";
+	*what = "IPv4, 8-byte key";
+	return bpf_map__fd(lim->maps.rl_state4);
 }
 
 /* The policy of the sets phase: token-bucket, packets, at @rate (both pass every packet). */
@@ -1162,14 +1173,17 @@ static int phase_memory(struct micro *m)
 		"| table | max_entries | sources tracked after filling | map memlock (fdinfo) | "
 		"bytes per tracked source | issue #11's goal for IPv4: <= 64 B |\n"
 		"|---|---|---|---|---|---|\n");
-	for (int v6 = 0; v6 < 2 && !err; v6++) {
+	/* IPv4 in rl_sets4 (a bucket) and in rl_wide4 (sliding-window bytes), then IPv6. */
+	for (int kind = 0; kind < 3 && !err; kind++) {
 		for (int s = 0; s < 2 && !err; s++) {
-			struct mpol pol = { .algo = "token-bucket" };
+			struct mpol pol = { .algo = kind == 1 ? "sliding-window" : "token-bucket",
+					    .bytes = kind == 1 };
+			const char *name = "rl_state6", *what = "IPv6, 20-byte key";
+			int v6 = kind == 2;
 			__u32 n = sizes[s];
 			struct xdp_ratelimit *lim;
 			struct rl_config cfg;
 			__u64 memlock;
-			bool sets4 = false;
 			double per;
 			long have;
 			int fd;
@@ -1183,25 +1197,15 @@ static int phase_memory(struct micro *m)
 				break;
 			}
 			m->frame = v6 ? &m->frame6 : &m->frame4;
-			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) : ipv4_table_fd(lim, &sets4);
-			fprintf(stderr, "rl-bench: filling %s with %u sources\n",
-				v6    ? "rl_state6" :
-				sets4 ? "rl_sets4" :
-					"rl_state4",
-				n);
+			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) : ipv4_table_fd(lim, &name, &what);
+			fprintf(stderr, "rl-bench: filling %s with %u sources\n", name, n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
 			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
 				    ipv4_entries(lim);
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
-				fprintf(md, "| %s (%s) | %u | %ld | %llu | %.1f | %s |\n",
-					v6    ? "rl_state6" :
-					sets4 ? "rl_sets4" :
-						"rl_state4",
-					v6    ? "IPv6, 20-byte key" :
-					sets4 ? "IPv4, set-associative, 4 slots per source" :
-						"IPv4, 8-byte key",
+				fprintf(md, "| %s (%s) | %u | %ld | %llu | %.1f | %s |\n", name, what,
 					n, have, (unsigned long long)memlock, per,
 					v6	  ? "" :
 					per <= 64 ? "ok" :

@@ -56,9 +56,20 @@ struct {
 
 /*
  * IPv4 sources of the policies rl_sets4 cannot hold (user/sa.h,
- * rl_sa_check()): the LRU hash. The table a policy does not use has one
- * entry (user/xdp_attach.c), and the verifier drops the code that reaches it.
+ * rl_sa_check()): the same sets in the wide layout of include/rl_sa.h, four
+ * ways of an identity word and a whole state word. Sized as rl_sets4 would
+ * be (rl_sa_bits). The tables a policy does not use have one entry
+ * (user/xdp_attach.c), and the verifier drops the code that reaches them.
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_sa_set);
+	__uint(max_entries, 1);
+} rl_wide4 SEC(".maps");
+
+/* IPv4 sources in an LRU hash: only when asked for (rl-bench's comparisons). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct rl_state_key4);
@@ -350,26 +361,63 @@ static __always_inline __u64 *lru_prev(__be32 addr)
 }
 
 /*
+ * The same source's previous state in rl_wide4: 1 and *st when it is there,
+ * read between two reads of its identity word that agree. A way locked or
+ * changed meanwhile is being inserted, moved or evicted: nothing to carry.
+ */
+static __always_inline int wide_prev(__be32 addr, __u64 *st)
+{
+	__u32 bits = rl_sa_bits, h, idx, i;
+	__u64 id, idm, w;
+	struct rl_sa_set *set;
+
+	h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
+	idx = h & ((1U << bits) - 1);
+	id = rl_sa_id(h, rl_cfg.gen - 1, bits);
+	idm = rl_sa_id_mask(bits);
+	set = bpf_map_lookup_elem(&rl_wide4, &idx);
+	if (!set)
+		return 0;
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id && !(w & RL_SA_PEND)) {
+			*st = *(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i];
+			return *(volatile __u64 *)&set->w[i] == w;
+		}
+	}
+	return 0;
+}
+
+/* An IPv4 source's state in the previous generation, from the table it was in: 1 and *st. */
+static __always_inline int prev_state4(__be32 addr, __u64 now, __u64 *st)
+{
+	__u64 *p;
+
+	if (rl_cfg.prev_table4 == RL_TABLE4_LRU) {
+		p = lru_prev(addr);
+		if (!p)
+			return 0;
+		*st = *p;
+		return 1;
+	}
+	if (rl_cfg.prev_table4 == RL_TABLE4_WIDE)
+		return wide_prev(addr, st);
+	return sa_prev(addr, now, st);
+}
+
+/*
  * The state of an IPv4 source first seen at @now in rl_sets4: carried over
  * from the previous generation, from whichever table the previous policy
  * used, or fresh.
  */
 static __always_inline __u64 sa_first_state(struct rl_kcounters *cnt, __be32 addr, __u64 now)
 {
-	__u64 w, *p;
+	__u64 w;
 
 	if (!cnt)
 		return 0;
-	if (!rl_cfg.has_prev)
+	if (!rl_cfg.has_prev || !prev_state4(addr, now, &w))
 		return rl_initial_state(&rl_cfg.params, now);
-	if (rl_cfg.prev_table4 == RL_TABLE4_LRU) {
-		p = lru_prev(addr);
-		if (!p)
-			return rl_initial_state(&rl_cfg.params, now);
-		w = *p;
-	} else if (!sa_prev(addr, now, &w)) {
-		return rl_initial_state(&rl_cfg.params, now);
-	}
 	cnt->carried++;
 	return rl_carry_state(&rl_cfg, w, now);
 }
@@ -385,12 +433,8 @@ static __always_inline int new_source4(struct rl_kcounters *cnt, struct rl_state
 	__u64 *prev = NULL, val, pv;
 	int pass;
 
-	if (rl_cfg.has_prev) {
-		if (rl_cfg.prev_table4 == RL_TABLE4_LRU)
-			prev = lru_prev(k->addr);
-		else if (sa_prev(k->addr, now, &pv))
-			prev = &pv;
-	}
+	if (rl_cfg.has_prev && prev_state4(k->addr, now, &pv))
+		prev = &pv;
 	pass = first_step(cnt, prev, now, cost, &val);
 	pass = inserted(cnt, bpf_map_update_elem(&rl_state4, k, &val, BPF_NOEXIST), pass);
 	/* Counted here, not by the caller: its frame has no room for what that keeps live. */
@@ -787,6 +831,207 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 }
 
 /*
+ * rl_wide4 (the wide layout of include/rl_sa.h): the set of IPv4 source
+ * @addr and its identity. The lookup cannot fail (idx < max_entries).
+ */
+static __always_inline struct rl_sa_set *wide_set(__be32 addr, __u64 *id)
+{
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	__u32 idx = h & ((1U << bits) - 1);
+
+	*id = rl_sa_id(h, rl_cfg.gen, bits);
+	return bpf_map_lookup_elem(&rl_wide4, &idx);
+}
+
+/*
+ * One round on way @i of @set, whose identity word was read as @w (used,
+ * unlocked): its state, then over the limit if the identity word still
+ * reads @w, or within it if the lock from @w is taken, in which case the
+ * next state is stored and the way released with its version moved on.
+ * As sa_hit4(): 1, 0, or RL_ROUND_LOST when another CPU changed the way.
+ */
+static __always_inline int wide_round(struct rl_kcounters *cnt, struct rl_sa_set *set, int i,
+				      __u64 w, __u64 now, __u64 tk, __u64 cost)
+{
+	__u64 st = *(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i], next;
+
+	if (!rl_step_at(&rl_cfg.params, st, now, tk, cost, &next)) {
+		if (*(volatile __u64 *)&set->w[i] == w)
+			return 0;
+	} else if (__sync_val_compare_and_swap(&set->w[i], w, w | RL_SA_PEND) == w) {
+		*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] = next;
+		/* Only the holder writes a locked word: the CAS orders, it cannot fail. */
+		__sync_val_compare_and_swap(&set->w[i], w | RL_SA_PEND,
+					    rl_sa_wide_next(w, rl_sa_bits));
+		return 1;
+	}
+	cnt->cas_retries++;
+	return RL_ROUND_LOST;
+}
+
+/* The way of rl_wide4's @set whose identity is @id, and its identity word in *w; -1 if none. */
+static __always_inline int wide_find(struct rl_sa_set *set, __u64 id, __u64 *w)
+{
+	__u64 idm = rl_sa_id_mask(rl_sa_bits);
+	int i;
+
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		*w = *(volatile __u64 *)&set->w[i];
+		if ((*w & idm) == id)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Reads of a locked identity word before a round counts as lost: a holder
+ * keeps the lock for one store and one compare-and-swap, far shorter than
+ * the RL_CAS_TRIES rounds a waiting CPU would otherwise use up in a row.
+ */
+#define RL_WIDE_SPIN 64
+
+/*
+ * The identity word of way @i of @set read as @w, read again while it is
+ * locked (bounded). A global function, called only on a locked word: in
+ * line, its loop in each of limit_wide4()'s rounds is more states than the
+ * verifier explores.
+ */
+__noinline __u64 wide_unlocked(struct rl_sa_set *set, int i, __u64 w)
+{
+	if (!set || i < 0 || i >= RL_SA_WIDE_WAYS)
+		return w;
+	for (int j = 0; j < RL_WIDE_SPIN && (w & RL_SA_PEND); j++)
+		w = *(volatile __u64 *)&set->w[i];
+	return w;
+}
+
+/* The first round of limit_wide4(), in line in the main program, as sa_hit4(). */
+static __always_inline int wide_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	struct rl_sa_set *set;
+	__u64 id, w = 0;
+	int i;
+
+	set = wide_set(addr, &id);
+	if (!set) /* cannot happen; limit_wide4() counts it */
+		return RL_ROUND_LOST;
+	i = wide_find(set, id, &w);
+	if (i < 0 || i >= RL_SA_WIDE_WAYS)
+		return RL_NOT_HELD;
+	if (w & RL_SA_PEND) { /* locked by another CPU */
+		cnt->cas_retries++;
+		return RL_ROUND_LOST;
+	}
+	return wide_round(cnt, set, i, w, now, tick(cnt, now), cost);
+}
+
+/*
+ * limit_sa4() for rl_wide4: at most RL_CAS_TRIES rounds (less @lost), each
+ * a wide_round() on the source's way; RL_NOT_HELD on a miss.
+ */
+__noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
+{
+	struct rl_sa_set *set;
+	__u64 id, w = 0, tk;
+	int i, t, ret;
+
+	if (!cnt)
+		return -1;
+	set = wide_set(addr, &id);
+	if (!set) { /* cannot happen: idx < max_entries */
+		cnt->insert_failed++;
+		return -1;
+	}
+	tk = tick(cnt, now);
+	for (t = lost ? 1 : 0; t < RL_CAS_TRIES; t++) {
+		i = wide_find(set, id, &w);
+		if (i < 0 || i >= RL_SA_WIDE_WAYS)
+			return RL_NOT_HELD;
+		if (w & RL_SA_PEND)
+			w = wide_unlocked(set, i, w);
+		if ((w & RL_SA_PEND) || (w & rl_sa_id_mask(rl_sa_bits)) != id) {
+			cnt->cas_retries++;
+			continue;
+		}
+		ret = wide_round(cnt, set, i, w, now, tk, cost);
+		if (ret != RL_ROUND_LOST)
+			return ret;
+	}
+	cnt->cas_exhausted++;
+	return RL_CAS_LOST;
+}
+
+/*
+ * sa_miss4() for rl_wide4: the victim an empty way, else the unlocked one
+ * whose state is least ahead of the reference; lock it from the identity
+ * word read (a failure: RL_RETRY_LOOKUP), look for another copy of the
+ * source in the other ways (one: restore the word, RL_RETRY_LOOKUP), then
+ * store the first state and release the way under the source's identity.
+ * A way released without its state written gets its old word back, as a
+ * reader that saw it expects.
+ */
+__noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u64 ref, tk, id, idm, w, next, st, vw = 0, lock;
+	__s64 best = 0x7fffffffffffffffLL;
+	struct rl_sa_set *set;
+	int i, victim = -1, pass;
+
+	if (!cnt)
+		return -1;
+	set = wide_set(addr, &id);
+	if (!set)
+		return -1;
+	idm = rl_sa_id_mask(rl_sa_bits);
+	tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, tk);
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->w[i];
+		if (!(w & RL_SA_USED)) { /* empty: never used, or its source deleted */
+			victim = i;
+			vw = w;
+			break;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		ahead = (__s64)(*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] - ref);
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			vw = w;
+		}
+	}
+	if (victim < 0 || victim >= RL_SA_WIDE_WAYS)
+		return RL_RETRY_LOOKUP;
+	/* The way's version goes on with the new source: a reader of the old one sees a change. */
+	lock = id | RL_SA_PEND | (vw & rl_sa_state_mask(rl_sa_bits));
+	if (__sync_val_compare_and_swap(&set->w[victim], vw, lock) != vw)
+		return RL_RETRY_LOOKUP;
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		if (i == victim)
+			continue;
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id)
+			break;
+	}
+	if (i < RL_SA_WIDE_WAYS) {
+		/* Another copy is being inserted or is in: ours goes, the way as it was. */
+		__sync_val_compare_and_swap(&set->w[victim], lock, vw);
+		return RL_RETRY_LOOKUP;
+	}
+	st = sa_first_state(cnt, addr, now);
+	pass = rl_step_at(&rl_cfg.params, st, now, tk, cost, &next);
+	if (!pass)
+		next = st;
+	*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + victim] = next;
+	__sync_val_compare_and_swap(&set->w[victim], lock, rl_sa_wide_next(lock, rl_sa_bits));
+	cnt->new_sources++;
+	return pass;
+}
+
+/*
  * IPv4 source @saddr. A hit's first round is in line when @fast (the main
  * program; slow_path()'s frame has no room for it): sa_hit4() or
  * lru_hit4(). Otherwise in rl_sets4 a hit is one call of limit_sa4(); a
@@ -809,15 +1054,29 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 			return limit_lru4(cnt, addr, now, cost, ret);
 		return ret;
 	}
-	if (!fast)
-		ret = limit_sa4(cnt, addr, now, cost, 0);
-	else if ((ret = sa_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
-		ret = limit_sa4(cnt, addr, now, cost, 1);
-	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
-		ret = sa_miss4(cnt, addr, now, cost);
-		if (ret == RL_RETRY_LOOKUP) {
-			cnt->cas_retries++;
+	if (rl_cfg.table4 == RL_TABLE4_WIDE) {
+		if (!fast)
+			ret = limit_wide4(cnt, addr, now, cost, 0);
+		else if ((ret = wide_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
+			ret = limit_wide4(cnt, addr, now, cost, 1);
+		for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+			ret = wide_miss4(cnt, addr, now, cost);
+			if (ret == RL_RETRY_LOOKUP) {
+				cnt->cas_retries++;
+				ret = limit_wide4(cnt, addr, now, cost, 0);
+			}
+		}
+	} else {
+		if (!fast)
 			ret = limit_sa4(cnt, addr, now, cost, 0);
+		else if ((ret = sa_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
+			ret = limit_sa4(cnt, addr, now, cost, 1);
+		for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+			ret = sa_miss4(cnt, addr, now, cost);
+			if (ret == RL_RETRY_LOOKUP) {
+				cnt->cas_retries++;
+				ret = limit_sa4(cnt, addr, now, cost, 0);
+			}
 		}
 	}
 	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
@@ -1153,6 +1412,45 @@ __noinline int charge_sa4(__be32 addr, __u64 now, __u64 units)
 	return -1;
 }
 
+/*
+ * charge_sa4() for rl_wide4: the charge in the lock of the source's way, as
+ * wide_round() stores a pass; a full bucket or window (nothing to store)
+ * when the identity word still reads as it did around the state.
+ */
+__noinline int charge_wide4(__be32 addr, __u64 now, __u64 units)
+{
+	__u64 id, idm = rl_sa_id_mask(rl_sa_bits), w, st, next;
+	struct rl_sa_set *set;
+	int i, t;
+
+	set = wide_set(addr, &id);
+	if (!set)
+		return 0;
+	i = wide_find(set, id, &w);
+	if (i < 0 || i >= RL_SA_WIDE_WAYS)
+		return 0;
+	for (t = 0; t < RL_CAS_TRIES; t++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) != id)
+			return 0; /* evicted meanwhile */
+		if (w & RL_SA_PEND)
+			continue;
+		st = *(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i];
+		if (!rl_charge(&rl_cfg.params, st, now, units, &next)) {
+			if (*(volatile __u64 *)&set->w[i] == w)
+				return 1;
+			continue;
+		}
+		if (__sync_val_compare_and_swap(&set->w[i], w, w | RL_SA_PEND) != w)
+			continue;
+		*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] = next;
+		__sync_val_compare_and_swap(&set->w[i], w | RL_SA_PEND,
+					    rl_sa_wide_next(w, rl_sa_bits));
+		return 1;
+	}
+	return -1;
+}
+
 static long charge_one(__u64 i, void *data)
 {
 	struct charge_loop *lc = data;
@@ -1168,8 +1466,10 @@ static long charge_one(__u64 i, void *data)
 	if (e->k.gen != rl_cfg.gen)
 		return 0;
 	if (!e->k.src.addr[0] && !e->k.src.addr[1] && e->k.src.addr[2] == bpf_htonl(0xffff)) {
-		if (rl_cfg.table4 == RL_TABLE4_SA) {
-			int r = charge_sa4(e->k.src.addr[3], lc->now, e->units);
+		if (rl_cfg.table4 != RL_TABLE4_LRU) {
+			int r = rl_cfg.table4 == RL_TABLE4_WIDE ?
+					charge_wide4(e->k.src.addr[3], lc->now, e->units) :
+					charge_sa4(e->k.src.addr[3], lc->now, e->units);
 
 			if (r > 0)
 				lc->charged++;

@@ -143,7 +143,8 @@ struct rl_ctl {
 /* The IPv4 source table a policy uses (struct rl_config's table4). */
 enum rl_table4 {
 	RL_TABLE4_SA = 0, /* rl_sets4: the set-associative table, for every policy it holds */
-	RL_TABLE4_LRU = 1, /* rl_state4: the LRU hash, for the others (user/sa.h, rl_sa_check()) */
+	RL_TABLE4_LRU = 1, /* rl_state4: the LRU hash (only when asked for: rl-bench) */
+	RL_TABLE4_WIDE = 2, /* rl_wide4: rl_sets4's layout with whole states, for the others */
 };
 
 /*

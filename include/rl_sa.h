@@ -154,4 +154,39 @@ RL_INLINE __u64 rl_sa_get(__u64 w, __u64 ref, __u32 bits)
 	return ref + (__u64)((__s64)((w - ref) << sh) >> sh);
 }
 
+/*
+ * The wide layout (RL_TABLE4_WIDE, the map rl_wide4): for the policies
+ * whose state does not fit m bits (rl_sa_check()), the same 64-byte sets
+ * hold RL_SA_WIDE_WAYS ways, way i an identity word w[i] and a state word
+ * w[RL_SA_WIDE_WAYS + i]. The identity word is a slot word (used, pending,
+ * generation and tag, as above) whose low m bits are a version instead of a
+ * state; the state word is the whole 64-bit rate state, so nothing is read
+ * back near the clock and nothing needs sweeping. An empty way's identity
+ * word is its version alone (not used): a deleted source leaves it there.
+ *
+ * The pending bit is a lock on the way: only the CPU (or userspace) that set
+ * it with a compare-and-swap writes the state word, and it releases the way
+ * by a compare-and-swap that clears the bit and, if it wrote the state,
+ * adds one to the version (rl_sa_wide_next()). So a state word read between
+ * two reads of its identity word that find the same unlocked word was that
+ * source's state at that moment (a version repeats after 2^m >= 2^42
+ * writes of one way in between: hours of a CPU held inside one read), and
+ * a lock taken from the identity word read means the state read after it
+ * is still current. A hit reads the identity word, the state, and either
+ * the identity word again (a drop: nothing written) or locks from it, stores
+ * the next state and releases (a pass). Exact as the single-word protocol
+ * is, and for the same reasons, with the lock in place of the compare-and-
+ * swap of the whole word (bpf/xdp_ratelimit.bpf.c, limit_wide4()). The
+ * reads rely on the loads staying in program order, as on x86-64.
+ */
+#define RL_SA_WIDE_WAYS 4
+
+/* The identity word of way @w after its state was written: the version plus one, unlocked. */
+RL_INLINE __u64 rl_sa_wide_next(__u64 w, __u32 bits)
+{
+	__u64 sm = rl_sa_state_mask(bits);
+
+	return (w & ~(RL_SA_PEND | sm)) | ((w + 1) & sm);
+}
+
 #endif /* RL_SA_H */

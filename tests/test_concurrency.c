@@ -184,15 +184,16 @@ TEST_FLAGS(concurrency_exact_test_clock, RL_TEST_ROOT)
 					  NULL },
 		   20000, RL_TABLE4_SA);
 	/*
-	 * Policies the smaller rl_sets4 cannot hold, on rl_state4: counts of
-	 * 21 bits each, a queue of 10^13 vt. Both go over their limit.
+	 * Policies the smaller rl_sets4 cannot hold, on rl_wide4 (its lock
+	 * protocol): counts of 21 bits each, a queue of 10^13 vt. Both go
+	 * over their limit.
 	 */
 	exact_case((const char *const[]){ "--algo", "sliding-window", "--rate", "10mbyte",
 					  "--window", "100ms", NULL },
-		   30000000, RL_TABLE4_LRU);
+		   30000000, RL_TABLE4_WIDE);
 	exact_case((const char *const[]){ "--algo", "gcra", "--rate", "10", "--burst", "100000",
 					  NULL },
-		   10000000, RL_TABLE4_LRU);
+		   10000000, RL_TABLE4_WIDE);
 }
 
 /* The kernel time (ns) behind a source's TAT, less tau. */

@@ -102,19 +102,25 @@ struct flood {
 	bool loaded;
 };
 
-static bool flood_start(struct flood *fl, const char *const *opts)
+/* The program for @opts on the IPv4 table @table4, or with -1 the one attach chooses. */
+static bool flood_start_on(struct flood *fl, const char *const *opts, int table4)
 {
 	memset(fl, 0, sizeof(*fl));
 	if (!rl_build_config(&fl->cfg, opts, NULL) || !rl_prog_load(&fl->p, true, SA_TEST_SOURCES))
 		return false;
 	fl->loaded = true;
-	if (!rl_prog_configure(&fl->p, 0, &fl->cfg))
+	if (!rl_prog_configure_table4(&fl->p, 0, &fl->cfg, table4))
 		return false;
 	fr_init(&fl->f);
 	fr_eth(&fl->f, ETH_P_IP);
 	fr_ipv4(&fl->f, "198.18.0.1", NULL);
 	fr_pad(&fl->f, FRAME_MIN);
 	return ASSERT_TRUE(!fl->f.bad, "frame built");
+}
+
+static bool flood_start(struct flood *fl, const char *const *opts)
+{
+	return flood_start_on(fl, opts, -1);
 }
 
 static void flood_stop(struct flood *fl)
@@ -175,7 +181,7 @@ static unsigned long model_passes(const struct rl_params *p, __u64 t0, __u64 gap
  * full bucket), and the over-limit one is never evicted: it passes exactly
  * what the algorithm passes, never a fresh burst.
  */
-TEST_FLAGS(sa_spoofed_flood, RL_TEST_ROOT)
+static void spoofed_flood(int table4)
 {
 	const __u32 steady = 0xc6130101U, over = 0xc6130102U; /* 198.19.1.1, .2 */
 	const __u64 t0 = 1000 * MSEC, span = 400 * MSEC;
@@ -189,7 +195,8 @@ TEST_FLAGS(sa_spoofed_flood, RL_TEST_ROOT)
 
 	order = calloc(SPOOF_N, sizeof(*order));
 	if (!ASSERT_TRUE(order != NULL, "memory") ||
-	    !flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }))
+	    !flood_start_on(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL },
+			    table4))
 		goto out;
 	for (__u32 i = 0; i < SPOOF_N; i++)
 		order[i] = SPOOF_BASE + i;
@@ -231,9 +238,10 @@ TEST_FLAGS(sa_spoofed_flood, RL_TEST_ROOT)
 	if (!ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters"))
 		goto out;
 	expect = model_passes(&fl.cfg.params, t0, MSEC / 2, over_sent);
-	printf("    flood %llu frames, new sources %llu for %u slots; steady source: sent %lu, passed %lu, evicted %lu times; over-limit: sent %lu, passed %lu, algorithm alone %lu\n",
-	       (unsigned long long)sent_flood, (unsigned long long)c.new_sources,
-	       RL_SA_WAYS << RL_SA_BITS_MIN, steady_sent, steady_passed, steady_evicted, over_sent,
+	printf("    %s: flood %llu frames, new sources %llu for %u ways; steady source: sent %lu, passed %lu, evicted %lu times; over-limit: sent %lu, passed %lu, algorithm alone %lu\n",
+	       table4 == RL_TABLE4_WIDE ? "rl_wide4" : "rl_sets4", (unsigned long long)sent_flood,
+	       (unsigned long long)c.new_sources,
+	       (table4 == RL_TABLE4_WIDE ? RL_SA_WIDE_WAYS : RL_SA_WAYS) << RL_SA_BITS_MIN, steady_sent, steady_passed, steady_evicted, over_sent,
 	       over_passed, expect);
 	ASSERT_TRUE(c.new_sources > SPOOF_N + SPOOF_N / 4,
 		    "the flood's second round found its sources evicted");
@@ -246,6 +254,12 @@ out:
 	free(order);
 }
 
+TEST_FLAGS(sa_spoofed_flood, RL_TEST_ROOT)
+{
+	spoofed_flood(RL_TABLE4_SA);
+	spoofed_flood(RL_TABLE4_WIDE);
+}
+
 /*
  * An attacker who knows the (unkeyed) hash aims spoofed sources at the set
  * of a steady source, each sending a burst so that it stands further ahead
@@ -255,7 +269,7 @@ out:
  * packet that finds it gone (what the LRU table did when a flood pushed a
  * source out, and what --initial 0 asks for).
  */
-static void targeted(const char *initial, bool loses)
+static void targeted(const char *initial, bool loses, int table4)
 {
 	static __u8 per_set[1U << RL_SA_BITS_MIN];
 	__u32 steady = 0;
@@ -269,7 +283,7 @@ static void targeted(const char *initial, bool loses)
 		opts[4] = "--initial";
 		opts[5] = initial;
 	}
-	if (!flood_start(&fl, opts))
+	if (!flood_start_on(&fl, opts, table4))
 		goto out;
 	/* The steady source: the first of the range whose set holds ten others. */
 	memset(per_set, 0, sizeof(per_set));
@@ -283,7 +297,7 @@ static void targeted(const char *initial, bool loses)
 		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)) == set &&
 		    SPOOF_BASE + i != steady)
 			aim[naim++] = SPOOF_BASE + i;
-	if (!ASSERT_TRUE(naim > RL_SA_WAYS, "more spoofed sources than ways in the set"))
+	if (!ASSERT_TRUE(naim > RL_SA_WAYS, "more spoofed sources than slots in the set"))
 		goto out;
 	for (int round = 0; round < 50; round++) {
 		__u64 t = t0 + (__u64)round * 2 * MSEC;
@@ -301,7 +315,8 @@ static void targeted(const char *initial, bool loses)
 		sent++;
 		passed += (unsigned long)v;
 	}
-	printf("    --initial %s: %u spoofed sources aimed at one set; steady source sent %lu, passed %lu, evicted %lu times\n",
+	printf("    %s, --initial %s: %u spoofed sources aimed at one set; steady source sent %lu, passed %lu, evicted %lu times\n",
+	       table4 == RL_TABLE4_WIDE ? "rl_wide4" : "rl_sets4",
 	       initial[0] ? initial : "(default: full)", naim, sent, passed, evicted);
 	ASSERT_TRUE(evicted > 40, "the aimed flood evicts the steady source");
 	if (loses)
@@ -316,8 +331,10 @@ out:
 
 TEST_FLAGS(sa_targeted_flood, RL_TEST_ROOT)
 {
-	targeted("", false);
-	targeted("0", true);
+	targeted("", false, RL_TABLE4_SA);
+	targeted("0", true, RL_TABLE4_SA);
+	targeted("", false, RL_TABLE4_WIDE);
+	targeted("0", true, RL_TABLE4_WIDE);
 }
 
 /* @src empties its bucket at @t0; sweeps at @sweeps[0..n); its packet at @t0 + 2^m: the verdict. */
@@ -443,7 +460,7 @@ out:
 
 /*
  * A set to a policy rl_sets4 cannot hold (a bucket of 2000 s: more than
- * 2^(m-2) vt) moves to rl_state4, and one back to rl_sets4: each program
+ * 2^(m-2) vt) moves to rl_wide4, and one back to rl_sets4: each program
  * carries a source over from the table the previous policy used, and new
  * sources go to the table of the live policy.
  */
@@ -452,11 +469,12 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 	const __u32 a = 0xc6120003U, b = 0xc6120004U;
 	const __u64 t0 = 1000 * MSEC;
 	struct rl_config c1, c2, c3, live;
-	struct rl_state_key4 k4 = {};
 	struct rl_counters c;
 	struct flood fl;
-	__u32 active;
+	struct rl_sa_map wm = {};
+	__u32 active, idx;
 	__u64 st;
+	int way;
 
 	if (!flood_start(&fl, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL }))
 		goto out;
@@ -472,29 +490,27 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 			     &c1) ||
 	    !rl_prog_configure(&fl.p, 1, &c2) ||
 	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
-	    !ASSERT_EQ(live.table4, RL_TABLE4_LRU, "a 2000 s bucket: rl_state4") ||
+	    !ASSERT_EQ(live.table4, RL_TABLE4_WIDE, "a 2000 s bucket: rl_wide4") ||
 	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_SA, "after rl_sets4"))
 		goto out;
 	if (!ASSERT_EQ(send_from(&fl, a, t0 + MSEC), 1, "A under the new policy") ||
 	    !ASSERT_EQ(send_from(&fl, b, t0 + MSEC), 1, "B, new") ||
 	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
-	    !ASSERT_EQ(c.carried, 1, "A carried over from rl_sets4"))
+	    !ASSERT_EQ(c.carried, 1, "A carried over from rl_sets4") ||
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.wide4, &wm), "map rl_wide4"))
 		goto out;
-	k4.gen = c2.gen;
-	k4.addr = htonl(a);
-	ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.state4, &k4, &st), "A in rl_state4");
-	k4.addr = htonl(b);
-	ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.state4, &k4, &st), "B in rl_state4");
+	ASSERT_OK(rl_sa_wide_find(&wm, htonl(a), c2.gen, &idx, &way, &st), "A in rl_wide4");
+	ASSERT_OK(rl_sa_wide_find(&wm, htonl(b), c2.gen, &idx, &way, &st), "B in rl_wide4");
 	if (!rl_build_config(&c3, (const char *const[]){ "--rate", "1000", "--burst", "10", NULL },
 			     &c2) ||
 	    !rl_prog_configure(&fl.p, 0, &c3) ||
 	    !ASSERT_OK(rl_config_read(&fl.p.maps, &live, &active), "read the live copy") ||
 	    !ASSERT_EQ(live.table4, RL_TABLE4_SA, "back to rl_sets4") ||
-	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_LRU, "after rl_state4"))
+	    !ASSERT_EQ(live.prev_table4, RL_TABLE4_WIDE, "after rl_wide4"))
 		goto out;
 	if (!ASSERT_TRUE(send_from(&fl, b, t0 + 2 * MSEC) >= 0, "B under the third policy") ||
 	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
-	    !ASSERT_EQ(c.carried, 2, "B carried over from rl_state4"))
+	    !ASSERT_EQ(c.carried, 2, "B carried over from rl_wide4"))
 		goto out;
 	{
 		struct rl_sa_map m = {};
@@ -504,5 +520,6 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 		rl_sa_unmap(&m);
 	}
 out:
+	rl_sa_unmap(&wm);
 	flood_stop(&fl);
 }

@@ -446,7 +446,7 @@ out:
  * slots (used, not pending: include/rl_sa.h), read set by set with the
  * batch syscall rather than through the library that writes them.
  */
-static long sets_entries(const char *path)
+static long sets_entries(const char *path, bool wide)
 {
 	__u32 in = 0, out, cnt, batch = 1024;
 	struct rl_sa_set *vals = NULL;
@@ -469,8 +469,9 @@ static long sets_entries(const char *path)
 			n = -1;
 			break;
 		}
+		/* rl_wide4: the first four words are the identity words. */
 		for (__u32 i = 0; i < cnt; i++)
-			for (int j = 0; j < RL_SA_WAYS; j++)
+			for (int j = 0; j < (wide ? RL_SA_WIDE_WAYS : RL_SA_WAYS); j++)
 				n += (vals[i].w[j] & (RL_SA_USED | RL_SA_PEND)) == RL_SA_USED;
 		if (r)
 			break;
@@ -500,12 +501,12 @@ static long state_entries(struct rl_ns *ns)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, "rl_sets4")) {
+		if (!strcmp(de->d_name, "rl_sets4") || !strcmp(de->d_name, "rl_wide4")) {
 			char path[PATH_MAX + 16];
 			long n;
 
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			n = sets_entries(path);
+			n = sets_entries(path, !strcmp(de->d_name, "rl_wide4"));
 			if (n < 0) {
 				total = -1;
 				break;
@@ -626,16 +627,16 @@ static __u32 pinned_size(struct rl_ns *ns, const char *name)
 
 /*
  * K = 1000 sources, then sets that move the IPv4 sources from rl_sets4 to
- * rl_state4 (a bucket of 3000 s: more than 2^(m-2) vt for a table of 2^15
+ * rl_wide4 (a bucket of 3000 s: more than 2^(m-2) vt for a table of 2^15
  * sets) and back, between bucket algorithms, whose states are carried over:
- * each time the table in use has its full size, the other one entry, and
+ * each time the table in use has its full size, the others one entry, and
  * the table in use holds every source once.
  */
 TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
 {
 	static const struct {
 		const char *policy;
-		bool lru;
+		bool wide;
 	} sets[] = {
 		{ "--algo gcra --rate 1000 --burst 3000000", true },
 		{ "--algo token-bucket --rate 2000 --burst 100", false },
@@ -648,6 +649,7 @@ TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
 	if (!setup(&ns, "--rate 1000 --burst 100 --max-sources 65536"))
 		goto out;
 	if (!ASSERT_EQ(pinned_size(&ns, "rl_sets4"), 1U << 15, "rl_sets4 in use: 2^15 sets") ||
+	    !ASSERT_EQ(pinned_size(&ns, "rl_wide4"), 1, "rl_wide4: a stand-in") ||
 	    !ASSERT_EQ(pinned_size(&ns, "rl_state4"), 1, "rl_state4: a stand-in"))
 		goto out;
 	if (!send_1000_sources(&ns, f))
@@ -657,23 +659,25 @@ TEST_FLAGS(set_moves_between_ipv4_tables, RL_TEST_ROOT)
 		goto out;
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
 		char args[160];
-		__u32 s4 = 0, l4 = 0;
+		__u32 s4 = 0, w4 = 0, l4 = 0;
 
 		snprintf(args, sizeof(args), "set %s %s", ns.rx_if, sets[i].policy);
 		if (!cli_ok(&ns, "set", NULL, args))
 			goto out;
 		n = state_entries(&ns);
 		s4 = pinned_size(&ns, "rl_sets4");
+		w4 = pinned_size(&ns, "rl_wide4");
 		l4 = pinned_size(&ns, "rl_state4");
-		printf("    after set %s: %ld entries; rl_sets4 %u sets, rl_state4 %u entries\n",
-		       sets[i].policy, n, s4, l4);
+		printf("    after set %s: %ld entries; rl_sets4 %u sets, rl_wide4 %u sets, rl_state4 %u entries\n",
+		       sets[i].policy, n, s4, w4, l4);
 		ASSERT_EQ(n, 1000, "every source, once");
-		if (sets[i].lru) {
-			ASSERT_EQ(l4, 65536, "rl_state4 in use, --max-sources entries");
+		ASSERT_EQ(l4, 1, "rl_state4: a stand-in throughout");
+		if (sets[i].wide) {
+			ASSERT_EQ(w4, 1U << 15, "rl_wide4 in use, as many sets as rl_sets4");
 			ASSERT_EQ(s4, 1, "rl_sets4: a stand-in");
 		} else {
 			ASSERT_EQ(s4, 1U << 15, "rl_sets4 in use again");
-			ASSERT_EQ(l4, 1, "rl_state4: a stand-in again");
+			ASSERT_EQ(w4, 1, "rl_wide4: a stand-in again");
 		}
 	}
 	if (cli_ok(&ns, "status", NULL, "status --json")) {

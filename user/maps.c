@@ -183,9 +183,10 @@ static const struct rl_params *slot_params(const struct rl_config *cfg, __u32 g4
 
 /*
  * What a walk in progress holds, for the lookups, updates and deletes its
- * callback makes (migration: two per source): rl_sets4 mapped (mapping it
- * maps all of its pages at once: 32 MiB by default, far too slow to repeat
- * per source) and the live configuration (which IPv4 table is in use).
+ * callback makes (migration: two per source): the set table it walks
+ * (rl_sets4 or rl_wide4) mapped (mapping it maps all of its pages at once:
+ * 32 MiB by default, far too slow to repeat per source) and the live
+ * configuration (which IPv4 table is in use).
  */
 static struct {
 	int fd;
@@ -193,13 +194,18 @@ static struct {
 	const struct rl_config *cfg;
 } walking = { .fd = -1 };
 
-static int map_v4(const struct rl_pins *pins, struct rl_sa_map *m)
+static bool walking_pins(const struct rl_pins *pins)
 {
-	if (walking.m && walking.fd == pins->sets4) {
+	return walking.m && (walking.fd == pins->sets4 || walking.fd == pins->wide4);
+}
+
+static int map_v4(int fd, struct rl_sa_map *m)
+{
+	if (walking.m && walking.fd == fd) {
 		*m = *walking.m;
 		return 0;
 	}
-	return rl_sa_map(pins->sets4, m);
+	return rl_sa_map(fd, m);
 }
 
 static void unmap_v4(struct rl_sa_map *m)
@@ -213,53 +219,81 @@ static int live_cfg(const struct rl_pins *pins, struct rl_config *cfg)
 {
 	__u32 active;
 
-	if (walking.cfg && walking.fd == pins->sets4) {
+	if (walking_pins(pins) && walking.cfg) {
 		*cfg = *walking.cfg;
 		return 0;
 	}
 	return rl_config_read(pins, cfg, &active);
 }
 
-/* Is rl_sets4 a table (rather than the one-entry stand-in of a policy that uses rl_state4)? */
-static bool sets4_in_place(const struct rl_pins *pins)
+/* Is the set table @fd a table (rather than the one-entry stand-in of a policy that does not use it)? */
+static bool sets_in_place(int fd)
 {
-	if (walking.m && walking.fd == pins->sets4)
+	if (walking.m && walking.fd == fd)
 		return true;
-	return rl_sa_bits_of(pins->sets4) >= 0;
+	return rl_sa_bits_of(fd) >= 0;
 }
 
-/* Walk rl_sets4, keys as IPv4-mapped IPv6, states read back near the clock. */
-static int walk_sets4(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
+/*
+ * Way @i of set @idx of rl_wide4: 0 with its identity word and state, read
+ * when it was not locked; -ENOENT when it is empty; -EBUSY when it stayed
+ * locked (a writer that does not finish).
+ */
+static int wide_slot(const struct rl_sa_map *m, __u32 idx, int i, __u64 *w, __u64 *state)
 {
+	for (int t = 0; t < 1000; t++) {
+		*w = __atomic_load_n(&m->sets[idx].w[i], __ATOMIC_SEQ_CST);
+		if (!(*w & RL_SA_USED))
+			return -ENOENT;
+		if (!(*w & RL_SA_PEND) && !rl_sa_wide_read(m, idx, i, *w, state))
+			return 0;
+	}
+	return -EBUSY;
+}
+
+/* Walk the set table @fd (@wide: rl_wide4), keys as IPv4-mapped IPv6, states whole. */
+static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn fn, void *ctx)
+{
+	int ways = wide ? RL_SA_WIDE_WAYS : RL_SA_WAYS, ret;
 	struct rl_config cfg;
 	struct rl_sa_map m;
 	struct rl_state_key k;
 	__u64 now = mono_ns();
 	__u32 active;
-	int ret;
 
-	if (!sets4_in_place(pins))
+	if (!sets_in_place(fd))
 		return 0;
 	ret = rl_config_read(pins, &cfg, &active);
 	if (!ret)
-		ret = rl_sa_map(pins->sets4, &m);
+		ret = rl_sa_map(fd, &m);
 	if (ret)
 		return ret;
-	walking.fd = pins->sets4;
+	walking.fd = fd;
 	walking.m = &m;
 	walking.cfg = &cfg;
 	for (__u32 idx = 0; idx < (1U << m.bits) && !ret; idx++) {
-		for (int i = 0; i < RL_SA_WAYS && !ret; i++) {
-			__u64 w = __atomic_load_n(&m.sets[idx].w[i], __ATOMIC_SEQ_CST);
+		for (int i = 0; i < ways && !ret; i++) {
+			__u64 w = __atomic_load_n(&m.sets[idx].w[i], __ATOMIC_SEQ_CST), st;
 			const struct rl_params *p;
 
-			if (!(w & RL_SA_USED) || (w & RL_SA_PEND))
+			if (wide) {
+				ret = wide_slot(&m, idx, i, &w, &st);
+				if (ret == -ENOENT) {
+					ret = 0;
+					continue;
+				}
+				if (ret)
+					break;
+			} else if (!(w & RL_SA_USED) || (w & RL_SA_PEND)) {
 				continue;
+			}
 			memset(&k, 0, sizeof(k));
 			k.src.addr[2] = htonl(0xffff);
 			k.src.addr[3] = rl_sa_addr(&m, idx, w);
 			p = slot_params(&cfg, (__u32)(w >> RL_SA_GEN_SHIFT) & 3, &k.gen);
-			ret = fn(&k, rl_sa_get(w, rl_sa_ref(p, now), m.bits), now, ctx);
+			if (!wide)
+				st = rl_sa_get(w, rl_sa_ref(p, now), m.bits);
+			ret = fn(&k, st, now, ctx);
 		}
 	}
 	walking.m = NULL;
@@ -273,15 +307,17 @@ int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 {
 	/*
 	 * The hashes first: their batches are read just before @fn sees them,
-	 * while the scan of rl_sets4 maps the whole table (32 MiB by default).
-	 * Both IPv4 tables: after a set that changed the table, the previous
-	 * one holds the states not moved yet.
+	 * while the scan of a set table maps the whole table (32 MiB by
+	 * default). Every IPv4 table: after a set that changed the table, the
+	 * previous one holds the states not moved yet.
 	 */
 	int ret = walk_table(pins->state6, false, fn, ctx);
 
 	if (!ret)
 		ret = walk_table(pins->state4, true, fn, ctx);
-	return ret ? ret : walk_sets4(pins, fn, ctx);
+	if (!ret)
+		ret = walk_sets(pins, pins->sets4, false, fn, ctx);
+	return ret ? ret : walk_sets(pins, pins->wide4, true, fn, ctx);
 }
 
 static bool key_is_v4(const struct rl_key *k)
@@ -296,6 +332,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
 	struct rl_config cfg;
 	struct rl_sa_map m;
+	bool wide;
 	int ret;
 
 	if (!key_is_v4(&k->src))
@@ -305,11 +342,16 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 		return ret;
 	if (cfg.table4 == RL_TABLE4_LRU)
 		return bpf_map_update_elem(pins->state4, &k4, &val, flags) ? -errno : 0;
-	ret = map_v4(pins, &m);
+	wide = cfg.table4 == RL_TABLE4_WIDE;
+	ret = map_v4(wide ? pins->wide4 : pins->sets4, &m);
 	if (ret)
 		return ret;
-	ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags,
-			   rl_sa_ref(&cfg.params, mono_ns()));
+	if (wide)
+		ret = rl_sa_wide_insert(&m, k->src.addr[3], k->gen, val, flags,
+					rl_sa_ref(&cfg.params, mono_ns()));
+	else
+		ret = rl_sa_insert(&m, k->src.addr[3], k->gen, val, flags,
+				   rl_sa_ref(&cfg.params, mono_ns()));
 	unmap_v4(&m);
 	return ret;
 }
@@ -326,7 +368,7 @@ static int lookup_sets4(const struct rl_pins *pins, const struct rl_state_key *k
 	/* One set read by the syscall: mapping the whole table is for walks. */
 	bits = rl_sa_bits_of(pins->sets4);
 	if (bits < 0)
-		return -ENOENT; /* the stand-in of a policy that uses rl_state4 */
+		return -ENOENT; /* the stand-in of a policy that uses another table */
 	idx = h & ((1U << bits) - 1);
 	if (bpf_map_lookup_elem(pins->sets4, &idx, &set))
 		return -errno;
@@ -342,10 +384,42 @@ static int lookup_sets4(const struct rl_pins *pins, const struct rl_state_key *k
 	return -ENOENT;
 }
 
-/* IPv4: the table of the live policy, then the other (states a set has not moved yet). */
-int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
+/*
+ * rl_wide4 through its mapping: a syscall's copy of a set does not say in
+ * which order it read an identity word and its state.
+ */
+static int lookup_wide4(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
+{
+	struct rl_sa_map m;
+	__u32 idx;
+	int ret, way;
+
+	if (!sets_in_place(pins->wide4))
+		return -ENOENT;
+	ret = map_v4(pins->wide4, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa_wide_find(&m, k->src.addr[3], k->gen, &idx, &way, val);
+	unmap_v4(&m);
+	return ret;
+}
+
+static int lookup_v4(const struct rl_pins *pins, const struct rl_state_key *k,
+		     const struct rl_config *cfg, enum rl_table4 t, __u64 *val)
 {
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+
+	if (t == RL_TABLE4_SA)
+		return lookup_sets4(pins, k, cfg, val);
+	if (t == RL_TABLE4_WIDE)
+		return lookup_wide4(pins, k, val);
+	return bpf_map_lookup_elem(pins->state4, &k4, val) ? -errno : 0;
+}
+
+/* IPv4: the table of the live policy, then the others (states a set has not moved yet). */
+int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
+{
+	static const enum rl_table4 all[] = { RL_TABLE4_SA, RL_TABLE4_LRU, RL_TABLE4_WIDE };
 	struct rl_config cfg;
 	int ret;
 
@@ -354,22 +428,18 @@ int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __
 	ret = live_cfg(pins, &cfg);
 	if (ret)
 		return ret;
-	if (cfg.table4 == RL_TABLE4_SA) {
-		ret = lookup_sets4(pins, k, &cfg, val);
-		if (ret != -ENOENT)
-			return ret;
-	}
-	ret = bpf_map_lookup_elem(pins->state4, &k4, val) ? -errno : 0;
-	if (ret != -ENOENT || cfg.table4 == RL_TABLE4_SA)
-		return ret;
-	return lookup_sets4(pins, k, &cfg, val);
+	ret = lookup_v4(pins, k, &cfg, (enum rl_table4)cfg.table4, val);
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]) && ret == -ENOENT; i++)
+		if (all[i] != cfg.table4)
+			ret = lookup_v4(pins, k, &cfg, all[i], val);
+	return ret;
 }
 
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 {
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
 	struct rl_sa_map m;
-	int ret;
+	int ret = -ENOENT;
 
 	if (!key_is_v4(&k->src))
 		return bpf_map_delete_elem(pins->state6, k) ? -errno : 0;
@@ -377,13 +447,20 @@ int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 		return 0;
 	if (errno != ENOENT)
 		return -errno;
-	if (!sets4_in_place(pins))
-		return -ENOENT;
-	ret = map_v4(pins, &m);
-	if (ret)
-		return ret;
-	ret = rl_sa_delete(&m, k->src.addr[3], k->gen);
-	unmap_v4(&m);
+	if (sets_in_place(pins->sets4)) {
+		ret = map_v4(pins->sets4, &m);
+		if (ret)
+			return ret;
+		ret = rl_sa_delete(&m, k->src.addr[3], k->gen);
+		unmap_v4(&m);
+	}
+	if (ret == -ENOENT && sets_in_place(pins->wide4)) {
+		ret = map_v4(pins->wide4, &m);
+		if (ret)
+			return ret;
+		ret = rl_sa_wide_delete(&m, k->src.addr[3], k->gen);
+		unmap_v4(&m);
+	}
 	return ret;
 }
 
@@ -395,6 +472,7 @@ int rl_state_sweep(const struct rl_pins *pins, __u64 *swept)
 	int ret = rl_config_read(pins, &cfg, &active);
 
 	*swept = 0;
+	/* rl_wide4 keeps whole states: nothing to sweep. */
 	if (ret || cfg.table4 != RL_TABLE4_SA)
 		return ret;
 	ret = rl_sa_map(pins->sets4, &m);

@@ -17,11 +17,12 @@ struct rl_pins {
 	int sync4, sync6, sc4a, sc4b, sc6a, sc6b, sync_status;
 	/*
 	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the
-	 * set-associative rl_sets4 (include/rl_sa.h); the policy uses one of
-	 * them (struct rl_config's table4), the other has a single entry.
-	 * sweep: the timer that sweeps sets4.
+	 * set-associative rl_sets4 and wide4 its wide layout rl_wide4
+	 * (include/rl_sa.h); the policy uses one of them (struct
+	 * rl_config's table4), the others have a single entry. sweep: the
+	 * timer that sweeps sets4.
 	 */
-	int sets4, sweep;
+	int sets4, sweep, wide4;
 };
 
 /* The fds of @p as an array of pointers, in rl_map_names[] order. */
@@ -31,7 +32,7 @@ struct rl_pins {
 			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
 			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
 			&(p)->sync4, &(p)->sync6, &(p)->sc4a, &(p)->sc4b, &(p)->sc6a, &(p)->sc6b,  \
-			&(p)->sync_status, &(p)->sets4, &(p)->sweep                                \
+			&(p)->sync_status, &(p)->sets4, &(p)->sweep, &(p)->wide4                  \
 	}
 
 /* The live configuration and its slot. */

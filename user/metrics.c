@@ -239,9 +239,14 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 		goto out;
 	d->sources[0] = cc.n[0];
 	d->sources[1] = cc.n[1];
-	/* The IPv4 table in use: slots of rl_sets4 (four per source asked for), or rl_state4. */
+	/*
+	 * The IPv4 table in use: the sources asked for (a set of rl_sets4 or
+	 * rl_wide4 per two), or rl_state4's entries.
+	 */
 	d->capacity[0] = d->cfg.table4 == RL_TABLE4_SA ?
 				 max_entries(pins.sets4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
+			 d->cfg.table4 == RL_TABLE4_WIDE ?
+				 max_entries(pins.wide4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
 	ret = read_rules(&pins, d);

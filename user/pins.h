@@ -45,7 +45,7 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      25
+#define RL_N_MAPS      26
 /* In the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
 

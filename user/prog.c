@@ -74,7 +74,7 @@ void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MA
 		skel->maps.rl_ports,   skel->maps.rl_sync4,	  skel->maps.rl_sync6,
 		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	  skel->maps.rl_sc6a,
 		skel->maps.rl_sc6b,    skel->maps.rl_sync_status, skel->maps.rl_sets4,
-		skel->maps.rl_sweep
+		skel->maps.rl_sweep,   skel->maps.rl_wide4
 	};
 
 	_Static_assert(sizeof(m) / sizeof(m[0]) == RL_N_MAPS, "one map per pin");
@@ -88,7 +88,8 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 		      p->events, p->evctl,  p->evcpu,	    p->rcfg,  p->rcnt,
 		      p->rstate, p->src4a,  p->src6a,	    p->src4b, p->src6b,
 		      p->ports,	 p->sync4,  p->sync6,	    p->sc4a,  p->sc4b,
-		      p->sc6a,	 p->sc6b,   p->sync_status, p->sets4, p->sweep };
+		      p->sc6a,	 p->sc6b,   p->sync_status, p->sets4, p->sweep,
+		      p->wide4 };
 	int ret;
 
 	rl_skel_maps(skel, maps);
@@ -171,11 +172,14 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	} else {
 		bool lru = cfg->table4 == RL_TABLE4_LRU || o->both_tables4;
 		bool sa = cfg->table4 == RL_TABLE4_SA || o->both_tables4;
+		bool wide = cfg->table4 == RL_TABLE4_WIDE || o->both_tables4;
 
 		/* The table the policy does not use: one entry (a set that needs it makes it). */
 		ret = bpf_map__set_max_entries(skel->maps.rl_state4, lru ? max4 : 1);
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_sets4, sa ? 1U << bits : 1);
+		if (!ret)
+			ret = bpf_map__set_max_entries(skel->maps.rl_wide4, wide ? 1U << bits : 1);
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
 						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
@@ -259,6 +263,7 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 	fds->ports = bpf_map__fd(skel->maps.rl_ports);
 	fds->sets4 = bpf_map__fd(skel->maps.rl_sets4);
 	fds->sweep = bpf_map__fd(skel->maps.rl_sweep);
+	fds->wide4 = bpf_map__fd(skel->maps.rl_wide4);
 	fds->sync4 = bpf_map__fd(skel->maps.rl_sync4);
 	fds->sync6 = bpf_map__fd(skel->maps.rl_sync6);
 	fds->sc4a = bpf_map__fd(skel->maps.rl_sc4a);

@@ -67,7 +67,7 @@ int rl_sa_check(const struct rl_params *p, __u32 bits, char *err, size_t errlen)
 
 void rl_table4_choose(struct rl_config *cfg, __u32 bits)
 {
-	cfg->table4 = rl_sa_check(&cfg->params, bits, NULL, 0) ? RL_TABLE4_LRU : RL_TABLE4_SA;
+	cfg->table4 = rl_sa_check(&cfg->params, bits, NULL, 0) ? RL_TABLE4_WIDE : RL_TABLE4_SA;
 }
 
 int rl_sa_bits_live(const struct rl_pins *pins, __u32 *bits)
@@ -77,6 +77,8 @@ int rl_sa_bits_live(const struct rl_pins *pins, __u32 *bits)
 	struct rl_ctl ctl = {};
 	int ret = rl_sa_bits_of(pins->sets4);
 
+	if (ret < 0)
+		ret = rl_sa_bits_of(pins->wide4);
 	if (ret >= 0) {
 		*bits = (__u32)ret;
 		return 0;
@@ -104,7 +106,8 @@ int rl_table4_create(enum rl_table4 t, __u32 max_sources, __u32 bits, bool stand
 				    stand_in ? 1 : max_sources, NULL);
 	} else {
 		o.map_flags = BPF_F_MMAPABLE;
-		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "rl_sets4", sizeof(__u32),
+		fd = bpf_map_create(BPF_MAP_TYPE_ARRAY,
+				    t == RL_TABLE4_WIDE ? "rl_wide4" : "rl_sets4", sizeof(__u32),
 				    sizeof(struct rl_sa_set), stand_in ? 1 : 1U << bits, &o);
 	}
 	return fd < 0 ? -errno : fd;
@@ -285,6 +288,144 @@ int rl_sa_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen)
 		if (rl_sa_find(m, addr, gen, &idx, &way, &w))
 			return -ENOENT;
 		if (cas(&m->sets[idx].w[way], w, 0))
+			return 0;
+	}
+	return -EBUSY;
+}
+
+int rl_sa_wide_read(const struct rl_sa_map *m, __u32 idx, int way, __u64 w, __u64 *state)
+{
+	struct rl_sa_set *set = &m->sets[idx];
+
+	*state = load(&set->w[RL_SA_WIDE_WAYS + way]);
+	return load(&set->w[way]) == w ? 0 : -EAGAIN;
+}
+
+/* The way of @id in @set and its identity word in *w (locked or not), or -1. */
+static int wide_way(struct rl_sa_set *set, __u64 id, __u64 idm, __u64 *w)
+{
+	for (int i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		*w = load(&set->w[i]);
+		if ((*w & idm) == id)
+			return i;
+	}
+	return -1;
+}
+
+int rl_sa_wide_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
+		    __u64 *state)
+{
+	__u32 h = rl_sa_hash(ntohl(addr), gen);
+	__u64 id = rl_sa_id(h, gen, m->bits), idm = rl_sa_id_mask(m->bits), w;
+
+	*idx = h & ((1U << m->bits) - 1);
+	for (int t = 0; t < SA_TRIES; t++) {
+		*way = wide_way(&m->sets[*idx], id, idm, &w);
+		if (*way < 0)
+			return -ENOENT;
+		if (w & RL_SA_PEND)
+			continue; /* being written: its state is there once released */
+		if (!rl_sa_wide_read(m, *idx, *way, w, state))
+			return 0;
+	}
+	return -EBUSY;
+}
+
+/* Store @state in way @i of @set, locked from @w by the caller, and release it. */
+static void wide_store(struct rl_sa_set *set, int i, __u64 lock, __u64 state, __u32 bits)
+{
+	__atomic_store_n(&set->w[RL_SA_WIDE_WAYS + i], state, __ATOMIC_SEQ_CST);
+	cas(&set->w[i], lock, rl_sa_wide_next(lock, bits));
+}
+
+int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
+		      __u64 flags, __u64 ref)
+{
+	__u32 h = rl_sa_hash(ntohl(addr), gen), bits = m->bits;
+	__u64 id = rl_sa_id(h, gen, bits), idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
+	__u64 gm = 3ULL << RL_SA_GEN_SHIFT;
+	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
+
+	for (int t = 0; t < SA_TRIES; t++) {
+		int hit, victim = -1, rank = 3, i;
+		__s64 best = 0x7fffffffffffffffLL;
+		__u64 w, vw = 0, lock;
+
+		hit = wide_way(set, id, idm, &w);
+		if (hit >= 0) {
+			if (w & RL_SA_PEND)
+				continue;
+			if (flags == BPF_NOEXIST)
+				return -EEXIST;
+			if (!cas(&set->w[hit], w, w | RL_SA_PEND))
+				continue;
+			wide_store(set, hit, w | RL_SA_PEND, state, bits);
+			return 0;
+		}
+		/* Victim: empty, else of neither this generation nor the one before, else least ahead. */
+		for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+			__u32 g;
+			__s64 ahead;
+
+			w = load(&set->w[i]);
+			if (!(w & RL_SA_USED)) {
+				victim = i;
+				vw = w;
+				break;
+			}
+			if (w & RL_SA_PEND)
+				continue;
+			g = (__u32)((w & gm) >> RL_SA_GEN_SHIFT);
+			if (g != (gen & 3) && g != ((gen - 1) & 3)) {
+				if (rank > 1) {
+					rank = 1;
+					victim = i;
+					vw = w;
+				}
+				continue;
+			}
+			ahead = (__s64)(load(&set->w[RL_SA_WIDE_WAYS + i]) - ref);
+			if (rank == 3 || (rank == 2 && ahead < best)) {
+				rank = 2;
+				best = ahead;
+				victim = i;
+				vw = w;
+			}
+		}
+		lock = id | RL_SA_PEND | (vw & sm);
+		if (victim < 0 || !cas(&set->w[victim], vw, lock))
+			continue;
+		for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+			if (i == victim)
+				continue;
+			if ((load(&set->w[i]) & idm) == id)
+				break;
+		}
+		if (i < RL_SA_WIDE_WAYS) {
+			cas(&set->w[victim], lock, vw); /* the way as it was: its state unwritten */
+			continue;
+		}
+		wide_store(set, victim, lock, state, bits);
+		return 0;
+	}
+	return -EBUSY;
+}
+
+int rl_sa_wide_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen)
+{
+	__u32 h = rl_sa_hash(ntohl(addr), gen);
+	__u64 id = rl_sa_id(h, gen, m->bits), idm = rl_sa_id_mask(m->bits);
+	__u64 sm = rl_sa_state_mask(m->bits), w;
+	struct rl_sa_set *set = &m->sets[h & ((1U << m->bits) - 1)];
+
+	for (int t = 0; t < SA_TRIES; t++) {
+		int i = wide_way(set, id, idm, &w);
+
+		if (i < 0)
+			return -ENOENT;
+		if (w & RL_SA_PEND)
+			continue;
+		if (cas(&set->w[i], w, w & sm))
 			return 0;
 	}
 	return -EBUSY;

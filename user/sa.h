@@ -75,4 +75,23 @@ int rl_sa_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen);
  */
 int rl_sa_sweep(const struct rl_sa_map *m, const struct rl_config *cfg, __u64 now, __u64 *swept);
 
+/*
+ * The wide layout (rl_wide4, include/rl_sa.h), by the XDP program's lock
+ * protocol. A way this process locks is locked for as long as it takes to
+ * write one state: packets of that source meanwhile count lost rounds.
+ */
+/*
+ * The state of way @way of set @idx, whose identity word was read as @w: 0
+ * with *state if the word still reads @w after it, -EAGAIN otherwise.
+ */
+int rl_sa_wide_read(const struct rl_sa_map *m, __u32 idx, int way, __u64 w, __u64 *state);
+/* rl_sa_find() in rl_wide4: *state is the source's whole state. */
+int rl_sa_wide_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
+		    __u64 *state);
+/* rl_sa_insert() in rl_wide4: a full set's victim as there, among its four ways. */
+int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
+		      __u64 flags, __u64 ref);
+/* Empty the way of @addr under @gen, its version kept: 0, or -ENOENT. */
+int rl_sa_wide_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen);
+
 #endif /* RL_USER_SA_H */

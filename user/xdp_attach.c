@@ -738,12 +738,12 @@ int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
 /* The fd of @p's IPv4 table of kind @t, to be replaced in a copy of @p. */
 static int *table4_fd(struct rl_pins *p, enum rl_table4 t)
 {
-	return t == RL_TABLE4_LRU ? &p->state4 : &p->sets4;
+	return t == RL_TABLE4_LRU ? &p->state4 : t == RL_TABLE4_WIDE ? &p->wide4 : &p->sets4;
 }
 
 static const char *table4_name(enum rl_table4 t)
 {
-	return t == RL_TABLE4_LRU ? "rl_state4" : "rl_sets4";
+	return t == RL_TABLE4_LRU ? "rl_state4" : t == RL_TABLE4_WIDE ? "rl_wide4" : "rl_sets4";
 }
 
 /*

@@ -49,6 +49,12 @@ bool rl_prog_load(struct rl_prog *p, bool test_clock, __u32 max_sources)
 
 bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cfg)
 {
+	return rl_prog_configure_table4(p, slot, cfg, -1);
+}
+
+bool rl_prog_configure_table4(struct rl_prog *p, __u32 slot, const struct rl_config *cfg,
+			      int table4)
+{
 	struct rl_prog_opts po = { .reuse = &p->maps,
 				   .reuse_clock = p->clock_fd,
 				   .test_clock = p->test_clock };
@@ -62,6 +68,8 @@ bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cf
 	if (!ASSERT_OK(rl_sa_bits_live(&p->maps, &bits), "size of rl_sets4"))
 		return false;
 	rl_table4_choose(&c, bits);
+	if (table4 >= 0)
+		c.table4 = (__u16)table4;
 	c.prev_table4 =
 		p->prog_fd >= 0 && !rl_config_read(&p->maps, &live, &a) ? live.table4 : c.table4;
 	cfg = &c;

@@ -33,6 +33,13 @@ void rl_prog_close(struct rl_prog *p);
  * program is unloaded) and write its copy into @slot of rl_config.
  */
 bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cfg);
+/*
+ * rl_prog_configure() with the IPv4 table @table4 (enum rl_table4) instead
+ * of the one attach would choose: every table holds every policy rl_sets4
+ * holds, so a test runs one policy on each.
+ */
+bool rl_prog_configure_table4(struct rl_prog *p, __u32 slot, const struct rl_config *cfg,
+			      int table4);
 /* A policy and options as on the command line, e.g. { "--rate", "10", NULL }. */
 bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struct rl_config *prev);
 /*
