@@ -1197,7 +1197,8 @@ static int phase_memory(struct micro *m)
 				break;
 			}
 			m->frame = v6 ? &m->frame6 : &m->frame4;
-			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) : ipv4_table_fd(lim, &name, &what);
+			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) :
+				  ipv4_table_fd(lim, &name, &what);
 			fprintf(stderr, "rl-bench: filling %s with %u sources\n", name, n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
 			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
@@ -1205,8 +1206,8 @@ static int phase_memory(struct micro *m)
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
-				fprintf(md, "| %s (%s) | %u | %ld | %llu | %.1f | %s |\n", name, what,
-					n, have, (unsigned long long)memlock, per,
+				fprintf(md, "| %s (%s) | %u | %ld | %llu | %.1f | %s |\n", name,
+					what, n, have, (unsigned long long)memlock, per,
 					v6	  ? "" :
 					per <= 64 ? "ok" :
 						    "**over**");

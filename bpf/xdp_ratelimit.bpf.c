@@ -329,23 +329,32 @@ static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
  * generation in rl_sets4, read back in the previous parameters' terms: 1 and
  * *st when it is there. A pending copy is not in yet: nothing to carry.
  */
+/*
+ * The set of IPv4 source @addr (masked by mask4) under the previous
+ * generation in the set table @map (rl_sets4 or rl_wide4), and its identity.
+ */
+static __always_inline struct rl_sa_set *prev_set(void *map, __be32 addr, __u64 *id)
+{
+	__u32 bits = rl_sa_bits,
+	      h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
+	__u32 idx = h & ((1U << bits) - 1);
+
+	*id = rl_sa_id(h, rl_cfg.gen - 1, bits);
+	return bpf_map_lookup_elem(map, &idx);
+}
+
 static __always_inline int sa_prev(__be32 addr, __u64 now, __u64 *st)
 {
-	__u32 bits = rl_sa_bits, h, idx, i;
-	__u64 id, idm, w;
-	struct rl_sa_set *set;
+	__u64 id, idm = rl_sa_id_mask(rl_sa_bits), w;
+	struct rl_sa_set *set = prev_set(&rl_sets4, addr, &id);
+	__u32 i;
 
-	h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
-	idx = h & ((1U << bits) - 1);
-	id = rl_sa_id(h, rl_cfg.gen - 1, bits);
-	idm = rl_sa_id_mask(bits);
-	set = bpf_map_lookup_elem(&rl_sets4, &idx);
 	if (!set)
 		return 0;
 	for (i = 0; i < RL_SA_WAYS; i++) {
 		w = *(volatile __u64 *)&set->w[i];
 		if ((w & idm) == id && !(w & RL_SA_PEND)) {
-			*st = rl_sa_get(w, rl_sa_ref(&rl_cfg.prev, now), bits);
+			*st = rl_sa_get(w, rl_sa_ref(&rl_cfg.prev, now), rl_sa_bits);
 			return 1;
 		}
 	}
@@ -367,15 +376,10 @@ static __always_inline __u64 *lru_prev(__be32 addr)
  */
 static __always_inline int wide_prev(__be32 addr, __u64 *st)
 {
-	__u32 bits = rl_sa_bits, h, idx, i;
-	__u64 id, idm, w;
-	struct rl_sa_set *set;
+	__u64 id, idm = rl_sa_id_mask(rl_sa_bits), w;
+	struct rl_sa_set *set = prev_set(&rl_wide4, addr, &id);
+	__u32 i;
 
-	h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
-	idx = h & ((1U << bits) - 1);
-	id = rl_sa_id(h, rl_cfg.gen - 1, bits);
-	idm = rl_sa_id_mask(bits);
-	set = bpf_map_lookup_elem(&rl_wide4, &idx);
 	if (!set)
 		return 0;
 	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {

@@ -10,7 +10,9 @@
  *	sa_targeted_flood	spoofed sources aimed at one source's set
  *	sa_sweep_idle		a source idle for 2^m vt, with and without a sweep
  *	sa_sweep_timer		the same, swept by the kernel's timer
- *	sa_table_switch_carries	sets between rl_sets4 and rl_state4 carry states over
+ *	sa_table_switch_carries	sets between rl_sets4 and rl_wide4 carry states over
+ *	sa_wide_ways		rl_wide4 from userspace: insert, find, evict, delete,
+ *				and the versions that tell a reader a way changed
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,6 +52,74 @@ TEST(sa_addr_roundtrip)
 				return;
 		}
 	}
+}
+
+/*
+ * Five sources of one set of rl_wide4 (four ways) inserted by user/sa.c's
+ * lock protocol: each found with its whole state; the fifth evicts the one
+ * least ahead of the reference; a replace and a delete move the way's
+ * version on or keep it, so that a reader's two reads of the identity word
+ * never agree across a write.
+ */
+TEST_FLAGS(sa_wide_ways, RL_TEST_ROOT)
+{
+	static const __u64 ahead[4] = { 40, 10, 30, 20 };
+	const __u32 bits = RL_SA_BITS_MIN, gen = 7;
+	__u32 src[5], n = 0, idx, set0 = 0;
+	__u64 ref = 1ULL << 50, st, w;
+	struct rl_sa_map m = {};
+	int fd, way;
+
+	fd = rl_table4_create(RL_TABLE4_WIDE, 4096, bits, false);
+	if (!ASSERT_TRUE(fd >= 0, "create rl_wide4") || !ASSERT_OK(rl_sa_map(fd, &m), "map it"))
+		goto out;
+	/* Five addresses of 198.18.0.0/15 in one set. */
+	for (__u32 a = SPOOF_BASE; a < SPOOF_BASE + SPOOF_N && n < 5; a++) {
+		__u32 s = rl_sa_hash(a, gen) & ((1U << bits) - 1);
+
+		if (!n)
+			set0 = s;
+		if (s == set0)
+			src[n++] = a;
+	}
+	if (!ASSERT_EQ(n, 5, "five sources of one set"))
+		goto out;
+	/* States ahead of the reference by 40, 10, 30, 20 ns: the second is the least ahead. */
+	for (int i = 0; i < 4; i++)
+		if (!ASSERT_OK(rl_sa_wide_insert(&m, htonl(src[i]), gen, ref + ahead[i],
+						 BPF_NOEXIST, ref),
+			       "insert into an empty way"))
+			goto out;
+	ASSERT_EQ(rl_sa_wide_insert(&m, htonl(src[0]), gen, 1, BPF_NOEXIST, ref), -EEXIST,
+		  "BPF_NOEXIST on a source that is there");
+	for (int i = 0; i < 4; i++) {
+		if (!ASSERT_OK(rl_sa_wide_find(&m, htonl(src[i]), gen, &idx, &way, &st), "found"))
+			goto out;
+		ASSERT_EQ(st, ref + ahead[i], "its whole state");
+		ASSERT_EQ(ntohl(rl_sa_addr(&m, idx, m.sets[idx].w[way])), src[i],
+			  "the address back from its identity word");
+		ASSERT_EQ(m.sets[idx].w[way] & rl_sa_state_mask(bits), 1, "version 1: one write");
+	}
+	ASSERT_OK(rl_sa_wide_insert(&m, htonl(src[4]), gen, ref + 50, BPF_NOEXIST, ref),
+		  "the fifth source");
+	ASSERT_EQ(rl_sa_wide_find(&m, htonl(src[1]), gen, &idx, &way, &st), -ENOENT,
+		  "it evicted the source least ahead");
+	if (!ASSERT_OK(rl_sa_wide_find(&m, htonl(src[4]), gen, &idx, &way, &st), "the fifth found"))
+		goto out;
+	w = m.sets[idx].w[way];
+	ASSERT_EQ(w & rl_sa_state_mask(bits), 2, "the evicted way's version, moved on");
+	ASSERT_OK(rl_sa_wide_insert(&m, htonl(src[4]), gen, ref + 60, BPF_ANY, ref), "replace");
+	ASSERT_OK(rl_sa_wide_find(&m, htonl(src[4]), gen, &idx, &way, &st), "found again");
+	ASSERT_EQ(st, ref + 60, "the new state");
+	ASSERT_EQ(m.sets[idx].w[way] & rl_sa_state_mask(bits), 3, "a replace moves the version on");
+	ASSERT_OK(rl_sa_wide_delete(&m, htonl(src[4]), gen), "delete");
+	ASSERT_EQ(m.sets[idx].w[way], 3, "the empty way keeps its version");
+	ASSERT_EQ(rl_sa_wide_find(&m, htonl(src[4]), gen, &idx, &way, &st), -ENOENT, "deleted");
+	ASSERT_EQ(rl_sa_wide_delete(&m, htonl(src[4]), gen), -ENOENT, "nothing to delete");
+out:
+	rl_sa_unmap(&m);
+	if (fd >= 0)
+		close(fd);
 }
 
 TEST(sa_state_readback)
@@ -241,8 +311,8 @@ static void spoofed_flood(int table4)
 	printf("    %s: flood %llu frames, new sources %llu for %u ways; steady source: sent %lu, passed %lu, evicted %lu times; over-limit: sent %lu, passed %lu, algorithm alone %lu\n",
 	       table4 == RL_TABLE4_WIDE ? "rl_wide4" : "rl_sets4", (unsigned long long)sent_flood,
 	       (unsigned long long)c.new_sources,
-	       (table4 == RL_TABLE4_WIDE ? RL_SA_WIDE_WAYS : RL_SA_WAYS) << RL_SA_BITS_MIN, steady_sent, steady_passed, steady_evicted, over_sent,
-	       over_passed, expect);
+	       (table4 == RL_TABLE4_WIDE ? RL_SA_WIDE_WAYS : RL_SA_WAYS) << RL_SA_BITS_MIN,
+	       steady_sent, steady_passed, steady_evicted, over_sent, over_passed, expect);
 	ASSERT_TRUE(c.new_sources > SPOOF_N + SPOOF_N / 4,
 		    "the flood's second round found its sources evicted");
 	ASSERT_EQ(c.cas_exhausted, 0, "no packet ran out of tries");

@@ -32,7 +32,7 @@ struct rl_pins {
 			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
 			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
 			&(p)->sync4, &(p)->sync6, &(p)->sc4a, &(p)->sc4b, &(p)->sc6a, &(p)->sc6b,  \
-			&(p)->sync_status, &(p)->sets4, &(p)->sweep, &(p)->wide4                  \
+			&(p)->sync_status, &(p)->sets4, &(p)->sweep, &(p)->wide4                   \
 	}
 
 /* The live configuration and its slot. */

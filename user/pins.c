@@ -15,12 +15,11 @@
 #include "xdp_attach.h"
 
 const char *const rl_map_names[RL_N_MAPS] = {
-	"rl_state4", "rl_state6", "rl_config",	    "rl_ctl",	"rl_counters",
-	"rl_events", "rl_evctl",  "rl_evcpu",	    "rl_rcfg",	"rl_rcnt",
-	"rl_rstate", "rl_src4a",  "rl_src6a",	    "rl_src4b", "rl_src6b",
-	"rl_ports",  "rl_sync4",  "rl_sync6",	    "rl_sc4a",	"rl_sc4b",
-	"rl_sc6a",   "rl_sc6b",	  "rl_sync_status", "rl_sets4", "rl_sweep",
-	"rl_wide4"
+	"rl_state4", "rl_state6", "rl_config", "rl_ctl",   "rl_counters",    "rl_events",
+	"rl_evctl",  "rl_evcpu",  "rl_rcfg",   "rl_rcnt",  "rl_rstate",	     "rl_src4a",
+	"rl_src6a",  "rl_src4b",  "rl_src6b",  "rl_ports", "rl_sync4",	     "rl_sync6",
+	"rl_sc4a",   "rl_sc4b",	  "rl_sc6a",   "rl_sc6b",  "rl_sync_status", "rl_sets4",
+	"rl_sweep",  "rl_wide4"
 };
 
 static bool valid_ifname(const char *name)

@@ -22,6 +22,7 @@
  *         rl_sync4 rl_sync6                  fleet sync counting (include/rl_sync.h)
  *         rl_sc4a rl_sc4b rl_sc6a rl_sc6b
  *         rl_sync_status                     the sync agent's (user/sync_kern.h)
+ *         rl_sets4 rl_sweep rl_wide4         IPv4 sources (include/rl_sa.h)
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *

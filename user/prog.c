@@ -84,12 +84,11 @@ void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MA
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
 	struct bpf_map *maps[RL_N_MAPS];
-	int fds[] = { p->state4, p->state6, p->config,	    p->ctl,   p->counters,
-		      p->events, p->evctl,  p->evcpu,	    p->rcfg,  p->rcnt,
-		      p->rstate, p->src4a,  p->src6a,	    p->src4b, p->src6b,
-		      p->ports,	 p->sync4,  p->sync6,	    p->sc4a,  p->sc4b,
-		      p->sc6a,	 p->sc6b,   p->sync_status, p->sets4, p->sweep,
-		      p->wide4 };
+	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters,	 p->events,
+		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt,	 p->rstate,	 p->src4a,
+		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sync4,	 p->sync6,
+		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status, p->sets4,
+		      p->sweep,	 p->wide4 };
 	int ret;
 
 	rl_skel_maps(skel, maps);

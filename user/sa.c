@@ -201,17 +201,60 @@ int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, in
 /* Attempts before giving up on a set that other writers keep changing. */
 #define SA_TRIES 1000
 
+/*
+ * The victim of an insertion into @set (@wide: rl_wide4's ways) under @gen:
+ * an empty slot, else one of neither this generation nor the one before
+ * (left over from an older set), else the one least ahead of @ref. Its
+ * word in *vw; -1 if every slot is pending.
+ */
+static int pick_victim(struct rl_sa_set *set, bool wide, __u32 gen, __u64 ref, __u32 bits,
+		       __u64 *vw)
+{
+	int ways = wide ? RL_SA_WIDE_WAYS : RL_SA_WAYS, victim = -1, rank = 3;
+	__u64 gm = 3ULL << RL_SA_GEN_SHIFT;
+	__s64 best = 0x7fffffffffffffffLL;
+
+	for (int i = 0; i < ways; i++) {
+		__u64 w = load(&set->w[i]), st;
+		__u32 g;
+		__s64 ahead;
+
+		if (!(w & RL_SA_USED)) { /* rl_sets4: 0; rl_wide4: a version alone */
+			*vw = w;
+			return i;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		g = (__u32)((w & gm) >> RL_SA_GEN_SHIFT);
+		if (g != (gen & 3) && g != ((gen - 1) & 3)) {
+			if (rank > 1) {
+				rank = 1;
+				victim = i;
+				*vw = w;
+			}
+			continue;
+		}
+		st = wide ? load(&set->w[RL_SA_WIDE_WAYS + i]) : rl_sa_get(w, ref, bits);
+		ahead = (__s64)(st - ref);
+		if (rank == 3 || (rank == 2 && ahead < best)) {
+			rank = 2;
+			best = ahead;
+			victim = i;
+			*vw = w;
+		}
+	}
+	return victim;
+}
+
 int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
 		 __u64 ref)
 {
 	__u32 h = rl_sa_hash(ntohl(addr), gen), bits = m->bits;
 	__u64 id = rl_sa_id(h, gen, bits), idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
-	__u64 gm = 3ULL << RL_SA_GEN_SHIFT;
 	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
 
 	for (int t = 0; t < SA_TRIES; t++) {
-		int hit = -1, victim = -1, rank = 3, i;
-		__s64 best = 0x7fffffffffffffffLL;
+		int hit = -1, victim, i;
 		__u64 w, vw = 0;
 
 		for (i = 0; i < RL_SA_WAYS; i++) {
@@ -230,36 +273,7 @@ int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
 				return 0;
 			continue;
 		}
-		/* Victim: empty, else of neither this generation nor the one before, else least ahead. */
-		for (i = 0; i < RL_SA_WAYS; i++) {
-			__u32 g;
-			__s64 ahead;
-
-			w = load(&set->w[i]);
-			if (!w) {
-				victim = i;
-				vw = 0;
-				break;
-			}
-			if (w & RL_SA_PEND)
-				continue;
-			g = (__u32)((w & gm) >> RL_SA_GEN_SHIFT);
-			if (g != (gen & 3) && g != ((gen - 1) & 3)) {
-				if (rank > 1) {
-					rank = 1;
-					victim = i;
-					vw = w;
-				}
-				continue;
-			}
-			ahead = (__s64)(rl_sa_get(w, ref, bits) - ref);
-			if (rank == 3 || (rank == 2 && ahead < best)) {
-				rank = 2;
-				best = ahead;
-				victim = i;
-				vw = w;
-			}
-		}
+		victim = pick_victim(set, false, gen, ref, bits, &vw);
 		if (victim < 0 || !cas(&set->w[victim], vw, id | RL_SA_PEND))
 			continue;
 		for (i = 0; i < RL_SA_WAYS; i++) {
@@ -338,17 +352,15 @@ static void wide_store(struct rl_sa_set *set, int i, __u64 lock, __u64 state, __
 	cas(&set->w[i], lock, rl_sa_wide_next(lock, bits));
 }
 
-int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
-		      __u64 flags, __u64 ref)
+int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
+		      __u64 ref)
 {
 	__u32 h = rl_sa_hash(ntohl(addr), gen), bits = m->bits;
 	__u64 id = rl_sa_id(h, gen, bits), idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
-	__u64 gm = 3ULL << RL_SA_GEN_SHIFT;
 	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
 
 	for (int t = 0; t < SA_TRIES; t++) {
-		int hit, victim = -1, rank = 3, i;
-		__s64 best = 0x7fffffffffffffffLL;
+		int hit, victim, i;
 		__u64 w, vw = 0, lock;
 
 		hit = wide_way(set, id, idm, &w);
@@ -362,36 +374,7 @@ int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 s
 			wide_store(set, hit, w | RL_SA_PEND, state, bits);
 			return 0;
 		}
-		/* Victim: empty, else of neither this generation nor the one before, else least ahead. */
-		for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
-			__u32 g;
-			__s64 ahead;
-
-			w = load(&set->w[i]);
-			if (!(w & RL_SA_USED)) {
-				victim = i;
-				vw = w;
-				break;
-			}
-			if (w & RL_SA_PEND)
-				continue;
-			g = (__u32)((w & gm) >> RL_SA_GEN_SHIFT);
-			if (g != (gen & 3) && g != ((gen - 1) & 3)) {
-				if (rank > 1) {
-					rank = 1;
-					victim = i;
-					vw = w;
-				}
-				continue;
-			}
-			ahead = (__s64)(load(&set->w[RL_SA_WIDE_WAYS + i]) - ref);
-			if (rank == 3 || (rank == 2 && ahead < best)) {
-				rank = 2;
-				best = ahead;
-				victim = i;
-				vw = w;
-			}
-		}
+		victim = pick_victim(set, true, gen, ref, bits, &vw);
 		lock = id | RL_SA_PEND | (vw & sm);
 		if (victim < 0 || !cas(&set->w[victim], vw, lock))
 			continue;

@@ -89,8 +89,8 @@ int rl_sa_wide_read(const struct rl_sa_map *m, __u32 idx, int way, __u64 w, __u6
 int rl_sa_wide_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
 		    __u64 *state);
 /* rl_sa_insert() in rl_wide4: a full set's victim as there, among its four ways. */
-int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
-		      __u64 flags, __u64 ref);
+int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
+		      __u64 ref);
 /* Empty the way of @addr under @gen, its version kept: 0, or -ENOENT. */
 int rl_sa_wide_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen);
 
