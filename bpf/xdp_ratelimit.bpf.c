@@ -1036,13 +1036,40 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 }
 
 /*
+ * The three steps of the set table in use, rl_sets4 or rl_wide4: the
+ * policy's table is a constant, so each is one call (the other's code goes).
+ */
+static __always_inline int sets_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+		return wide_hit4(cnt, addr, now, cost);
+	return sa_hit4(cnt, addr, now, cost);
+}
+
+static __always_inline int sets_limit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				       int lost)
+{
+	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+		return limit_wide4(cnt, addr, now, cost, lost);
+	return limit_sa4(cnt, addr, now, cost, lost);
+}
+
+static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+		return wide_miss4(cnt, addr, now, cost);
+	return sa_miss4(cnt, addr, now, cost);
+}
+
+/*
  * IPv4 source @saddr. A hit's first round is in line when @fast (the main
- * program; slow_path()'s frame has no room for it): sa_hit4() or
- * lru_hit4(). Otherwise in rl_sets4 a hit is one call of limit_sa4(); a
- * miss calls sa_miss4() (from here, not from limit_sa4(): three frames deep
- * under slow_path() would pass the 512 bytes of stack the verifier allows),
- * which starts over with limit_sa4() when another CPU changed the set
- * first. At most RL_CAS_TRIES insertions.
+ * program; slow_path()'s frame has no room for it): sa_hit4(), wide_hit4()
+ * or lru_hit4(). Otherwise in a set table a hit is one call of limit_sa4()
+ * (limit_wide4() in rl_wide4); a miss calls sa_miss4() (wide_miss4()) from
+ * here, not from the lookup: three frames deep under slow_path() would pass
+ * the 512 bytes of stack the verifier allows. It starts over with the
+ * lookup when another CPU changed the set first. At most RL_CAS_TRIES
+ * insertions.
  */
 static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
 {
@@ -1058,29 +1085,15 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 			return limit_lru4(cnt, addr, now, cost, ret);
 		return ret;
 	}
-	if (rl_cfg.table4 == RL_TABLE4_WIDE) {
-		if (!fast)
-			ret = limit_wide4(cnt, addr, now, cost, 0);
-		else if ((ret = wide_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
-			ret = limit_wide4(cnt, addr, now, cost, 1);
-		for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
-			ret = wide_miss4(cnt, addr, now, cost);
-			if (ret == RL_RETRY_LOOKUP) {
-				cnt->cas_retries++;
-				ret = limit_wide4(cnt, addr, now, cost, 0);
-			}
-		}
-	} else {
-		if (!fast)
-			ret = limit_sa4(cnt, addr, now, cost, 0);
-		else if ((ret = sa_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
-			ret = limit_sa4(cnt, addr, now, cost, 1);
-		for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
-			ret = sa_miss4(cnt, addr, now, cost);
-			if (ret == RL_RETRY_LOOKUP) {
-				cnt->cas_retries++;
-				ret = limit_sa4(cnt, addr, now, cost, 0);
-			}
+	if (!fast)
+		ret = sets_limit4(cnt, addr, now, cost, 0);
+	else if ((ret = sets_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
+		ret = sets_limit4(cnt, addr, now, cost, 1);
+	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+		ret = sets_miss4(cnt, addr, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = sets_limit4(cnt, addr, now, cost, 0);
 		}
 	}
 	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {

@@ -246,6 +246,20 @@ static int pick_victim(struct rl_sa_set *set, bool wide, __u32 gen, __u64 ref, _
 	return victim;
 }
 
+/*
+ * The slot of @id among the first @ways words of @set (rl_wide4: its
+ * identity words), and its word in *w (pending or not), or -1.
+ */
+static int find_way(struct rl_sa_set *set, int ways, __u64 id, __u64 idm, __u64 *w)
+{
+	for (int i = 0; i < ways; i++) {
+		*w = load(&set->w[i]);
+		if ((*w & idm) == id)
+			return i;
+	}
+	return -1;
+}
+
 int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
 		 __u64 ref)
 {
@@ -254,16 +268,9 @@ int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
 	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
 
 	for (int t = 0; t < SA_TRIES; t++) {
-		int hit = -1, victim, i;
 		__u64 w, vw = 0;
+		int hit = find_way(set, RL_SA_WAYS, id, idm, &w), victim, i;
 
-		for (i = 0; i < RL_SA_WAYS; i++) {
-			w = load(&set->w[i]);
-			if ((w & idm) == id) {
-				hit = i;
-				break;
-			}
-		}
 		if (hit >= 0) {
 			if (w & RL_SA_PEND)
 				continue;
@@ -315,17 +322,6 @@ int rl_sa_wide_read(const struct rl_sa_map *m, __u32 idx, int way, __u64 w, __u6
 	return load(&set->w[way]) == w ? 0 : -EAGAIN;
 }
 
-/* The way of @id in @set and its identity word in *w (locked or not), or -1. */
-static int wide_way(struct rl_sa_set *set, __u64 id, __u64 idm, __u64 *w)
-{
-	for (int i = 0; i < RL_SA_WIDE_WAYS; i++) {
-		*w = load(&set->w[i]);
-		if ((*w & idm) == id)
-			return i;
-	}
-	return -1;
-}
-
 int rl_sa_wide_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
 		    __u64 *state)
 {
@@ -334,7 +330,7 @@ int rl_sa_wide_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *id
 
 	*idx = h & ((1U << m->bits) - 1);
 	for (int t = 0; t < SA_TRIES; t++) {
-		*way = wide_way(&m->sets[*idx], id, idm, &w);
+		*way = find_way(&m->sets[*idx], RL_SA_WIDE_WAYS, id, idm, &w);
 		if (*way < 0)
 			return -ENOENT;
 		if (w & RL_SA_PEND)
@@ -363,7 +359,7 @@ int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 s
 		int hit, victim, i;
 		__u64 w, vw = 0, lock;
 
-		hit = wide_way(set, id, idm, &w);
+		hit = find_way(set, RL_SA_WIDE_WAYS, id, idm, &w);
 		if (hit >= 0) {
 			if (w & RL_SA_PEND)
 				continue;
@@ -402,7 +398,7 @@ int rl_sa_wide_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen)
 	struct rl_sa_set *set = &m->sets[h & ((1U << m->bits) - 1)];
 
 	for (int t = 0; t < SA_TRIES; t++) {
-		int i = wide_way(set, id, idm, &w);
+		int i = find_way(set, RL_SA_WIDE_WAYS, id, idm, &w);
 
 		if (i < 0)
 			return -ENOENT;
