@@ -402,12 +402,13 @@ TEST(rules_src_file_forms)
 		rl_rule_free(&r);
 	}
 	unlink(path);
-	/* An empty file: a rule whose list is empty matches every source. */
+	/* An empty file: the rule has a source match that holds nothing. */
 	if (!tmp_file("# nothing yet\n", path, sizeof(path)))
 		return;
 	snprintf(words, sizeof(words), "e --src-file %s --deny", path);
 	if (ASSERT_OK(parse_str(&r, NULL, words, err, sizeof(err)), err)) {
 		ASSERT_EQ(r.n4 + r.n6, 0, "no prefixes");
+		ASSERT_TRUE(rl_rule_src_empty(&r), "an empty source list, not none given");
 		rl_rule_free(&r);
 	}
 	unlink(path);
@@ -722,6 +723,93 @@ TEST(rules_match_src)
 		ASSERT_TRUE(!rl_rule_match(&r, &p), "no source, no --src match");
 		rl_rule_free(&r);
 	}
+}
+
+/*
+ * An empty source list matches nothing, whatever the action: allow, deny and
+ * limit rules fed from an empty file, --src none or --src '' (one word) let
+ * every packet fall through to the rules after them. No --src at all is any
+ * source. Each form prints back as --src none and parses to the same rule.
+ */
+TEST(rules_empty_src_matches_nothing)
+{
+	static const char *const actions[] = { "--allow", "--deny", "--rate 10/s --burst 2" };
+	static const char *const srcs[] = { "198.18.0.1", "0.0.0.0", "2001:db8::1", "fe80::1",
+					    "::ffff:198.18.0.1" };
+	char path[64], err[RL_ERRLEN], words[256], back[256], again[256];
+	const char *forms[3];
+	struct rl_rule r, r2;
+
+	if (!tmp_file("# a feed that came back empty\n\n", path, sizeof(path)))
+		return;
+	snprintf(words, sizeof(words), "--src-file %s", path);
+	forms[0] = words;
+	forms[1] = "--src none";
+	forms[2] = NULL; /* --src '' below, as one empty word */
+	for (size_t a = 0; a < ARRAY_SIZE(actions); a++) {
+		for (size_t f = 0; f < ARRAY_SIZE(forms); f++) {
+			char rule[320], what[400];
+			int ret;
+
+			if (forms[f]) {
+				snprintf(rule, sizeof(rule), "e %s %s", forms[f], actions[a]);
+				ret = parse_str(&r, NULL, rule, err, sizeof(err));
+			} else {
+				const char *w[8] = { "e", "--src", "" };
+				char *copy = strdup(actions[a]), *save = NULL;
+				size_t n = 3;
+
+				snprintf(rule, sizeof(rule), "e --src '' %s", actions[a]);
+				for (char *t = strtok_r(copy, " ", &save); t;
+				     t = strtok_r(NULL, " ", &save))
+					w[n++] = t;
+				w[n] = NULL;
+				ret = rl_rule_parse(&r, NULL, w, err, sizeof(err));
+				free(copy);
+			}
+			if (!ASSERT_OK(ret, rule))
+				continue;
+			for (size_t i = 0; i < ARRAY_SIZE(srcs); i++) {
+				struct rl_pkt_info p = pkt(srcs[i], "udp", 53, NULL);
+
+				snprintf(what, sizeof(what), "%s matches no source: %s", rule,
+					 srcs[i]);
+				ASSERT_TRUE(!rl_rule_match(&r, &p), what);
+			}
+			rl_rule_format(&r, back, sizeof(back));
+			ASSERT_CONTAINS(back, " --src none", "printed back as --src none");
+			if (ASSERT_OK(parse_str(&r2, NULL, back, err, sizeof(err)), back)) {
+				rl_rule_format(&r2, again, sizeof(again));
+				ASSERT_STREQ(again, back, "--src none reads back to the same rule");
+				ASSERT_TRUE(rl_rule_src_empty(&r2), "still empty");
+				rl_rule_free(&r2);
+			}
+			rl_rule_free(&r);
+		}
+		/* No --src at all: any source. */
+		snprintf(words, sizeof(words), "any %s", actions[a]);
+		if (ASSERT_OK(parse_str(&r, NULL, words, err, sizeof(err)), words)) {
+			struct rl_pkt_info p = pkt("198.18.0.1", "udp", 53, NULL);
+
+			ASSERT_TRUE(rl_rule_match(&r, &p), "no --src: any source");
+			ASSERT_TRUE(!rl_rule_src_empty(&r), "no source match given");
+			rl_rule_free(&r);
+		}
+		snprintf(words, sizeof(words), "--src-file %s", path);
+	}
+	/* An empty list among prefixes is just the prefixes. */
+	if (ASSERT_OK(parse_str(&r, NULL, "m --src none --src 198.18.0.0/24 --deny", err,
+				sizeof(err)),
+		      err)) {
+		struct rl_pkt_info in = pkt("198.18.0.9", NULL, -1, NULL),
+				   out = pkt("198.18.1.9", NULL, -1, NULL);
+
+		ASSERT_TRUE(rl_rule_match(&r, &in) && !rl_rule_match(&r, &out), "the prefix alone");
+		rl_rule_format(&r, back, sizeof(back));
+		ASSERT_STREQ(back, "m --src 198.18.0.0/24 --deny", "no none printed");
+		rl_rule_free(&r);
+	}
+	unlink(path);
 }
 
 TEST(rules_match_l4)
@@ -1238,6 +1326,37 @@ TEST(rules_simulate_cli)
 		"rule and reason per packet");
 	free(out);
 	free(err);
+}
+
+/*
+ * The issue's reproduction: an allow rule whose --src-file is empty, 30
+ * packets of one source in 30 ms against --rate 10 --burst 5: the rule
+ * allows none of them (it used to allow all 30), the default policy passes
+ * the burst, and simulate warns that the list is empty.
+ */
+TEST(rules_simulate_empty_src_file)
+{
+	char epath[64], rules[128], trace[30 * 24], *out, *err;
+	size_t o = 0;
+
+	if (!tmp_file(NULL, epath, sizeof(epath)))
+		return;
+	snprintf(rules, sizeof(rules), "e --allow --src-file %s\n", epath);
+	for (int i = 0; i < 30; i++)
+		o += (size_t)snprintf(trace + o, sizeof(trace) - o, "0.%03d 198.18.0.7\n", i);
+	if (ASSERT_EQ(run_sim("--rate 10 --burst 5 --json --quiet", rules, trace, &out, &err), 0,
+		      "exit")) {
+		ASSERT_CONTAINS(out,
+				"\"rules\":[{\"name\":\"e\",\"passed\":0,\"dropped\":0,"
+				"\"allowed\":0,",
+				"the empty allow list allows nothing");
+		ASSERT_CONTAINS(out, "{\"name\":\"default\",\"passed\":5,\"dropped\":25,",
+				"the default policy decides: 5 of 30");
+		ASSERT_CONTAINS(err, "rule 'e': its source list is empty", "a warning");
+	}
+	free(out);
+	free(err);
+	unlink(epath);
 }
 
 TEST(rules_simulate_cli_errors)

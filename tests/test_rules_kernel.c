@@ -597,6 +597,7 @@ TEST_FLAGS(rk_readback, RL_TEST_ROOT)
 		"dns --src 198.18.5.0/24 --proto udp --dport 53 --deny --action dry-run",
 		"web --proto tcp --dport 443 --rate 1mbit --prefix4 24 --prefix6 48",
 		"full --proto udp --rate 600/m --on-insert-fail drop",
+		"none --src none --deny",
 	};
 	struct rl_ruleset back;
 	char a[512], b[512], err[RL_ERRLEN];
@@ -621,6 +622,49 @@ TEST_FLAGS(rk_readback, RL_TEST_ROOT)
 	rl_ruleset_free(&back);
 out:
 	rk_stop(&k);
+}
+
+/*
+ * Rules whose source list is empty (an empty --src-file, --src none) match
+ * no packet in the kernel either: allow, deny and limit rules all let the
+ * packets through to "default", which passes its burst of 5 and drops the
+ * rest; the kernel agrees with the simulator packet for packet.
+ */
+TEST_FLAGS(rk_empty_src, RL_TEST_ROOT)
+{
+	char path[] = "/tmp/rl-test-rk-empty-XXXXXX", rule[128];
+	struct pkt x = { .src = "198.18.0.7", .proto = 17, .dport = 53 };
+	struct rl_rule_counters c;
+	int fd = mkstemp(path), passed = 0;
+	struct rk k;
+
+	if (!ASSERT_TRUE(fd >= 0, "mkstemp"))
+		return;
+	close(fd);
+	if (!rk_start(&k, def_opts))
+		goto out;
+	snprintf(rule, sizeof(rule), "a --src-file %s --allow", path);
+	if (!rk_add(&k.set, rule, NULL) || !rk_add(&k.set, "d --src none --deny", NULL) ||
+	    !rk_add(&k.set, "l --src none --rate 1/s --burst 1", NULL) || !rk_apply(&k))
+		goto out;
+	for (int i = 0; i < 30; i++) {
+		struct rl_rsim_result res;
+		int v = rk_packet(&k, &x, SEC + (__u64)i * MSEC, &res);
+
+		if (v < 0)
+			goto out;
+		passed += v == XDP_PASS;
+		if (!ASSERT_STREQ(k.set.rules[res.rule].name, "default", "decided by default"))
+			goto out;
+	}
+	ASSERT_EQ(passed, 5, "the default policy's burst, not the allow rule");
+	for (__u32 i = 0; i < k.cfg.n; i++)
+		if (ASSERT_OK(rl_rules_counters(&k.p.maps, k.cfg.r[i].slot, &c), "counters"))
+			ASSERT_EQ(c.passed + c.dropped, 0, "an empty list decides no packet");
+	rk_counters_match(&k);
+out:
+	rk_stop(&k);
+	unlink(path);
 }
 
 TEST_FLAGS(rk_million, RL_TEST_ROOT)

@@ -194,7 +194,12 @@ static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_no
 			if (b)
 				ret = words_add(&w, opt[nopt]);
 		} else if (o->type == RL_OPT_LIST && v->type == YAML_SEQUENCE_NODE) {
-			/* src: [a, b] is --src a --src b. */
+			/* src: [a, b] is --src a --src b; src: [] an empty list (--src none). */
+			if (v->data.sequence.items.top == v->data.sequence.items.start) {
+				ret = words_add(&w, opt[nopt]);
+				if (!ret)
+					ret = words_add(&w, !strcmp(key, "src") ? RL_SRC_NONE : "");
+			}
 			for (yaml_node_item_t *i = v->data.sequence.items.start;
 			     !ret && i < v->data.sequence.items.top; i++) {
 				if (!scalar(node(l, *i))) {

@@ -71,6 +71,9 @@ static int parse_src(const char *val, struct rl_args *a, char *err, size_t errle
 
 	if (!a->rule)
 		return no_rule(err, errlen);
+	/* --src '' (an empty list, say from an empty variable) is --src none. */
+	if (!*val)
+		return rl_rule_add_src(a->rule, RL_SRC_NONE, err, errlen);
 	/* A comma list: each CIDR in turn, an empty one (",,", a trailing ',') refused. */
 	for (const char *p = val;; p++) {
 		size_t n = strcspn(p, ",");
@@ -96,6 +99,8 @@ static int parse_src_file(const char *val, struct rl_args *a, char *err, size_t 
 {
 	if (!a->rule)
 		return no_rule(err, errlen);
+	/* The rule has a source match even if FILE lists nothing: then it matches no source. */
+	a->rule->src_given = true;
 	return rl_rule_add_src_file(a->rule, val, err, errlen);
 }
 
@@ -344,10 +349,14 @@ const struct rl_opt rl_opt_table[] = {
 	  "Match packets from these source prefixes, IPv4 or IPv6 (198.18.0.0/15, 2001:db8::/32; "
 	  "an address alone is /32 or /128). May repeat. Host bits must be zero. An IPv4 prefix "
 	  "matches IPv4 sources and IPv4-mapped IPv6 ones (::ffff:a.b.c.d), an IPv6 prefix the "
-	  "other IPv6 sources; the source is matched unmasked." },
+	  "other IPv6 sources; the source is matched unmasked. An empty list (--src none, "
+	  "--src '', an empty --src-file) matches no source; a rule without --src or "
+	  "--src-file matches any source." },
 	{ "src-file", 0, RL_OPT_LIST, "FILE", 0, 0, 0, 0, NULL, parse_src_file, RL_G_RULE,
 	  "Match the source prefixes listed in FILE, one per line; blank lines and everything "
-	  "after '#' are ignored; at most 1000000 lines. May repeat, and add to --src." },
+	  "after '#' are ignored; at most 1000000 lines. May repeat, and add to --src. A file "
+	  "that lists nothing leaves the rule matching no source (with a warning), never any "
+	  "source." },
 	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, NULL, parse_proto, RL_G_RULE,
 	  "Match this L4 protocol: tcp, udp, icmp, icmpv6 or a number 0-255 (IPv4's protocol, "
 	  "IPv6's first next header: an extension header's number if there is one)." },

@@ -85,7 +85,8 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 		snprintf(k->name, sizeof(k->name), "%s", r->name);
 		k->action = r->action;
 		k->l4 = r->l4;
-		k->has_src = r->n4 || r->n6;
+		/* An empty source list has its bit in no prefix: it matches nothing. */
+		k->has_src = r->src_given;
 		if (k->has_src)
 			out->has_src = 1;
 		else
@@ -520,6 +521,8 @@ int rl_rules_load(const struct rl_pins *pins, const struct rl_rules_cfg *cfg,
 		snprintf(r.name, sizeof(r.name), "%s", k->name);
 		r.action = k->action;
 		r.l4 = k->l4;
+		/* Its prefixes come from the tries below; none there is an empty list. */
+		r.src_given = k->has_src;
 		if (k->action == RL_RULE_LIMIT) {
 			rl_config_policy(&k->cfg, &r.pol, &r.o);
 			r.block_ns = k->block_ns;

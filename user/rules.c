@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json_writer.h"
+#include "log.h"
 #include "opts.h"
 #include "rules.h"
 #include "source.h"
@@ -167,6 +168,9 @@ int rl_rule_add_src(struct rl_rule *r, const char *cidr, char *err, size_t errle
 	__u32 a[4];
 	bool v4;
 
+	r->src_given = true;
+	if (!strcmp(cidr, RL_SRC_NONE))
+		return 0;
 	if (n >= sizeof(addr))
 		goto bad;
 	memcpy(addr, cidr, n);
@@ -584,6 +588,8 @@ int rl_rule_parse(struct rl_rule *r, const char **before, const char *const *wor
 	ret = rl_rule_prepare(r, err, errlen);
 	if (ret)
 		goto fail;
+	if (rl_rule_src_empty(r))
+		pr_warn("rule '%s': its source list is empty: it matches no packet", r->name);
 	if (before)
 		*before = a.before;
 	free(argv);
@@ -674,6 +680,8 @@ size_t rl_rule_format(const struct rl_rule *r, char *buf, size_t len)
 	if (len)
 		buf[0] = '\0';
 	sb_printf(&b, "%s", r->name);
+	if (rl_rule_src_empty(r))
+		sb_printf(&b, " --src %s", RL_SRC_NONE);
 	for (size_t i = 0; i < r->n4 + r->n6; i++) {
 		if (i < r->n4)
 			prefix4_str(&r->src4[i], s, sizeof(s));
@@ -727,7 +735,8 @@ void rl_rule_json(struct rl_json *w, const struct rl_rule *r)
 	jw_string_field(w, "name", r->name);
 	jw_name(w, "match");
 	jw_start_object(w);
-	if (r->n4 + r->n6) {
+	/* An empty list is written as one ([]): it matches no source. */
+	if (r->src_given) {
 		jw_name(w, "src");
 		jw_start_array(w);
 		for (size_t i = 0; i < r->n4; i++)
@@ -837,7 +846,7 @@ bool rl_rule_match(const struct rl_rule *r, const struct rl_pkt_info *p)
 {
 	if (!rl_l4_match(&r->l4, p))
 		return false;
-	return !(r->n4 + r->n6) || src_match(r, &p->src);
+	return !r->src_given || src_match(r, &p->src);
 }
 
 /* ---- the rule set ---- */

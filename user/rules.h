@@ -42,9 +42,14 @@ struct rl_rule {
 	char name[RL_RULE_NAME_LEN];
 	/*
 	 * Match. Source prefixes: a set (sorted, without duplicates once
-	 * prepared); a packet matches when any member holds its source. No
-	 * prefix of either family: any source.
+	 * prepared); a packet matches when any member holds its source.
+	 * src_given: the rule has a source match (--src, --src-file, src:).
+	 * Without one it matches any source; with one whose set is empty
+	 * (an empty file, src: [], --src none) it matches no source: a block or
+	 * allow list fed from a feed that came back empty never turns into
+	 * "everything".
 	 */
+	bool src_given;
 	struct rl_prefix4 *src4;
 	size_t n4, cap4;
 	struct rl_prefix6 *src6;
@@ -88,10 +93,22 @@ int rl_rule_parse(struct rl_rule *r, const char **before, const char *const *wor
  */
 int rl_rule_prepare(struct rl_rule *r, char *err, size_t errlen);
 
-/* Add one prefix ("198.18.0.0/15", "2001:db8::/32", "198.18.0.1" is /32). -EINVAL, -ENOMEM. */
+/*
+ * Add one prefix ("198.18.0.0/15", "2001:db8::/32", "198.18.0.1" is /32), or
+ * none with RL_SRC_NONE: the rule has a source match either way. -EINVAL, -ENOMEM.
+ */
 int rl_rule_add_src(struct rl_rule *r, const char *cidr, char *err, size_t errlen);
 /* Add every prefix of FILE (one per line, '#' comments); errors name FILE:LINE. */
 int rl_rule_add_src_file(struct rl_rule *r, const char *path, char *err, size_t errlen);
+
+/* The word of an empty source list (--src none): the rule matches no source. */
+#define RL_SRC_NONE "none"
+
+/* True if the rule has a source match that holds no prefix: it matches nothing. */
+static inline bool rl_rule_src_empty(const struct rl_rule *r)
+{
+	return r->src_given && !(r->n4 + r->n6);
+}
 
 /* A rule name: 1-31 characters of [A-Za-z0-9_.-], not starting with '-'. */
 bool rl_rule_name_ok(const char *name);
