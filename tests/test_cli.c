@@ -23,6 +23,8 @@ static const struct bad_case bad_cases[] = {
 	{ "", 2, "Usage" },
 	{ "frobnicate", 2, "unknown command 'frobnicate'" },
 	{ "--bogus", 2, "unknown option '--bogus'" },
+	{ "--version extra", 2, "--version takes no argument ('extra'" },
+	{ "status --version IFA", 2, "status: --version takes no argument" },
 	{ "attach", 2, "give an interface name" },
 	{ "attach IFB --rate", 2, "--rate needs a value" },
 	{ "attach IFB --rate fast", 2, "'fast' is not a rate" },

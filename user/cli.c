@@ -294,6 +294,11 @@ int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
 		rl_cmd_usage(stdout, cmd);
 		return 0;
 	}
+	if (a.version && a.npos) {
+		pr_err("%s: --version takes no argument ('%s' is given with it)", cmd->name,
+		       a.pos[0]);
+		return 2;
+	}
 	if (a.version) {
 		printf(RL_PROG " " RL_VERSION "\n");
 		return 0;

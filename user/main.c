@@ -28,6 +28,11 @@ int main(int argc, char **argv)
 		rl_usage(stdout);
 		return 0;
 	}
+	if (a.version && first < argc) {
+		pr_err("--version takes no argument ('%s' follows it; see " RL_PROG " --help)",
+		       argv[first]);
+		return 2;
+	}
 	if (a.version) {
 		printf(RL_PROG " " RL_VERSION "\n");
 		return 0;
