@@ -14,6 +14,7 @@
 #include "apply.h"
 #include "netns.h"
 #include "opts.h"
+#include "source.h"
 #include "test.h"
 #include "xdp_attach.h"
 
@@ -185,6 +186,51 @@ out:
 }
 
 /* The rule changes between two files' rule sets: by name, in printed form, and the order. */
+/*
+ * An empty source list in the file (src: [], src: '', a src-file: that lists
+ * nothing) is a rule that matches no source, never one that matches all; a
+ * rule without src: matches any source.
+ */
+TEST(apply_load_empty_src)
+{
+	char path[64], empty[64], text[512], err[RL_ERRLEN] = "";
+	struct rl_pkt_info p = { .proto = 17, .info = RL_PKT_PROTO };
+	struct rl_apply_file f;
+
+	if (!write_file(empty, sizeof(empty), "# nothing\n"))
+		return;
+	snprintf(text, sizeof(text),
+		 "interfaces:\n"
+		 "  eth0:\n"
+		 "    rate: 10\n"
+		 "    rules:\n"
+		 "      - {name: a, src: [], allow: true}\n"
+		 "      - {name: b, src: '', deny: true}\n"
+		 "      - {name: c, src-file: %s, rate: 1}\n"
+		 "      - {name: d, proto: udp, deny: true}\n",
+		 empty);
+	if (!write_file(path, sizeof(path), text))
+		goto out_empty;
+	if (!ASSERT_OK(rl_apply_load(&f, path, err, sizeof(err)), err))
+		goto out;
+	if (!ASSERT_EQ(f.n, 1, "one interface") || !ASSERT_EQ(f.ifs[0].nrules, 4, "four rules"))
+		goto free;
+	ASSERT_OK(rl_key_parse("198.18.0.1", &p.src), "source");
+	for (int i = 0; i < 3; i++) {
+		const struct rl_rule *r = &f.ifs[0].rules.rules[i];
+
+		ASSERT_TRUE(rl_rule_src_empty(r), r->name);
+		ASSERT_TRUE(!rl_rule_match(r, &p), r->name);
+	}
+	ASSERT_TRUE(rl_rule_match(&f.ifs[0].rules.rules[3], &p), "no src: any source");
+free:
+	rl_apply_free(&f);
+out:
+	unlink(path);
+out_empty:
+	unlink(empty);
+}
+
 TEST(apply_rules_diff)
 {
 	static const char *const head = "interfaces:\n  eth0:\n    rate: 10\n    rules:\n";
