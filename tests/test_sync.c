@@ -10,8 +10,9 @@
  *				one command per round trip, a source seen once gets nothing
  *	sync_stale_expiry	a node idle on a source for 3 intervals inherits nothing;
  *				every key expires after the TTL
- *	sync_policy		another live node's policy refuses the start, and stops a
- *				running node, naming the differing line
+ *	sync_policy		another live node's policy: the start and a running node go on
+ *				in fallback (policy-mismatch), naming the differing line,
+ *				and sync again once the policies agree
  *	sync_fallback_kill	server killed: fallback at the next round trip (local: no
  *				charge, share: units x other nodes), said once, counted;
  *				restarted: syncing again within two intervals
@@ -47,7 +48,9 @@
 
 #define POLICY	"algo=token-bucket\nrate=1000/1\nburst=100\n"
 #define POLICY2 "algo=token-bucket\nrate=2000/1\nburst=100\n"
-#define MS	1000000ULL
+/* A rate that lets a single charge of 2^52 and more through (rl_sync_charge_max()). */
+#define POLICY_HUGE "algo=token-bucket\nbytes=1\nrate=100000000000000000/1\nburst=100\n"
+#define MS	    1000000ULL
 
 static double mono(void)
 {
@@ -168,8 +171,8 @@ TEST(sync_round_trip)
 		goto out;
 	cfg_for(&ca, &s, "g1", "a", 50 * MS, RL_SYNC_FB_LOCAL);
 	cfg_for(&cb, &s, "g1", "b", 50 * MS, RL_SYNC_FB_LOCAL);
-	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err) ||
-	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
+	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY_HUGE, err, sizeof(err)), err) ||
+	    !ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY_HUGE, err, sizeof(err)), err))
 		goto out;
 	ASSERT_EQ(b.st.nodes, 2, "b sees both nodes");
 	ASSERT_EQ(b.st.state, RL_SYNC_CONNECTED, "connected");
@@ -227,7 +230,7 @@ TEST(sync_round_trip)
 	free(out);
 	out = NULL;
 	ASSERT_OK(redis_srv_cli(&s, &out, "HGET 'rl:{g1}:policy' a"), "HGET");
-	ASSERT_CONTAINS(out, "rate=1000/1", "the policy is stored per node");
+	ASSERT_CONTAINS(out, "rate=100000000000000000/1", "the policy is stored per node");
 out:
 	free(out);
 	rl_sync_agent_fini(&a);
@@ -315,11 +318,17 @@ TEST(sync_policy)
 	cfg_for(&cc, &s, "other", "c", 50 * MS, RL_SYNC_FB_LOCAL);
 	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, pol_a, err, sizeof(err)), err))
 		goto out;
-	/* b with another rate is refused, naming the line and the node. */
-	ASSERT_EQ(rl_sync_agent_init(&b, &cb, POLICY2, err, sizeof(err)), -EREMOTEIO, "refused");
+	/* b with another rate runs in fallback, naming the line and the node. */
+	ASSERT_EQ(rl_sync_agent_init(&b, &cb, POLICY2, err, sizeof(err)), 1, "fallback");
 	ASSERT_CONTAINS(err, "node 'a' of group 'g3' has another policy", "names the node");
 	ASSERT_CONTAINS(err, "rate: 2000/1 here, 1000/1 on a", "names the first difference");
-	ASSERT_TRUE(!b.r, "no connection left");
+	ASSERT_CONTAINS(err, "falling back to local until they agree", "says it falls back");
+	ASSERT_EQ(b.st.state, RL_SYNC_POLICY_MISMATCH, "state policy-mismatch");
+	item(&it[0], "198.18.0.1/32", 1);
+	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 1, "b runs, in fallback");
+	ASSERT_EQ(it[0].remote, 0, "b: local fallback, no charge");
+	ASSERT_EQ(b.st.state, RL_SYNC_POLICY_MISMATCH, "still policy-mismatch");
+	rl_sync_agent_fini(&b);
 	/* Another group may have another policy. */
 	if (!ASSERT_OK(rl_sync_agent_init(&c, &cc, POLICY2, err, sizeof(err)), err))
 		goto out;
@@ -327,15 +336,21 @@ TEST(sync_policy)
 	item(&it[0], "198.18.0.1/32", 1);
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a undisturbed");
 	ASSERT_EQ(a.st.nodes, 1, "b was never a node of the group");
-	/* b with the same policy runs; then a's policy changes (set): a stops, b goes on. */
+	/* b with the same policy runs; then a's policy changes (set): a falls back, b goes on. */
 	if (!ASSERT_OK(rl_sync_agent_init(&b, &cb, POLICY, err, sizeof(err)), err))
 		goto out;
 	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "same policy");
 	ASSERT_EQ(b.st.nodes, 2, "two nodes");
 	memcpy(pol_a, "algo=gcra\n", 10);
-	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), -EREMOTEIO, "a sees b");
-	ASSERT_CONTAINS(err, "algo: gcra here, token-bucket on b", "a names the line");
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 1, "a sees b: fallback");
+	ASSERT_EQ(a.st.state, RL_SYNC_POLICY_MISMATCH, "a: policy-mismatch");
+	ASSERT_TRUE(a.r != NULL, "a keeps its connection");
 	ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b goes on");
+	/* a set back: syncing again at the next round trip. */
+	memcpy(pol_a, "algo=token-bucket\n", 18);
+	ASSERT_STREQ(pol_a, POLICY, "a's policy as before");
+	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a agrees again");
+	ASSERT_EQ(a.st.state, RL_SYNC_CONNECTED, "a: connected");
 	/* Lines that differ in their key are quoted whole. */
 	ASSERT_TRUE(rl_sync_policy_diff("a=1\nb=2\n", "a=1\nc=2\n", "n", err, sizeof(err)),
 		    "differ");
@@ -637,7 +652,7 @@ out:
  *				stats and xdp_ratelimit_sync_up 0 in the exporter meanwhile
  *	sync_e2e_faults_share	the same with --fallback share: about limit / NODES per host
  *				while Redis fails
- *	sync_e2e_cli		two agents refused, another policy refused, SIGINT stops
+ *	sync_e2e_cli		two agents refused, another policy runs in fallback, SIGINT stops
  *				cleanly, a SIGKILLed agent's successor starts
  *	sync_e2e_many		50 sources at 3x, with background sources under their limit
  *				(none dropped), at 100/s
@@ -1268,19 +1283,27 @@ TEST_FLAGS(sync_e2e_cli, RL_TEST_ROOT)
 	ASSERT_CONTAINS(err, want, "names the first agent's pid");
 	free(err);
 	err = NULL;
-	/* Another policy on another node of the group: refused, naming the line. */
+	/*
+	 * Another policy on another node of the group: that agent runs in
+	 * fallback, naming the line, and stats says policy-mismatch.
+	 */
 	{
-		char args[128];
+		char args[128], state[32];
 
 		snprintf(args, sizeof(args), "set %s --rate 2000", f.ns[1].rx_if);
-		if (ASSERT_TRUE(rl_ns_cli_ok(&f.ns[1], "set", args), "set")) {
-			ASSERT_EQ(rl_ns_cli(&f.ns[1], NULL, &err, "sync %s --redis %s --group e2e",
-					    f.ns[1].rx_if, f.s.url),
-				  1, "another policy");
-			ASSERT_CONTAINS(err, "node 'n0' of group 'e2e' has another policy",
+		if (ASSERT_TRUE(rl_ns_cli_ok(&f.ns[1], "set", args), "set") &&
+		    ASSERT_TRUE(agent_start(&f, 1, ""), "another policy: runs")) {
+			usleep(300000);
+			log = agent_log(&f, 1);
+			ASSERT_CONTAINS(log, "node 'n0' of group 'e2e' has another policy",
 					"names the node");
-			free(err);
-			err = NULL;
+			ASSERT_CONTAINS(log, "falling back to local until they agree",
+					"says it falls back");
+			free(log);
+			log = NULL;
+			stats_state(&f, 1, state, sizeof(state), NULL);
+			ASSERT_STREQ(state, "policy-mismatch", "stats: policy-mismatch");
+			ASSERT_EQ(agent_stop(&f, 1, SIGTERM), 0, "SIGTERM in fallback");
 		}
 	}
 	/* SIGINT: exit 0, says it stopped. */

@@ -183,6 +183,7 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 		jw_uint_field(w, "errors_total", st.errors_total);
 		jw_uint_field(w, "fallback_intervals_total", st.fallback_intervals_total);
 		jw_uint_field(w, "charged_units_total", st.charged_units_total);
+		jw_uint_field(w, "charges_refused_total", st.charges_refused_total);
 		jw_uint_field(w, "redis_tx_bytes_total", st.redis_tx_bytes_total);
 		jw_uint_field(w, "redis_rx_bytes_total", st.redis_rx_bytes_total);
 		jw_end_object(w);
@@ -203,6 +204,9 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 	       "totals", (unsigned long long)st.syncs_total, (unsigned long long)st.errors_total,
 	       (unsigned long long)st.fallback_intervals_total,
 	       (unsigned long long)st.charged_units_total);
+	if (st.charges_refused_total)
+		printf("    %-16s %llu charges over what the fleet can have passed\n", "refused",
+		       (unsigned long long)st.charges_refused_total);
 	printf("    %-16s %llu bytes sent, %llu received\n", "redis",
 	       (unsigned long long)st.redis_tx_bytes_total,
 	       (unsigned long long)st.redis_rx_bytes_total);

@@ -78,8 +78,8 @@ static void fill_req(const struct rl_sync_agent *ag, struct rl_sync_req *req)
 	req->stale_ms = ag->stale_ms;
 }
 
-static int policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply *rep, char *err,
-			   size_t errlen)
+static void policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply *rep, char *err,
+			    size_t errlen)
 {
 	char diff[512];
 
@@ -89,9 +89,95 @@ static int policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply 
 			 sizeof(rep->other_policy) - 1);
 	snprintf(err, errlen,
 		 "node '%s' of group '%s' has another policy (%s): every node of a group must "
-		 "have the same one",
-		 rep->other_node, ag->cfg.group, diff);
-	return -EREMOTEIO;
+		 "have the same one; falling back to %s until they agree",
+		 rep->other_node, ag->cfg.group, diff,
+		 ag->cfg.fallback == RL_SYNC_FB_SHARE ? "share" : "local");
+}
+
+/* Parse "KEY=" of @policy as a number (and "/DEN" if @den): false if absent or malformed. */
+static bool policy_num(const char *policy, const char *key, __u64 *v, __u64 *den)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = policy; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+		char *end;
+
+		if (strncmp(p, key, kl) || p[kl] != '=')
+			continue;
+		errno = 0;
+		*v = strtoull(p + kl + 1, &end, 10);
+		if (errno || end == p + kl + 1)
+			return false;
+		if (!den)
+			return *end == '\n' || !*end;
+		if (*end != '/')
+			return false;
+		*den = strtoull(end + 1, &end, 10);
+		return !errno && *den && (*end == '\n' || !*end);
+	}
+	return false;
+}
+
+__u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
+{
+	unsigned __int128 w_ns = (unsigned __int128)2 * stale_ms * 1000000ULL, m;
+	__u64 num, den, burst = 0, window = 1000000000ULL, bytes = 0, frame;
+	const char *algo = strstr(policy, "algo=");
+
+	if (nodes <= 1)
+		return 0;
+	if (!algo || (algo != policy && algo[-1] != '\n') ||
+	    !policy_num(policy, "rate", &num, &den))
+		return ~0ULL;
+	policy_num(policy, "bytes", &bytes, NULL);
+	/* The frame a window (or gcra) may pass past its limit in byte mode: the largest XDP sees. */
+	frame = bytes ? 65536 : 0;
+	algo += 5;
+	if (!strncmp(algo, "token-bucket\n", 13) || !strncmp(algo, "gcra\n", 5)) {
+		if (!policy_num(policy, "burst", &burst, NULL))
+			return ~0ULL;
+		m = (unsigned __int128)num * w_ns / ((unsigned __int128)den * 1000000000ULL);
+		m += (unsigned __int128)burst + frame;
+	} else if (!strncmp(algo, "fixed-window\n", 13) || !strncmp(algo, "sliding-window\n", 15)) {
+		if (!policy_num(policy, "window_ns", &window, NULL) || !window)
+			return ~0ULL;
+		m = (unsigned __int128)num * window / ((unsigned __int128)den * 1000000000ULL);
+		m = (m + frame) * (w_ns / window + 2);
+	} else {
+		return ~0ULL;
+	}
+	m *= nodes - 1;
+	return m > ~0ULL ? ~0ULL : (__u64)m;
+}
+
+/*
+ * Refuse the charges no fleet can have made (rl_sync_charge_max()): a
+ * forged or corrupted total in Redis must not block a source here. The
+ * item gets nothing; the refusals are counted and said (one line per 10 s).
+ */
+static __u64 refuse_charges(struct rl_sync_agent *ag, struct rl_sync_item *items, size_t n,
+			    __u64 nodes)
+{
+	__u64 max = rl_sync_charge_max(ag->policy, nodes, ag->stale_ms), now, refused = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].remote <= max)
+			continue;
+		now = now_ns(CLOCK_MONOTONIC);
+		if (!ag->refused_warned_ns || now - ag->refused_warned_ns >= 10000000000ULL) {
+			pr_warn("sync: refused a charge of %llu units for %s: the other %llu "
+				"node(s) of group '%s' can have passed at most %llu (is something "
+				"else writing to rl:{%s}:*? see the trust boundary in the man page)",
+				(unsigned long long)items[i].remote, items[i].src,
+				(unsigned long long)(nodes - 1), ag->cfg.group,
+				(unsigned long long)max, ag->cfg.group);
+			ag->refused_warned_ns = now;
+		}
+		items[i].remote = 0;
+		refused++;
+	}
+	ag->st.charges_refused_total += refused;
+	return refused;
 }
 
 int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, char *err,
@@ -124,7 +210,8 @@ int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cf
 	ag->st.pid = (__u32)getpid();
 	snprintf(ag->st.group, sizeof(ag->st.group), "%s", cfg->group);
 	snprintf(ag->st.node, sizeof(ag->st.node), "%s", cfg->node);
-	return rl_redis_connect(&cfg->url, RL_SYNC_CONNECT_TIMEOUT_NS, &ag->r, err, errlen);
+	return rl_redis_connect(&cfg->url, RL_SYNC_CONNECT_TIMEOUT_NS, &cfg->stop, &ag->r, err,
+				errlen);
 }
 
 int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err, size_t errlen)
@@ -139,18 +226,23 @@ int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err,
 	ag->commands_total += rep.commands;
 	if (ret)
 		goto err;
-	if (rep.other_node[0]) {
-		ret = policy_mismatch(ag, &rep, err, errlen);
-		goto err;
-	}
-	ret = rl_redis_set_timeout(ag->r, cmd_timeout(&ag->cfg));
-	if (ret) {
-		snprintf(err, errlen, "%s: couldn't set the timeout", ag->url_str);
-		goto err;
-	}
+	rl_redis_set_timeout(ag->r, cmd_timeout(&ag->cfg));
 	ag->st.nodes = rep.nodes;
-	ag->st.state = RL_SYNC_CONNECTED;
 	update_bytes(ag);
+	/*
+	 * Another policy on a live node: run in fallback rather than exit. An
+	 * agent that exits leaves its host at the full limit for good, and a
+	 * node registered with any policy by whoever can write to Redis would
+	 * stop every agent of the group; in fallback it syncs again as soon as
+	 * the policies agree.
+	 */
+	if (rep.other_node[0]) {
+		policy_mismatch(ag, &rep, err, errlen);
+		ag->mismatch = true;
+		ag->st.state = RL_SYNC_POLICY_MISMATCH;
+		return 1;
+	}
+	ag->st.state = RL_SYNC_CONNECTED;
 	return 0;
 err:
 	close_redis(ag);
@@ -190,8 +282,10 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 			ag->skip--;
 			goto fallback;
 		}
-		ret = rl_redis_connect(&ag->cfg.url, cmd_timeout(&ag->cfg), &ag->r, msg,
-				       sizeof(msg));
+		ret = rl_redis_connect(&ag->cfg.url, cmd_timeout(&ag->cfg), &ag->cfg.stop, &ag->r,
+				       msg, sizeof(msg));
+		if (ret == -EINTR)
+			goto stopped;
 		if (ret)
 			goto failed;
 	}
@@ -199,14 +293,37 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 	ret = rl_redis_sync(ag->r, &req, items, n, &rep, msg, sizeof(msg));
 	ag->commands_total += rep.commands;
 	if (ret) {
-		/* A timed-out or broken connection may still deliver a late reply: start anew. */
+		/*
+		 * A timed-out, overrun or broken connection may still deliver a
+		 * late reply, and one that sent more than was asked is out of step:
+		 * start anew, and charge nothing of this reply.
+		 */
 		close_redis(ag);
+		for (size_t i = 0; i < n; i++)
+			items[i].remote = 0;
+		if (ret == -EINTR)
+			goto stopped;
 		goto failed;
 	}
 	if (rep.other_node[0]) {
-		update_bytes(ag);
-		return policy_mismatch(ag, &rep, err, errlen);
+		/* The script changed nothing: the connection is sound, the fallback charges. */
+		for (size_t i = 0; i < n; i++)
+			items[i].remote = 0;
+		ag->st.nodes = rep.nodes;
+		if (!ag->mismatch) {
+			policy_mismatch(ag, &rep, msg, sizeof(msg));
+			pr_warn("sync: %s", msg);
+		}
+		ag->mismatch = true;
+		ag->failed = 0;
+		ag->skip = 0;
+		goto fallback;
 	}
+	if (ag->mismatch)
+		pr_warn("sync: the policies of group '%s' agree again: syncing resumed",
+			ag->cfg.group);
+	ag->mismatch = false;
+	refuse_charges(ag, items, n, rep.nodes);
 	if (ag->failed)
 		pr_warn("sync: %s answers again: syncing resumed after %u failed round trips",
 			ag->url_str, ag->failed);
@@ -225,6 +342,7 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 	return 0;
 
 failed:
+	ag->mismatch = false;
 	ag->st.errors_total++;
 	/* Said once per outage; each failure with -v. */
 	if (!ag->failed)
@@ -250,12 +368,19 @@ fallback:
 			items[i].remote = items[i].units * (ag->st.nodes - 1);
 			charged += items[i].remote;
 		}
-	ag->st.state = share ? RL_SYNC_FALLBACK_SHARE : RL_SYNC_FALLBACK_LOCAL;
+	ag->st.state = ag->mismatch ? RL_SYNC_POLICY_MISMATCH :
+		       share	    ? RL_SYNC_FALLBACK_SHARE :
+				      RL_SYNC_FALLBACK_LOCAL;
 	ag->st.fallback_intervals_total++;
 	ag->st.charged_units_total += charged;
 	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	update_bytes(ag);
 	return 1;
+
+stopped:
+	snprintf(err, errlen, "%s", msg);
+	update_bytes(ag);
+	return -EINTR;
 }
 
 int rl_sync_lock(const char *ifname, char *err, size_t errlen)
@@ -532,9 +657,33 @@ out:
 	return ret;
 }
 
-int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
+struct stop_ctx {
+	bool signals;
+	volatile sig_atomic_t *stop;
+};
+
+/*
+ * The stop check of every wait for Redis: SIGINT and SIGTERM are blocked
+ * (they are taken by sigtimedwait() between rounds), so a pending one is
+ * looked at here; it stays pending and ends the loop.
+ */
+static bool should_stop(void *ctx)
+{
+	const struct stop_ctx *sc = ctx;
+	sigset_t pend;
+
+	if (sc->stop && *sc->stop)
+		return true;
+	return sc->signals && !sigpending(&pend) &&
+	       (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1);
+}
+
+int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signals,
 		volatile sig_atomic_t *stop, char *err, size_t errlen)
 {
+	struct stop_ctx sc = { .signals = signals, .stop = stop };
+	struct rl_sync_cfg cfg_copy = *cfg_in, *cfg = &cfg_copy;
+	const struct timespec zero = {};
 	char policy[4096], now_policy[4096];
 	struct rl_sync_kern *k = NULL;
 	struct rl_sync_agent ag = {};
@@ -556,10 +705,16 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 		ret = lock;
 		goto out_sig;
 	}
+	cfg->stop.fn = should_stop;
+	cfg->stop.ctx = &sc;
 	/* Redis first: a wrong URL or password is refused before the kernel is touched. */
 	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
+	if (ret == -EINTR)
+		ret = 0;
 	if (ret)
 		goto out_lock;
+	if (should_stop(&sc))
+		goto out_redis;
 	ret = rl_sync_kern_open(ifname, &k, err, errlen);
 	if (ret)
 		goto out_redis;
@@ -569,7 +724,11 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 		goto out_kern;
 	}
 	ret = rl_sync_agent_start(&ag, policy, err, errlen);
-	if (ret)
+	if (ret == -EINTR) {
+		ret = 0;
+		goto out_kern;
+	}
+	if (ret < 0)
 		goto out_kern;
 	fprintf(stderr,
 		"sync: %s in group '%s' as node '%s' through %s, every %llu ms, fallback %s; "
@@ -578,6 +737,9 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 		(unsigned long long)(cfg->interval_ns / 1000000ULL),
 		cfg->fallback == RL_SYNC_FB_SHARE ? "share" : "local",
 		(unsigned long long)ag.st.nodes);
+	if (ret == 1)
+		pr_warn("sync: %s", err);
+	ret = 0;
 	/*
 	 * The first drain is dropped: after an agent was killed, counting stayed on
 	 * and these counts may span minutes, which charged at once to the other
@@ -607,6 +769,9 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 				ifname);
 		}
 		ret = one_round(k, &ag, &rc, err, errlen);
+		/* A SIGINT or SIGTERM while Redis was awaited: stop as between rounds. */
+		if (ret == -EINTR)
+			break;
 		if (ret)
 			goto out_agent;
 		/* Behind by more than an interval (a slow round trip): skip, don't catch up. */
@@ -628,7 +793,11 @@ out_redis:
 out_lock:
 	close(lock);
 out_sig:
-	if (signals)
+	if (signals) {
+		/* A signal seen by the stop check is still pending: take it, not its default action. */
+		while (sigtimedwait(&set, NULL, &zero) > 0)
+			;
 		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
 	return ret;
 }

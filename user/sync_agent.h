@@ -45,6 +45,8 @@ struct rl_sync_cfg {
 	const char *group, *node;
 	__u64 interval_ns;
 	enum rl_sync_fallback fallback;
+	/* Asked while waiting for Redis (connect, round trip): true stops the wait. */
+	struct rl_redis_stop stop;
 };
 
 struct rl_sync_agent {
@@ -55,6 +57,8 @@ struct rl_sync_agent {
 	__u64 ttl_ms, stale_ms;
 	/* While down: steps failed in a row, and steps to skip before the next try. */
 	unsigned int failed, skip;
+	bool mismatch; /* another live node's policy differs: in fallback until it agrees */
+	__u64 refused_warned_ns; /* when a refused charge was last said (one line per 10 s) */
 	__u64 commands_total; /* Redis commands sent (bench) */
 	__u64 tx_closed, rx_closed; /* bytes of connections closed since */
 	char url_str[300];
@@ -65,8 +69,10 @@ int rl_sync_name_check(const char *what, const char *name, char *err, size_t err
 
 /*
  * Connect and make a first round trip with no sources: it fails (-errno and a
- * message) when Redis cannot be reached, refuses our password, or when another
- * live node of the group has another policy (-EREMOTEIO, naming the line).
+ * message) when Redis cannot be reached or refuses our password (-EINTR: the
+ * stop check said so). When another live node of the group has another
+ * policy it returns 1 with the message naming the line: the agent runs, in
+ * fallback (state RL_SYNC_POLICY_MISMATCH), until the policies agree.
  */
 int rl_sync_agent_init(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, const char *policy,
 		       char *err, size_t errlen);
@@ -80,11 +86,26 @@ void rl_sync_agent_fini(struct rl_sync_agent *ag);
  * One interval: @items are the sources this node passed (units); on return
  * each one's remote is what to charge it (what the others passed, or the
  * fallback's charge). Returns 0 synced, 1 in fallback (the failure said once
- * on stderr), or -EREMOTEIO with @err when another node's policy differs.
- * Updates ag->st (state, counters, lag).
+ * on stderr; also while another live node's policy differs), -EINTR when the
+ * stop check ended a wait for Redis. A remote charge larger than the fleet
+ * can have passed (rl_sync_charge_max()) is refused: that item gets 0, and
+ * ag->st.charges_refused_total counts it. Updates ag->st (state, counters, lag).
  */
 int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, size_t n, char *err,
 		       size_t errlen);
+
+/*
+ * The most remote units one source can legitimately be charged in one round
+ * trip, from @policy's text (rl_sync_kern_policy()), the live nodes (this one
+ * included) and the stale time: the other nodes' units for a source span at
+ * most this node's gap between two asks (at most @stale_ms, or it gets none)
+ * and one round of theirs (at most @stale_ms too, or they had gone stale), so
+ * with W = 2 x @stale_ms and F one full frame in byte mode (else 0):
+ *	token-bucket, gcra:	  (nodes - 1) x (burst + rate x W + F)
+ *	fixed-, sliding-window:	  (nodes - 1) x (limit + F) x (W / window + 2)
+ * (limit = rate x window). ~0 (no bound) when the text does not parse.
+ */
+__u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms);
 
 /*
  * The sources this node synced lately. The kernel drains only the sources

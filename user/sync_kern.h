@@ -57,6 +57,7 @@ enum rl_sync_state {
 	RL_SYNC_CONNECTED = 1, /* syncing */
 	RL_SYNC_FALLBACK_LOCAL = 2, /* Redis failing: full limit per host */
 	RL_SYNC_FALLBACK_SHARE = 3, /* Redis failing: limit / nodes */
+	RL_SYNC_POLICY_MISMATCH = 4, /* another live node's policy differs: the fallback charges */
 };
 
 /* What the agent publishes in a pinned map, for `stats` and the exporter. */
@@ -73,6 +74,8 @@ struct rl_sync_status {
 	__u64 charged_units_total; /* remote units charged (or, in fallback share, self-charged) */
 	__u64 redis_tx_bytes_total, redis_rx_bytes_total;
 	char group[64], node[64];
+	/* Remote charges refused: more than the fleet can have passed (user/sync_agent.h). */
+	__u64 charges_refused_total;
 };
 int rl_sync_status_write(struct rl_sync_kern *k, const struct rl_sync_status *st);
 /* For stats/exporter: from the pins, without an rl_sync_kern. -ENOENT: no agent ever ran. */

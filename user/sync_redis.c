@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
+#include <poll.h>
+#include <time.h>
+#include <sys/socket.h>
 #include <hiredis/hiredis.h>
 #include "sync_redis.h"
 
@@ -127,14 +129,6 @@ static const char script[] =
 	"redis.call('PEXPIRE', lk, 2 * ttl)\n"
 	"redis.call('PEXPIRE', sk, 2 * ttl)\n"
 	"return out\n";
-
-struct rl_redis {
-	redisContext *c;
-	char sha[41];
-	char name[300]; /* the URL without its password, for messages */
-	__u64 timeout_ns;
-	__u64 tx, rx;
-};
 
 /* ---- the URL ---- */
 
@@ -272,72 +266,338 @@ void rl_redis_url_str(const struct rl_redis_url *u, char *buf, size_t len)
 
 /* ---- the connection ---- */
 
-/* The size of a command in RESP, as hiredis writes it. */
-static __u64 resp_cmd_len(int argc, const size_t *len)
-{
-	char tmp[32];
-	__u64 n = (__u64)snprintf(tmp, sizeof(tmp), "*%d\r\n", argc);
+/*
+ * Every wait for the server is a poll() of at most this long, so that the
+ * agent's stop check runs at least this often: a SIGTERM in the middle of a
+ * round trip ends it within this time, whatever the server does.
+ */
+#define POLL_SLICE_MS 50
+/*
+ * The longest string any reply of ours holds: a node name (63), a SHA1 (40),
+ * an error, or another node's policy text (under 4 KiB, rl_sync_kern_policy()).
+ * 16 KiB is four times that; a longer one is not from our script.
+ */
+#define REPLY_STR_MAX 16384
+/*
+ * What a reply may take on the wire: a fixed part for the strings and the
+ * headers (two strings of REPLY_STR_MAX and their headers fit), and per
+ * source of the request its index and its units, each at most ":" 20
+ * digits CRLF: 46 bytes, rounded up to 48. The largest reply the script can
+ * give to the request asked, and not more: a reply past it is refused as
+ * soon as its bytes exceed it, so what one round trip can make the agent
+ * buffer is bounded by its own request (64 KiB with a few sources, 48 MiB
+ * with the 2^20 sources the agent remembers at most).
+ */
+#define REPLY_FIXED_MAX	 (64 * 1024)
+#define REPLY_PER_SOURCE 48
 
-	for (int i = 0; i < argc; i++)
-		n += (__u64)snprintf(tmp, sizeof(tmp), "$%zu\r\n", len[i]) + len[i] + 2;
-	return n;
+struct rl_redis {
+	redisContext *c; /* the socket (c->fd); hiredis's own I/O is not used */
+	redisReader *rd; /* our reader, with the limits below */
+	char sha[41];
+	char name[300]; /* the URL without its password, for messages */
+	__u64 timeout_ns; /* the bound of a whole exchange */
+	__u64 tx, rx;
+	struct rl_redis_stop stop;
+	/* The reader's limits for the reply being read, and why it refused one ("" if not). */
+	size_t max_elements;
+	char refused[96];
+};
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-/* The size of a reply in RESP, as the server wrote it. */
-static __u64 resp_reply_len(const redisReply *r)
+/*
+ * The reader's objects, as hiredis's own (freeReplyObject() frees them), but
+ * refusing what no reply of ours holds: an array inside an array, an array
+ * longer than the request can be answered with, a string over REPLY_STR_MAX.
+ * A refusal (NULL) stops the reader with an error.
+ */
+static void *reply_obj(const redisReadTask *task, int type)
 {
-	char tmp[32];
-	__u64 n;
+	redisReply *r = calloc(1, sizeof(*r)), *parent;
 
-	switch (r->type) {
-	case REDIS_REPLY_STRING:
-		return (__u64)snprintf(tmp, sizeof(tmp), "$%zu\r\n", r->len) + r->len + 2;
-	case REDIS_REPLY_ARRAY:
-		n = (__u64)snprintf(tmp, sizeof(tmp), "*%zu\r\n", r->elements);
-		for (size_t i = 0; i < r->elements; i++)
-			n += resp_reply_len(r->element[i]);
-		return n;
-	case REDIS_REPLY_INTEGER:
-		return (__u64)snprintf(tmp, sizeof(tmp), ":%lld\r\n", r->integer);
-	case REDIS_REPLY_NIL:
-		return 5; /* $-1\r\n */
-	default: /* status, error */
-		return r->len + 3;
+	if (!r)
+		return NULL;
+	r->type = type;
+	if (task->parent) {
+		parent = task->parent->obj;
+		parent->element[task->idx] = r;
+	}
+	return r;
+}
+
+static void *reply_string(const redisReadTask *task, char *str, size_t len)
+{
+	struct rl_redis *rr = task->privdata;
+	redisReply *r;
+	char *buf;
+
+	if (len > REPLY_STR_MAX) {
+		snprintf(rr->refused, sizeof(rr->refused), "a string of %zu bytes", len);
+		return NULL;
+	}
+	buf = malloc(len + 1);
+	if (!buf)
+		return NULL;
+	r = reply_obj(task, task->type);
+	if (!r) {
+		free(buf);
+		return NULL;
+	}
+	memcpy(buf, str, len);
+	buf[len] = '\0';
+	r->str = buf;
+	r->len = len;
+	return r;
+}
+
+static void *reply_array(const redisReadTask *task, int elements)
+{
+	struct rl_redis *rr = task->privdata;
+	redisReply *r;
+
+	if (task->parent) {
+		snprintf(rr->refused, sizeof(rr->refused), "an array inside an array");
+		return NULL;
+	}
+	if (elements > 0 && (size_t)elements > rr->max_elements) {
+		snprintf(rr->refused, sizeof(rr->refused), "an array of %d elements (at most %zu)",
+			 elements, rr->max_elements);
+		return NULL;
+	}
+	r = reply_obj(task, REDIS_REPLY_ARRAY);
+	if (!r)
+		return NULL;
+	if (elements > 0) {
+		r->element = calloc((size_t)elements, sizeof(*r->element));
+		if (!r->element) {
+			free(r);
+			return NULL;
+		}
+	}
+	r->elements = elements > 0 ? (size_t)elements : 0;
+	return r;
+}
+
+static void *reply_integer(const redisReadTask *task, long long value)
+{
+	redisReply *r = reply_obj(task, REDIS_REPLY_INTEGER);
+
+	if (r)
+		r->integer = value;
+	return r;
+}
+
+static void *reply_nil(const redisReadTask *task)
+{
+	return reply_obj(task, REDIS_REPLY_NIL);
+}
+
+static redisReplyObjectFunctions reply_fns = {
+	.createString = reply_string,
+	.createArray = reply_array,
+	.createInteger = reply_integer,
+	.createNil = reply_nil,
+	.freeObject = freeReplyObject,
+};
+
+/* Wait for @events on the socket until @deadline: 1 ready, 0 timed out, -EINTR stopped. */
+static int wait_fd(struct rl_redis *r, short events, __u64 deadline, short *revents)
+{
+	for (;;) {
+		struct pollfd p = { .fd = r->c->fd, .events = events };
+		__u64 now = mono_ns();
+		int ms, n;
+
+		if (r->stop.fn && r->stop.fn(r->stop.ctx))
+			return -EINTR;
+		if (now >= deadline)
+			return 0;
+		ms = (int)((deadline - now + 999999ULL) / 1000000ULL);
+		if (ms > POLL_SLICE_MS)
+			ms = POLL_SLICE_MS;
+		n = poll(&p, 1, ms);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			*revents = p.revents;
+			return 1;
+		}
 	}
 }
 
-static const char *io_error(const redisContext *c, __u64 timeout_ns, char *buf, size_t len)
+static int timed_out(struct rl_redis *r, char *err, size_t errlen)
 {
-	if (c->err == REDIS_ERR_IO &&
-	    (strstr(c->errstr, "temporarily unavailable") || strstr(c->errstr, "timed out"))) {
-		snprintf(buf, len, "no answer within %llu ms",
-			 (unsigned long long)(timeout_ns / 1000000));
-		return buf;
+	snprintf(err, errlen, "%s: no answer within %llu ms", r->name,
+		 (unsigned long long)(r->timeout_ns / 1000000ULL));
+	return -ETIMEDOUT;
+}
+
+static int stopped(struct rl_redis *r, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: stopped while waiting for the server", r->name);
+	return -EINTR;
+}
+
+/* What is readable now into the reader; -EPROTO past @cap bytes, -EPIPE at the end of the stream. */
+static int read_some(struct rl_redis *r, __u64 *got, __u64 cap, char *err, size_t errlen)
+{
+	char buf[16384];
+	ssize_t n = recv(r->c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		snprintf(err, errlen, "%s: %s", r->name, strerror(errno));
+		return -EIO;
 	}
-	if (c->err == REDIS_ERR_EOF)
-		return "the server closed the connection";
-	return c->errstr;
+	if (!n) {
+		snprintf(err, errlen, "%s: the server closed the connection", r->name);
+		return -EPIPE;
+	}
+	r->rx += (__u64)n;
+	*got += (__u64)n;
+	if (*got > cap) {
+		snprintf(err, errlen,
+			 "%s: the server answered more than the %llu bytes the request can be "
+			 "answered with",
+			 r->name, (unsigned long long)cap);
+		return -EPROTO;
+	}
+	if (redisReaderFeed(r->rd, buf, (size_t)n) != REDIS_OK) {
+		snprintf(err, errlen, "%s: %s", r->name, r->rd->errstr);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * One exchange: send @out (@ncmd commands in RESP) and read back exactly
+ * @ncmd replies into @rep, the whole before r->timeout_ns from now and in at
+ * most @cap bytes, each reply an array of at most @max_elements. Anything
+ * the server sent before the request or beyond the replies is not an answer
+ * to it: a protocol error (the caller drops the connection, so a reply never
+ * lands in the wrong round trip).
+ */
+static int exchange(struct rl_redis *r, const char *out, size_t outlen, int ncmd, redisReply **rep,
+		    __u64 cap, size_t max_elements, char *err, size_t errlen)
+{
+	__u64 deadline = mono_ns() + r->timeout_ns, got = 0;
+	size_t sent = 0;
+	int ret, nrep = 0;
+	char peek;
+	ssize_t n;
+
+	r->max_elements = max_elements;
+	r->refused[0] = '\0';
+	r->rd->privdata = r;
+	n = recv(r->c->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n > 0 || r->rd->len > r->rd->pos) {
+		snprintf(err, errlen, "%s: the server sent a reply nobody asked for", r->name);
+		return -EPROTO;
+	}
+	if (!n) {
+		snprintf(err, errlen, "%s: the server closed the connection", r->name);
+		return -EPIPE;
+	}
+	while (nrep < ncmd) {
+		void *reply = NULL;
+		short ev = 0;
+
+		if (redisReaderGetReply(r->rd, &reply) != REDIS_OK) {
+			if (r->refused[0])
+				snprintf(err, errlen,
+					 "%s: the server answered %s: not a reply of ours", r->name,
+					 r->refused);
+			else
+				snprintf(err, errlen, "%s: %s", r->name, r->rd->errstr);
+			ret = -EPROTO;
+			goto fail;
+		}
+		if (reply) {
+			/* A reply before the whole request went out answers nothing we asked. */
+			if (sent < outlen) {
+				freeReplyObject(reply);
+				snprintf(err, errlen, "%s: the server answered before the request",
+					 r->name);
+				ret = -EPROTO;
+				goto fail;
+			}
+			rep[nrep++] = reply;
+			continue;
+		}
+		ret = wait_fd(r, sent < outlen ? POLLIN | POLLOUT : POLLIN, deadline, &ev);
+		if (ret < 0) {
+			if (ret == -EINTR)
+				stopped(r, err, errlen);
+			else
+				snprintf(err, errlen, "%s: %s", r->name, strerror(-ret));
+			goto fail;
+		}
+		if (!ret) {
+			ret = timed_out(r, err, errlen);
+			goto fail;
+		}
+		if (ev & POLLOUT && sent < outlen) {
+			n = send(r->c->fd, out + sent, outlen - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				snprintf(err, errlen, "%s: %s", r->name, strerror(errno));
+				ret = -EIO;
+				goto fail;
+			}
+			if (n > 0) {
+				sent += (size_t)n;
+				r->tx += (__u64)n;
+			}
+		}
+		if (ev & (POLLIN | POLLHUP | POLLERR)) {
+			ret = read_some(r, &got, cap, err, errlen);
+			if (ret)
+				goto fail;
+		}
+	}
+	/* Bytes beyond the replies, read with them or already waiting: more replies than requests. */
+	n = recv(r->c->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (r->rd->len > r->rd->pos || n > 0) {
+		snprintf(err, errlen, "%s: the server sent more replies than it was asked for",
+			 r->name);
+		ret = -EPROTO;
+		goto fail;
+	}
+	return 0;
+fail:
+	while (nrep)
+		freeReplyObject(rep[--nrep]);
+	return ret;
 }
 
 /*
  * One command and its reply; an error reply is returned as a reply (the
- * caller tells them apart), a failure of the connection as NULL with @err.
+ * caller tells them apart), a failure of the connection as NULL with @err
+ * and *@ret.
  */
 static redisReply *command(struct rl_redis *r, int argc, const char **argv, const size_t *len,
-			   char *err, size_t errlen)
+			   __u64 cap, size_t max_elements, int *ret, char *err, size_t errlen)
 {
-	redisReply *rep;
-	char buf[64];
+	redisReply *rep = NULL;
+	char *cmd = NULL;
+	int n;
 
-	r->tx += resp_cmd_len(argc, len);
-	rep = redisCommandArgv(r->c, argc, argv, len);
-	if (!rep) {
-		snprintf(err, errlen, "%s: %s", r->name,
-			 io_error(r->c, r->timeout_ns, buf, sizeof(buf)));
+	n = redisFormatCommandArgv(&cmd, argc, argv, len);
+	if (n < 0) {
+		snprintf(err, errlen, "%s: out of memory for a command", r->name);
+		*ret = -ENOMEM;
 		return NULL;
 	}
-	r->rx += resp_reply_len(rep);
-	return rep;
+	*ret = exchange(r, cmd, (size_t)n, 1, &rep, cap, max_elements, err, errlen);
+	redisFreeCommand(cmd);
+	return *ret ? NULL : rep;
 }
 
 /* A command whose error reply is a failure too; -EACCES for authentication errors. */
@@ -346,12 +606,13 @@ static int command_ok(struct rl_redis *r, int argc, const char **argv, const cha
 {
 	size_t len[4];
 	redisReply *rep;
+	int ret;
 
 	for (int i = 0; i < argc; i++)
 		len[i] = strlen(argv[i]);
-	rep = command(r, argc, argv, len, err, errlen);
+	rep = command(r, argc, argv, len, REPLY_FIXED_MAX, 0, &ret, err, errlen);
 	if (!rep)
-		return -EIO;
+		return ret;
 	if (rep->type == REDIS_REPLY_ERROR) {
 		bool auth = !strncmp(rep->str, "NOAUTH", 6) || !strncmp(rep->str, "WRONGPASS", 9) ||
 			    strstr(rep->str, "invalid password") ||
@@ -389,52 +650,76 @@ static int load_script(struct rl_redis *r, char *err, size_t errlen)
 	return 0;
 }
 
-static struct timeval tv_of(__u64 ns)
-{
-	return (struct timeval){ .tv_sec = (time_t)(ns / 1000000000ULL),
-				 .tv_usec = (suseconds_t)(ns % 1000000000ULL / 1000) };
-}
-
 int rl_redis_set_timeout(struct rl_redis *r, __u64 timeout_ns)
 {
-	if (redisSetTimeout(r->c, tv_of(timeout_ns)))
-		return -EIO;
 	r->timeout_ns = timeout_ns;
 	return 0;
 }
 
-int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns, struct rl_redis **out,
-		     char *err, size_t errlen)
+/* The non-blocking connect's end, before @deadline. */
+static int connect_wait(struct rl_redis *r, __u64 deadline, char *err, size_t errlen)
 {
-	struct timeval tv = tv_of(timeout_ns);
+	socklen_t len = sizeof(int);
+	short ev = 0;
+	int ret, soerr = 0;
+
+	ret = wait_fd(r, POLLOUT, deadline, &ev);
+	if (ret < 0)
+		return ret == -EINTR ? stopped(r, err, errlen) : ret;
+	if (!ret) {
+		snprintf(err, errlen, "couldn't connect to %s: no answer within %llu ms", r->name,
+			 (unsigned long long)(r->timeout_ns / 1000000ULL));
+		return -ETIMEDOUT;
+	}
+	if (getsockopt(r->c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
+		soerr = errno;
+	if (soerr) {
+		snprintf(err, errlen, "couldn't connect to %s: %s", r->name, strerror(soerr));
+		return -ECONNREFUSED;
+	}
+	return 0;
+}
+
+int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
+		     const struct rl_redis_stop *stop, struct rl_redis **out, char *err,
+		     size_t errlen)
+{
+	__u64 deadline = mono_ns() + timeout_ns, left;
 	struct rl_redis *r = calloc(1, sizeof(*r));
-	char db[16], buf[64];
+	char db[16];
 	int ret;
 
 	if (!r)
 		return -ENOMEM;
 	r->timeout_ns = timeout_ns;
+	if (stop)
+		r->stop = *stop;
 	rl_redis_url_str(u, r->name, sizeof(r->name));
+	/*
+	 * Non-blocking from the connect on: every wait is a poll() against the
+	 * deadline (a name is still resolved by a blocking getaddrinfo()).
+	 */
 	if (u->is_unix)
-		r->c = redisConnectUnixWithTimeout(u->path, tv);
+		r->c = redisConnectUnixNonBlock(u->path);
 	else
-		r->c = redisConnectWithTimeout(u->host, (int)u->port, tv);
-	if (!r->c) {
+		r->c = redisConnectNonBlock(u->host, (int)u->port);
+	r->rd = redisReaderCreateWithFunctions(&reply_fns);
+	if (!r->c || !r->rd) {
 		ret = -ENOMEM;
 		snprintf(err, errlen, "%s: couldn't allocate a connection", r->name);
 		goto err;
 	}
 	if (r->c->err) {
 		ret = -ECONNREFUSED;
-		snprintf(err, errlen, "couldn't connect to %s: %s", r->name,
-			 io_error(r->c, timeout_ns, buf, sizeof(buf)));
+		snprintf(err, errlen, "couldn't connect to %s: %s", r->name, r->c->errstr);
 		goto err;
 	}
-	if (rl_redis_set_timeout(r, timeout_ns)) {
-		ret = -EIO;
-		snprintf(err, errlen, "%s: couldn't set the timeout", r->name);
+	ret = connect_wait(r, deadline, err, errlen);
+	if (ret)
 		goto err;
-	}
+	/* The rest of the handshake within what is left of the same bound. */
+	left = mono_ns();
+	r->timeout_ns = deadline > left ? deadline - left : 1;
 	if (u->password[0]) {
 		const char *argv[] = { "AUTH", u->password };
 
@@ -453,9 +738,14 @@ int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns, struct rl_r
 	ret = load_script(r, err, errlen);
 	if (ret)
 		goto err;
+	r->timeout_ns = timeout_ns;
 	*out = r;
 	return 0;
 err:
+	/* The messages name the whole bound, not what was left of it. */
+	if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "%s: no answer within %llu ms", r->name,
+			 (unsigned long long)(timeout_ns / 1000000ULL));
 	rl_redis_close(r);
 	return ret;
 }
@@ -464,6 +754,8 @@ void rl_redis_close(struct rl_redis *r)
 {
 	if (!r)
 		return;
+	if (r->rd)
+		redisReaderFree(r->rd);
 	if (r->c)
 		redisFree(r->c);
 	free(r);
@@ -485,7 +777,7 @@ static int parse_reply(struct rl_redis *r, const redisReply *rep, struct rl_sync
 	if (rep->type != REDIS_REPLY_ARRAY || rep->elements < 3 || rep->elements % 2 == 0 ||
 	    rep->element[0]->type != REDIS_REPLY_INTEGER ||
 	    rep->element[1]->type != REDIS_REPLY_STRING ||
-	    rep->element[2]->type != REDIS_REPLY_STRING)
+	    rep->element[2]->type != REDIS_REPLY_STRING || rep->element[0]->integer < 1)
 		goto bad;
 	out->nodes = (__u64)rep->element[0]->integer;
 	snprintf(out->other_node, sizeof(out->other_node), "%s", rep->element[1]->str);
@@ -493,14 +785,19 @@ static int parse_reply(struct rl_redis *r, const redisReply *rep, struct rl_sync
 	for (size_t i = 3; i < rep->elements; i += 2) {
 		const redisReply *ix = rep->element[i], *un = rep->element[i + 1];
 
+		/* Each source at most once: a second charge for one is not the script's. */
 		if (ix->type != REDIS_REPLY_INTEGER || un->type != REDIS_REPLY_INTEGER ||
-		    ix->integer < 0 || (size_t)ix->integer >= n || un->integer <= 0)
+		    ix->integer < 0 || (size_t)ix->integer >= n || un->integer <= 0 ||
+		    items[ix->integer].remote)
 			goto bad;
 		items[ix->integer].remote = (__u64)un->integer;
 		out->shared++;
 	}
 	return 0;
 bad:
+	for (size_t i = 0; i < n; i++)
+		items[i].remote = 0;
+	out->shared = 0;
 	snprintf(err, errlen, "%s: the sync script answered something unexpected", r->name);
 	return -EPROTO;
 }
@@ -512,6 +809,7 @@ int rl_redis_sync(struct rl_redis *r, const struct rl_sync_req *req, struct rl_s
 	const char **argv = malloc(argc * sizeof(*argv));
 	size_t *len = malloc(argc * sizeof(*len));
 	char *nums = malloc((n + 2) * 24), prefix[8 + RL_SYNC_NAME_MAX];
+	__u64 cap = REPLY_FIXED_MAX + (__u64)REPLY_PER_SOURCE * n;
 	redisReply *reply = NULL;
 	int ret = -ENOMEM;
 
@@ -543,11 +841,10 @@ int rl_redis_sync(struct rl_redis *r, const struct rl_sync_req *req, struct rl_s
 		len[i] = strlen(argv[i]);
 	for (int attempt = 0;; attempt++) {
 		rep->commands++;
-		reply = command(r, (int)argc, argv, len, err, errlen);
-		if (!reply) {
-			ret = -EIO;
+		/* The reply: 3 fixed elements, then at most a pair per source. */
+		reply = command(r, (int)argc, argv, len, cap, 3 + 2 * n, &ret, err, errlen);
+		if (!reply)
 			goto out;
-		}
 		if (reply->type != REDIS_REPLY_ERROR)
 			break;
 		/* A restarted server has lost the script: load it once more. */

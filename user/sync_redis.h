@@ -44,14 +44,28 @@ void rl_redis_url_str(const struct rl_redis_url *u, char *buf, size_t len);
 struct rl_redis;
 
 /*
- * Connect (within @timeout_ns), AUTH, SELECT and load the script. Every later
- * command times out after @timeout_ns too. 0, or -errno with a message naming
- * the server and the cause (refused, timed out, wrong password, ...).
+ * Asked at least every 50 ms while the agent waits for the server: true ends
+ * the wait (connect, round trip) with -EINTR, so that a SIGTERM is never
+ * held up by a server that answers slowly or not at all.
  */
-int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns, struct rl_redis **out,
-		     char *err, size_t errlen);
+struct rl_redis_stop {
+	bool (*fn)(void *ctx);
+	void *ctx;
+};
+
+/*
+ * Connect, AUTH, SELECT and load the script, all of it within @timeout_ns.
+ * Every later exchange (a command and its reply, sent and read whole) must
+ * end within @timeout_ns too: the bound is on the whole exchange, not on
+ * each read, so a server trickling a reply cannot stretch it. 0, or -errno
+ * with a message naming the server and the cause (refused, timed out, wrong
+ * password, ...); -EINTR when @stop said so. @stop may be NULL.
+ */
+int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
+		     const struct rl_redis_stop *stop, struct rl_redis **out, char *err,
+		     size_t errlen);
 void rl_redis_close(struct rl_redis *r);
-/* The timeout of every later command. */
+/* The bound of every later exchange. */
 int rl_redis_set_timeout(struct rl_redis *r, __u64 timeout_ns);
 /* Bytes sent and received since the connection was made (RESP as on the wire). */
 void rl_redis_bytes(const struct rl_redis *r, __u64 *tx, __u64 *rx);
@@ -83,6 +97,11 @@ struct rl_sync_reply {
  * The round trip: report @items' units, get back their remote units. -errno
  * with a message on failure (the connection is then unusable: close it). A
  * server that forgot the script (restarted) is sent it again and asked again.
+ * A reply is refused (-EPROTO, no item gets any remote units) when it is
+ * larger than the request can be answered with (64 KiB + 48 bytes per item:
+ * see sync_redis.c), is not the script's shape, names a source twice or one
+ * not asked for, or comes with bytes the request did not ask for (a doubled
+ * reply); -ETIMEDOUT when the whole exchange overran its bound.
  */
 int rl_redis_sync(struct rl_redis *r, const struct rl_sync_req *req, struct rl_sync_item *items,
 		  size_t n, struct rl_sync_reply *rep, char *err, size_t errlen);
