@@ -524,8 +524,8 @@ bool rl_sync_agent_alive(const struct rl_sync_status *st)
 
 const char *rl_sync_state_name(const struct rl_sync_status *st)
 {
-	static const char *const names[] = { "off", "connected", "fallback-local",
-					     "fallback-share", "policy-mismatch" };
+	static const char *const names[] = { "off", "connected", "fallback-local", "fallback-share",
+					     "policy-mismatch" };
 
 	if (st->state != RL_SYNC_OFF && !rl_sync_agent_alive(st))
 		return "not-running";
