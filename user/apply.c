@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * apply FILE: the configuration file's loader (libyaml's document API: a
- * tree of nodes, each with its line), and the plan that makes the kernel
- * match it. Every key is looked up in the option table and set through its
- * parser (rl_opt_find(), rl_opt_set()), rules through rl_rule_parse(), so a
- * file accepts exactly what the command line does.
+ * apply FILE: the configuration file's loader, and the plan that makes the
+ * kernel match it. The loader reads libyaml's events (not yaml_parser_load(),
+ * which has no bound on depth or size) into a document, a tree of nodes, each
+ * with its line, refusing on the way what no valid file holds: more depth,
+ * keys or nodes than the limits below, a second document. Every key is then
+ * looked up in the option table and set through its parser (rl_opt_find(),
+ * rl_opt_set()), rules through rl_rule_parse(), so a file accepts exactly
+ * what the command line does.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,12 +21,41 @@
 #include "maps.h"
 #include "opts.h"
 #include "rulemaps.h"
+#include "textfile.h"
 #include "xdp_attach.h"
 
 /* The options an interface's mapping takes, besides "rules". */
 #define IFACE_GROUPS (RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH)
 /* The options a rule's mapping takes, besides "name"; --before is refused (order is the list's). */
 #define RULE_GROUPS (RL_G_RULE | RL_G_POLICY | RL_G_LIMITER)
+
+/*
+ * Limits of the file, far above what a valid one needs, so that a hostile or
+ * careless file is refused within a bounded time and memory, before anything
+ * else is done. The size: the example is 4 KiB, a file of MAX_IFACES
+ * interfaces with a few rules each under 2 MiB; a long source list belongs
+ * in a src-file:, which has its own limit.
+ */
+#define MAX_FILE (16 << 20)
+/* The format nests 6 deep: the file, interfaces:, an interface, rules:, a rule, its src: list. */
+#define MAX_DEPTH 32
+/*
+ * Interfaces of one file: each is an attach of its own (a program, its maps)
+ * that the plan reads back from the kernel one by one; a host with more is
+ * not configured in one apply. No other mapping of the format comes near it
+ * (a rule takes fewer than 64 keys), so it bounds every mapping's keys too.
+ */
+#define MAX_IFACES 4096
+#define MAX_KEYS   MAX_IFACES
+/*
+ * Nodes of the document, an alias counted as the nodes it stands for (a
+ * "billion laughs" file of aliases of aliases stays small on disk and is
+ * refused here): room for a src: list of a quarter of RL_MAX_PREFIXES, and
+ * the document's memory stays under ~100 MiB.
+ */
+#define MAX_NODES (RL_MAX_PREFIXES / 4)
+/* Anchors (&name): a file shares a few blocks of options; found by a linear search. */
+#define MAX_ANCHORS 256
 
 struct loader {
 	const char *path;
@@ -65,22 +97,58 @@ static bool is_null(const yaml_node_t *n)
 		      (!*s || !strcmp(s, "~") || !strcmp(s, "null")));
 }
 
-/* A mapping's keys must be scalars, each at most once. */
+/* A key of a mapping and its place, for check_keys()'s sort. */
+struct key_at {
+	const char *s;
+	size_t i;
+};
+
+static int key_cmp(const void *a, const void *b)
+{
+	const struct key_at *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * A mapping's keys must be scalars, each at most once. Sorted, not compared
+ * pair by pair: a mapping may hold MAX_KEYS keys. The duplicate reported is
+ * the first in the file's order, with the line of the key it repeats.
+ */
 static int check_keys(struct loader *l, const yaml_node_t *map, const char *where)
 {
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
-	     p++) {
-		const yaml_node_t *k = node(l, p->key);
+	const yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+	size_t n = (size_t)(map->data.mapping.pairs.top - pairs), dup = n, first = 0;
+	struct key_at *k;
 
-		if (!scalar(k))
-			return fail(l, k, "%s: a key must be a plain word", where);
-		for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++)
-			if (!strcmp(scalar(node(l, q->key)), scalar(k)))
-				return fail(l, k, "%s: '%s' is given twice (first on line %lu)",
-					    where, scalar(k),
-					    (unsigned long)node(l, q->key)->start_mark.line + 1);
+	for (size_t i = 0; i < n; i++)
+		if (!scalar(node(l, pairs[i].key)))
+			return fail(l, node(l, pairs[i].key), "%s: a key must be a plain word",
+				    where);
+	if (n < 2)
+		return 0;
+	k = malloc(n * sizeof(*k));
+	if (!k) {
+		snprintf(l->err, l->errlen, "out of memory");
+		return -ENOMEM;
 	}
-	return 0;
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct key_at){ scalar(node(l, pairs[i].key)), i };
+	qsort(k, n, sizeof(*k), key_cmp);
+	/* In a run of equal keys, the second is the first repetition of the run's first. */
+	for (size_t i = 1; i < n; i++)
+		if (!strcmp(k[i].s, k[i - 1].s) && (i < 2 || strcmp(k[i - 1].s, k[i - 2].s)) &&
+		    k[i].i < dup) {
+			dup = k[i].i;
+			first = k[i - 1].i;
+		}
+	free(k);
+	if (dup == n)
+		return 0;
+	return fail(l, node(l, pairs[dup].key), "%s: '%s' is given twice (first on line %lu)",
+		    where, scalar(node(l, pairs[dup].key)),
+		    (unsigned long)node(l, pairs[first].key)->start_mark.line + 1);
 }
 
 /* rl_opt_set()'s message starts "--key: "; the key is named once already. */
@@ -424,42 +492,309 @@ static int load_doc(struct loader *l, struct rl_apply_file *f)
 	return check_shares(l, f);
 }
 
+/* ---- the document, built from libyaml's events ---- */
+
+struct frame {
+	int id; /* the mapping or sequence */
+	int key; /* a mapping's key waiting for its value, 0 if none */
+	size_t npairs;
+	size_t start; /* build.total when it began */
+	bool ifaces; /* the mapping of interfaces: */
+};
+
+struct build {
+	struct loader *l;
+	yaml_document_t *doc;
+	struct frame stack[MAX_DEPTH];
+	int depth;
+	size_t total; /* nodes so far, an alias counted as the nodes it stands for */
+	size_t *size; /* by node id: the nodes it stands for, 0 while it is open */
+	size_t cap;
+	struct {
+		char *name;
+		int id;
+	} anchors[MAX_ANCHORS];
+	int nanchors;
+};
+
+__attribute__((format(printf, 3, 4))) static int bfail(struct build *b, const yaml_mark_t *at,
+						       const char *fmt, ...)
+{
+	char msg[RL_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(b->l->err, b->l->errlen, "%s:%lu: %s", b->l->path, (unsigned long)at->line + 1,
+		 msg);
+	return -EINVAL;
+}
+
+static int bnomem(struct build *b)
+{
+	snprintf(b->l->err, b->l->errlen, "out of memory");
+	return -ENOMEM;
+}
+
+/* Record a new node @id (0: libyaml's allocation failed) and its marks. */
+static int bnode(struct build *b, int id, const yaml_event_t *e)
+{
+	yaml_node_t *n;
+
+	if (!id)
+		return bnomem(b);
+	if ((size_t)id >= b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 1024;
+		size_t *s = realloc(b->size, cap * sizeof(*s));
+
+		if (!s)
+			return bnomem(b);
+		memset(s + b->cap, 0, (cap - b->cap) * sizeof(*s));
+		b->size = s;
+		b->cap = cap;
+	}
+	n = yaml_document_get_node(b->doc, id);
+	n->start_mark = e->start_mark;
+	n->end_mark = e->end_mark;
+	return 0;
+}
+
+/* Put @id (new, or an alias's) where the open collection expects it; @n: the nodes it stands for. */
+static int bplace(struct build *b, int id, size_t n, const yaml_event_t *e)
+{
+	struct frame *f = b->depth ? &b->stack[b->depth - 1] : NULL;
+	yaml_node_t *c;
+	int ok;
+
+	b->total += n;
+	if (b->total > MAX_NODES)
+		return bfail(b, &e->start_mark,
+			     "more than %d nodes (values, keys, list items; an alias counts as "
+			     "what it stands for)",
+			     MAX_NODES);
+	if (!f)
+		return 0; /* the root: node 1 */
+	c = yaml_document_get_node(b->doc, f->id);
+	if (c->type == YAML_SEQUENCE_NODE) {
+		ok = yaml_document_append_sequence_item(b->doc, f->id, id);
+	} else if (!f->key) {
+		if (f->npairs == MAX_KEYS)
+			return f->ifaces ? bfail(b, &e->start_mark,
+						 "interfaces: more than %d interfaces: a file "
+						 "configures at most %d",
+						 MAX_IFACES, MAX_IFACES) :
+					   bfail(b, &e->start_mark,
+						 "more than %d keys in one mapping", MAX_KEYS);
+		f->key = id;
+		return 0;
+	} else {
+		ok = yaml_document_append_mapping_pair(b->doc, f->id, f->key, id);
+		f->key = 0;
+		f->npairs++;
+	}
+	return ok ? 0 : bnomem(b);
+}
+
+static int banchor(struct build *b, const yaml_char_t *anchor, int id, const yaml_event_t *e)
+{
+	if (!anchor)
+		return 0;
+	for (int i = 0; i < b->nanchors; i++)
+		if (!strcmp(b->anchors[i].name, (const char *)anchor))
+			return bfail(b, &e->start_mark, "anchor '&%.40s' is defined twice",
+				     (const char *)anchor);
+	if (b->nanchors == MAX_ANCHORS)
+		return bfail(b, &e->start_mark, "more than %d anchors (&name)", MAX_ANCHORS);
+	b->anchors[b->nanchors].name = strdup((const char *)anchor);
+	if (!b->anchors[b->nanchors].name)
+		return bnomem(b);
+	b->anchors[b->nanchors++].id = id;
+	return 0;
+}
+
+/* The tag a node has: "!" and none are the default. */
+static yaml_char_t *btag(yaml_char_t *tag)
+{
+	return tag && strcmp((const char *)tag, "!") ? tag : NULL;
+}
+
+static int bopen(struct build *b, const yaml_event_t *e, bool map)
+{
+	struct frame *parent = b->depth ? &b->stack[b->depth - 1] : NULL;
+	const yaml_node_t *pk;
+	yaml_char_t *anchor;
+	bool ifaces;
+	int id, ret;
+
+	if (b->depth == MAX_DEPTH)
+		return bfail(b, &e->start_mark,
+			     "nested more than %d deep (the format needs 6 levels)", MAX_DEPTH);
+	if (map) {
+		id = yaml_document_add_mapping(b->doc, btag(e->data.mapping_start.tag),
+					       (yaml_mapping_style_t)e->data.mapping_start.style);
+		anchor = e->data.mapping_start.anchor;
+	} else {
+		id = yaml_document_add_sequence(
+			b->doc, btag(e->data.sequence_start.tag),
+			(yaml_sequence_style_t)e->data.sequence_start.style);
+		anchor = e->data.sequence_start.anchor;
+	}
+	/* The mapping under the file's key interfaces:, for its own message at MAX_IFACES. */
+	pk = parent && parent->key ? yaml_document_get_node(b->doc, parent->key) : NULL;
+	ifaces = map && b->depth == 1 && scalar(pk) && !strcmp(scalar(pk), "interfaces");
+	ret = bnode(b, id, e);
+	if (!ret)
+		ret = banchor(b, anchor, id, e);
+	if (!ret)
+		ret = bplace(b, id, 1, e);
+	if (ret)
+		return ret;
+	b->stack[b->depth] = (struct frame){ .id = id, .start = b->total - 1, .ifaces = ifaces };
+	b->depth++;
+	return 0;
+}
+
+static int bclose(struct build *b, const yaml_event_t *e)
+{
+	struct frame *f = &b->stack[--b->depth];
+
+	b->size[f->id] = b->total - f->start;
+	yaml_document_get_node(b->doc, f->id)->end_mark = e->end_mark;
+	return 0;
+}
+
+static int bscalar(struct build *b, const yaml_event_t *e)
+{
+	int id, ret;
+
+	id = yaml_document_add_scalar(b->doc, btag(e->data.scalar.tag), e->data.scalar.value,
+				      (int)e->data.scalar.length,
+				      (yaml_scalar_style_t)e->data.scalar.style);
+	ret = bnode(b, id, e);
+	if (!ret)
+		b->size[id] = 1;
+	if (!ret)
+		ret = banchor(b, e->data.scalar.anchor, id, e);
+	return ret ?: bplace(b, id, 1, e);
+}
+
+static int balias(struct build *b, const yaml_event_t *e)
+{
+	const char *name = (const char *)e->data.alias.anchor;
+
+	for (int i = 0; i < b->nanchors; i++) {
+		int id = b->anchors[i].id;
+
+		if (strcmp(b->anchors[i].name, name))
+			continue;
+		if (!b->size[id])
+			return bfail(b, &e->start_mark, "alias '*%.40s' is inside what it names",
+				     name);
+		return bplace(b, id, b->size[id], e);
+	}
+	return bfail(b, &e->start_mark, "alias '*%.40s' names no anchor before it", name);
+}
+
+/* libyaml's error, with the line where what it could not finish began (a quote, a bracket). */
+static int parse_error(struct loader *l, const yaml_parser_t *p)
+{
+	char opened[64] = "";
+
+	if (p->context && p->context_mark.line != p->problem_mark.line)
+		snprintf(opened, sizeof(opened), " (which began on line %lu)",
+			 (unsigned long)p->context_mark.line + 1);
+	if (p->error == YAML_MEMORY_ERROR) {
+		snprintf(l->err, l->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	snprintf(l->err, l->errlen, "%s:%lu: %s%s%s%s", l->path,
+		 (unsigned long)p->problem_mark.line + 1, p->context ? p->context : "", opened,
+		 p->context ? ": " : "", p->problem ? p->problem : "not YAML");
+	return -EINVAL;
+}
+
+/*
+ * The one document of @text into @doc (initialized, even when this fails):
+ * what yaml_parser_load() would build, within the limits.
+ */
+static int build_doc(struct loader *l, const char *text, size_t len, yaml_document_t *doc)
+{
+	struct build b = { .l = l, .doc = doc };
+	yaml_parser_t parser;
+	bool end = false;
+	int ndocs = 0, ret = 0;
+
+	memset(doc, 0, sizeof(*doc));
+	if (!yaml_document_initialize(doc, NULL, NULL, NULL, 1, 1) ||
+	    !yaml_parser_initialize(&parser)) {
+		snprintf(l->err, l->errlen, "out of memory");
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	while (!ret && !end) {
+		yaml_event_t e;
+
+		if (!yaml_parser_parse(&parser, &e)) {
+			ret = parse_error(l, &parser);
+			break;
+		}
+		switch (e.type) {
+		case YAML_DOCUMENT_START_EVENT:
+			if (ndocs++)
+				ret = bfail(&b, &e.start_mark,
+					    "a second YAML document (---): the file holds one");
+			break;
+		case YAML_SCALAR_EVENT:
+			ret = bscalar(&b, &e);
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			ret = bopen(&b, &e, e.type == YAML_MAPPING_START_EVENT);
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			ret = bclose(&b, &e);
+			break;
+		case YAML_ALIAS_EVENT:
+			ret = balias(&b, &e);
+			break;
+		case YAML_STREAM_END_EVENT:
+			end = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&e);
+	}
+	for (int i = 0; i < b.nanchors; i++)
+		free(b.anchors[i].name);
+	free(b.size);
+	yaml_parser_delete(&parser);
+	return ret;
+}
+
 int rl_apply_load(struct rl_apply_file *f, const char *path, char *err, size_t errlen)
 {
 	struct loader l = { .path = path, .err = err, .errlen = errlen };
-	yaml_parser_t parser;
 	yaml_document_t doc;
-	FILE *in;
+	size_t len;
+	char *text;
 	int ret;
 
 	memset(f, 0, sizeof(*f));
 	snprintf(f->path, sizeof(f->path), "%s", path);
-	in = fopen(path, "r");
-	if (!in) {
-		ret = -errno;
-		snprintf(err, errlen, "couldn't open '%s': %s", path, strerror(errno));
+	/* Only a regular file: a FIFO without a writer would block here forever. */
+	ret = rl_textfile_read(path, MAX_FILE, &text, &len, err, errlen);
+	if (ret)
 		return ret;
+	ret = build_doc(&l, text, len, &doc);
+	free(text);
+	if (!ret) {
+		l.doc = &doc;
+		ret = load_doc(&l, f);
 	}
-	if (!yaml_parser_initialize(&parser)) {
-		fclose(in);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	yaml_parser_set_input_file(&parser, in);
-	if (!yaml_parser_load(&parser, &doc)) {
-		snprintf(err, errlen, "%s:%lu: %s%s%s", path,
-			 (unsigned long)parser.problem_mark.line + 1,
-			 parser.context ? parser.context : "", parser.context ? ": " : "",
-			 parser.problem ? parser.problem : "not YAML");
-		ret = -EINVAL;
-		goto out_parser;
-	}
-	l.doc = &doc;
-	ret = load_doc(&l, f);
 	yaml_document_delete(&doc);
-out_parser:
-	yaml_parser_delete(&parser);
-	fclose(in);
 	if (ret)
 		rl_apply_free(f);
 	return ret;
