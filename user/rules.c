@@ -14,6 +14,7 @@
 #include "opts.h"
 #include "rules.h"
 #include "source.h"
+#include "textfile.h"
 
 typedef unsigned __int128 u128;
 
@@ -242,23 +243,55 @@ bad:
 	return -EINVAL;
 }
 
+/*
+ * A source file's size: RL_SRC_FILE_MAX_LINES lines of the longest CIDR (49
+ * characters, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128") and a
+ * newline fit. It is read as it is counted: a file that grows, or one that
+ * is not a regular file (/dev/zero, a FIFO), never fills the memory.
+ */
+#define SRC_FILE_MAX (64 << 20)
+/* The longest word a message quotes: a CIDR's length. */
+#define SRC_QUOTE_MAX 49
+
+/*
+ * How a word of a source file is shown in a message: quoted when it is made
+ * of what a CIDR (or a comma list of them) is made of, and then cut at
+ * SRC_QUOTE_MAX; otherwise not at all: the file may be one that should not
+ * be shown (a line of a password file is not a CIDR, and not printed back).
+ */
+static const char *src_word(const char *s, size_t n, char *buf, size_t len)
+{
+	if (!n || strspn(s, "0123456789abcdefABCDEF.:/,") < n) {
+		snprintf(buf, len, "a word of %zu characters with some no CIDR has; not shown", n);
+		return buf;
+	}
+	snprintf(buf, len, "'%.*s%s'", (int)(n < SRC_QUOTE_MAX ? n : SRC_QUOTE_MAX), s,
+		 n > SRC_QUOTE_MAX ? "..." : "");
+	return buf;
+}
+
 int rl_rule_add_src_file(struct rl_rule *r, const char *path, char *err, size_t errlen)
 {
-	char *line = NULL, msg[RL_ERRLEN];
-	size_t cap = 0, lineno = 0;
+	char *line = NULL, msg[RL_ERRLEN], word[96];
+	size_t cap = 0, lineno = 0, bytes = 0;
 	ssize_t n;
 	FILE *f;
 	int ret = 0;
 
-	f = fopen(path, "r");
-	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	/* A regular file only: a FIFO would block here, /dev/zero never end. */
+	f = rl_textfile_fopen(path, SRC_FILE_MAX, &ret, err, errlen);
+	if (!f)
 		return ret == -ENOMEM ? ret : -EINVAL;
-	}
 	while ((n = getline(&line, &cap, f)) >= 0) {
 		char *s = line, *e;
 
+		bytes += (size_t)n;
+		if (bytes > SRC_FILE_MAX) {
+			snprintf(err, errlen, "%s: larger than %s (it grew while read)", path,
+				 rl_textfile_size_str(SRC_FILE_MAX, word, sizeof(word)));
+			ret = -EINVAL;
+			goto out;
+		}
 		if (++lineno > RL_SRC_FILE_MAX_LINES) {
 			snprintf(err, errlen, "%s: more than %d lines", path,
 				 RL_SRC_FILE_MAX_LINES);
@@ -275,15 +308,25 @@ int rl_rule_add_src_file(struct rl_rule *r, const char *path, char *err, size_t 
 		s += strspn(s, " \t\r\n");
 		if (!*s)
 			continue;
-		/* Trailing blanks and the newline off, so that a message shows the line. */
+		/* Trailing blanks and the newline off. */
 		for (e = s + strlen(s); strchr(" \t\r\n", e[-1]); e--)
 			;
 		*e = '\0';
 		e = s + strcspn(s, " \t");
-		/* Two words, or a comma list as --src takes: one CIDR a line. */
+		/* Two words, or a comma list as --src takes: one CIDR a line. Only the first is shown. */
 		if (*e || memchr(s, ',', (size_t)(e - s))) {
-			snprintf(err, errlen, "%s:%zu: one CIDR per line ('%.64s')", path, lineno,
-				 s);
+			snprintf(err, errlen, "%s:%zu: one CIDR per line (%s%s)", path, lineno,
+				 src_word(s, (size_t)(e - s), word, sizeof(word)),
+				 *e ? ", then more words" : "");
+			ret = -EINVAL;
+			goto out;
+		}
+		/* rl_rule_add_src()'s messages quote the word: only one a message may show. */
+		if (strcmp(s, RL_SRC_NONE) &&
+		    (strspn(s, "0123456789abcdefABCDEF.:/") < (size_t)(e - s) ||
+		     e - s > SRC_QUOTE_MAX)) {
+			snprintf(err, errlen, "%s:%zu: not an IPv4 or IPv6 CIDR (%s)", path, lineno,
+				 src_word(s, (size_t)(e - s), word, sizeof(word)));
 			ret = -EINVAL;
 			goto out;
 		}
