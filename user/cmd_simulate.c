@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "json_writer.h"
 #include "source.h"
+#include "textfile.h"
 #include "trace.h"
 
 static void print_summary(const struct rl_sim *s, struct rl_json *w)
@@ -79,12 +80,19 @@ static void print_policy_json(const struct rl_sim *s, struct rl_json *w)
 	jw_start_array(w);
 }
 
+/*
+ * A rules file holds at most RL_MAX_RULES rules, a line each; a long one is a
+ * rule with a long --src list (a longer list belongs in a --src-file).
+ */
+#define RULES_FILE_MAX (16 << 20)
+
 /* The rules of @path, one per line, after the default rule made from the policy. */
 static int load_rules(const char *path, const struct rl_policy *pol, struct rl_ruleset *set)
 {
 	char err[RL_ERRLEN], *line = NULL, **words = NULL;
-	size_t cap = 0, lineno = 0, nwords = 0;
+	size_t cap = 0, lineno = 0, nwords = 0, bytes = 0;
 	struct rl_rule r;
+	ssize_t len;
 	FILE *f;
 	int ret;
 
@@ -93,17 +101,29 @@ static int load_rules(const char *path, const struct rl_policy *pol, struct rl_r
 		pr_err("%s", err);
 		return ret;
 	}
-	f = fopen(path, "r");
+	/* A regular file only: a FIFO would block here, a device never end. */
+	f = rl_textfile_fopen(path, RULES_FILE_MAX, &ret, err, sizeof(err));
 	if (!f) {
-		pr_err("cannot open rules '%s': %s", path, strerror(errno));
-		ret = -errno;
+		pr_err("rules: %s", err);
 		goto out_set;
 	}
-	while (getline(&line, &cap, f) >= 0) {
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		char *save = NULL, *tok;
 		size_t n = 0;
 
 		lineno++;
+		bytes += (size_t)len;
+		if (bytes > RULES_FILE_MAX) {
+			pr_err("rules: '%s' is larger than %s (it grew while read)", path,
+			       rl_textfile_size_str(RULES_FILE_MAX, err, sizeof(err)));
+			ret = -EFBIG;
+			goto out;
+		}
+		if (memchr(line, '\0', (size_t)len)) {
+			pr_err("%s:%zu: holds a NUL byte: not a text file", path, lineno);
+			ret = -EINVAL;
+			goto out;
+		}
 		line[strcspn(line, "#")] = '\0';
 		for (tok = strtok_r(line, " \t\r\n", &save); tok;
 		     tok = strtok_r(NULL, " \t\r\n", &save)) {
