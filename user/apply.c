@@ -1321,7 +1321,9 @@ static int run_set(struct rl_apply_step *s, char *err, size_t errlen)
 	ret = rl_pins_open(&s->ifc, &pins, err, errlen);
 	if (ret)
 		return ret;
-	ret = rl_set_live(&s->ifc, &pins, &s->cfg, s->active, &moved, err, errlen);
+	/* The policy and the rules in one swap: a kill leaves the old pair or the new one. */
+	ret = rl_set_live_rules(&s->ifc, &pins, &s->cfg, s->active,
+				s->rules ? &s->want->rules : NULL, &moved, err, errlen);
 	rl_pins_close(&pins);
 	if (ret > 0) {
 		/* The new policy is live; a clean-up step after it failed. */
@@ -1335,9 +1337,10 @@ static int run_set(struct rl_apply_step *s, char *err, size_t errlen)
 }
 
 /*
- * The file's rules made live on the limiter as it is now (after the step's
- * attach or set), as the rule commands do: rules that stay keep their slot,
- * states and counters; the policy and its generation are untouched.
+ * The file's rules made live on a limiter whose policy stays, as the rule
+ * commands do: rules that stay keep their slot, states and counters; the
+ * policy and its generation are untouched. (An attach or a set carries the
+ * rules in its own program.)
  */
 static int run_rules(struct rl_apply_step *s, char *err, size_t errlen)
 {
@@ -1413,8 +1416,10 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 				ret = run_converge(s, err, errlen);
 			break;
 		case RL_APPLY_ATTACH:
-			ret = rl_attach(&s->ifc, w->mode, (__u32)w->max_sources,
-					(__u32)w->max_sources6, &s->cfg, err, errlen);
+			/* With the rules from the start: one program, attached once. */
+			ret = rl_attach_rules(&s->ifc, w->mode, (__u32)w->max_sources,
+					      (__u32)w->max_sources6, &s->cfg,
+					      s->rules ? &w->rules : NULL, err, errlen);
 			break;
 		case RL_APPLY_SET:
 			ret = run_set(s, err, errlen);
@@ -1423,6 +1428,7 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 			ret = rl_detach(&s->ifc, err, errlen);
 			break;
 		case RL_APPLY_RULES:
+			ret = run_rules(s, err, errlen);
 			break;
 		case RL_APPLY_SHARE: {
 			struct rl_iface with;
@@ -1435,18 +1441,6 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 		}
 		if (ret)
 			return ret < 0 ? ret : -EIO;
-		if (s->rules) {
-			ret = run_rules(s, err, errlen);
-			if (ret && s->action != RL_APPLY_RULES) {
-				char why[RL_ERRLEN];
-
-				snprintf(why, sizeof(why), "%s", err);
-				snprintf(err, errlen, "%s (the %s before them is done)", why,
-					 rl_apply_action_name(s->action));
-			}
-			if (ret)
-				return ret;
-		}
 		(*done)++;
 	}
 	return 0;

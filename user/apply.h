@@ -109,7 +109,7 @@ struct rl_apply_step {
 	struct rl_config cfg; /* RL_APPLY_ATTACH, RL_APPLY_SET: what goes live */
 	struct rl_apply_change changes[RL_APPLY_MAX_CHANGES];
 	int nchanges;
-	/* The rules change too (after the attach or set): how. */
+	/* The rules change too (in the attach's or set's own program): how. */
 	bool rules;
 	struct rl_apply_rule_change *rchanges;
 	size_t nrchanges;
@@ -122,7 +122,8 @@ struct rl_apply_plan {
 
 /*
  * What apply would do, read from the kernel (hold rl_lock() from here to
- * rl_apply_run()). Fails, -EINVAL with "FILE:LINE: IFACE: KEY: ..." in
+ * rl_apply_run()); it changes nothing, so it is also all of apply --check
+ * and --diff. Fails, -EINVAL with "FILE:LINE: IFACE: KEY: ..." in
  * @err, for an interface that does not exist, an attach option (mode,
  * max-sources, max-sources6) that differs from the live limiter's (they
  * cannot change live), and rules that do not compile against the live ones.
@@ -139,11 +140,12 @@ int rl_apply_plan_detach(const struct rl_apply_file *f, struct rl_apply_plan *p,
 void rl_apply_plan_free(struct rl_apply_plan *p);
 
 /*
- * Carry out the plan, in order. Each step is all or nothing (an attach or set
- * and then the rules of the same interface are one step: if its rules fail,
- * its attach or set stays done, and @err says so); a failure stops there,
- * with the steps before it done: returns how many were done (negative errno
- * on the first failure, its message in @err, *@done set).
+ * Carry out the plan, in order. Each step is all or nothing, and a killed
+ * step leaves its interface as it was or as the file says: an attach or a set
+ * with rules makes the policy and the rules live in one program, attached or
+ * swapped in once (rl_attach_rules(), rl_set_live_rules()). A failure stops
+ * there, with the steps before it done: returns how many were done (negative
+ * errno on the first failure, its message in @err, *@done set).
  */
 int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen);
 

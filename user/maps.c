@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "live.h"
 #include "maps.h"
 #include "sa.h"
 
@@ -22,6 +23,8 @@ int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *act
 	if (bpf_map_lookup_elem(pins->config, &ctl.active, cfg))
 		return -errno;
 	*active = ctl.active;
+	/* The program's own, past a copy a killed command left stale (rl_live_compiled()). */
+	rl_live_compiled(pins, cfg, NULL);
 	return 0;
 }
 

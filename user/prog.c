@@ -11,6 +11,7 @@
 #include <bpf/libbpf.h>
 #include "prog.h"
 #include "rl_skel.h"
+#include "rulemaps.h"
 #include "sa.h"
 
 static bool fault(const char *what)
@@ -151,11 +152,9 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		skel->rodata_cfg->rl_rules = *o->rules;
 	} else if (o->reuse) {
 		/* The rules live now: compiled into every program loaded on these maps. */
-		__u32 zero = 0;
-
-		if (bpf_map_lookup_elem(o->reuse->rcfg, &zero, &skel->rodata_cfg->rl_rules)) {
-			ret = -errno;
-			snprintf(err, errlen, "couldn't read the rules: %s", strerror(errno));
+		ret = rl_rules_read(o->reuse, &skel->rodata_cfg->rl_rules);
+		if (ret) {
+			snprintf(err, errlen, "couldn't read the rules: %s", strerror(-ret));
 			goto fail;
 		}
 	}

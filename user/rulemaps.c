@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "config.h"
+#include "live.h"
 #include "log.h"
 #include "prog.h"
 #include "rl_block.h"
@@ -452,6 +453,9 @@ int rl_rules_read(const struct rl_pins *pins, struct rl_rules_cfg *cfg)
 {
 	__u32 zero = 0;
 
+	/* The program's own, past a copy a killed command left stale (rl_live_compiled()). */
+	if (!rl_live_compiled(pins, NULL, cfg))
+		return 0;
 	if (bpf_map_lookup_elem(pins->rcfg, &zero, cfg))
 		return -errno;
 	return 0;

@@ -24,6 +24,7 @@
 #include "pins.h"
 #include "policy.h"
 #include "prog.h"
+#include "rulemaps.h"
 #include "sa.h"
 #include "xdp_attach.h"
 
@@ -319,10 +320,41 @@ static int clear_for_attach(const struct rl_iface *ifc, char *err, size_t errlen
 int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, __u32 max_sources6,
 	      const struct rl_config *cfg, char *err, size_t errlen)
 {
+	return rl_attach_rules(ifc, mode, max_sources, max_sources6, cfg, NULL, err, errlen);
+}
+
+/*
+ * The rules of @set compiled for new maps (@none: no rules yet), in *@out,
+ * ready to load with; -errno with the reason in @err.
+ */
+static int first_rules(const struct rl_ruleset *set, struct rl_rules_cfg **none,
+		       struct rl_rules_cfg **out, char *err, size_t errlen)
+{
+	char why[RL_ERRLEN];
+	int ret;
+
+	*none = calloc(1, sizeof(**none));
+	*out = calloc(1, sizeof(**out));
+	if (!*none || !*out) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = rl_rules_compile(set, *none, *out, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "rules: %s", why);
+	return ret;
+}
+
+int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
+		    __u32 max_sources6, const struct rl_config *cfg, const struct rl_ruleset *set,
+		    char *err, size_t errlen)
+{
 	struct rl_prog_opts po = { .max_sources4 = max_sources, .max_sources6 = max_sources6 };
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
 		      (mode == RL_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-	struct xdp_ratelimit *skel;
+	struct rl_rules_cfg *none = NULL, *rules = NULL;
+	struct xdp_ratelimit *skel = NULL;
+	char why[RL_ERRLEN];
 	struct rl_config c;
 	struct rl_pins maps;
 	int fds[RL_N_MAPS], ret;
@@ -337,18 +369,42 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 	}
 	if (ret)
 		return ret;
+	/* The rules go live with the attach: one program, no moment without them. */
+	if (set) {
+		ret = first_rules(set, &none, &rules, err, errlen);
+		if (ret)
+			goto out;
+		po.rules = rules;
+	}
 	/* The IPv4 table: the set-associative one if it holds the policy exactly. */
 	c = *cfg;
 	rl_table4_choose(&c, rl_sa_bits_for(max_sources ?: RL_DEFAULT_MAX_SOURCES));
 	c.prev_table4 = c.table4;
 	skel = rl_prog_open(&c, &po, err, errlen);
-	if (!skel)
-		return -errno;
+	if (!skel) {
+		ret = -errno;
+		goto out;
+	}
 	rl_prog_maps(skel, &maps);
 	ret = write_first_config(&maps, &c, ifc, max_sources ?: RL_DEFAULT_MAX_SOURCES);
 	if (ret) {
 		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
 		goto out;
+	}
+	if (rules) {
+		__u32 zero = 0;
+
+		/* New maps: nothing reads them until the attach. */
+		ret = rl_rules_fill(&maps, set, rules, none, NULL, why, sizeof(why));
+		if (!ret && bpf_map_update_elem(maps.rcfg, &zero, rules, BPF_ANY)) {
+			ret = -errno;
+			snprintf(why, sizeof(why), "couldn't record the rules: %s",
+				 strerror(errno));
+		}
+		if (ret) {
+			snprintf(err, errlen, "rules: %s", why);
+			goto out;
+		}
 	}
 	{
 		int *p[RL_N_MAPS] = RL_PINS_FDS(&maps);
@@ -358,7 +414,10 @@ int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, 
 	}
 	ret = pin_and_attach(ifc, fds, rl_prog_fd(skel), flags, mode, err, errlen);
 out:
-	rl_prog_destroy(skel);
+	if (skel)
+		rl_prog_destroy(skel);
+	free(none);
+	free(rules);
 	return ret;
 }
 
@@ -682,11 +741,15 @@ int rl_detach(const struct rl_iface *ifc, char *err, size_t errlen)
 	return 0;
 }
 
-/* Load the program for @cfg on the live maps and swap it in. */
+/*
+ * Load the program for @cfg and @rules (NULL: the live ones) on the live maps
+ * and swap it in.
+ */
 static int swap_in(const struct rl_iface *ifc, const struct rl_pins *pins,
-		   const struct rl_config *cfg, char *err, size_t errlen)
+		   const struct rl_config *cfg, const struct rl_rules_cfg *rules, char *err,
+		   size_t errlen)
 {
-	struct rl_prog_opts po = { .reuse = pins };
+	struct rl_prog_opts po = { .reuse = pins, .rules = rules };
 	struct xdp_ratelimit *skel;
 	char why[RL_ERRLEN];
 	int ret;
@@ -731,7 +794,7 @@ int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
 	}
 	if (!differ)
 		return 0;
-	ret = swap_in(ifc, pins, cfg, err, errlen);
+	ret = swap_in(ifc, pins, cfg, NULL, err, errlen);
 	return ret ? ret : 1;
 }
 
@@ -802,6 +865,50 @@ fail:
 int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
 		__u32 active, __u64 *moved, char *err, size_t errlen)
 {
+	return rl_set_live_rules(ifc, pins, cfg, active, NULL, moved, err, errlen);
+}
+
+/*
+ * The rules the new program carries, in *@rules: those of @set compiled
+ * against the live ones (*@old) and written into the tries the live program
+ * does not read, or (@set NULL) the live ones. Changes nothing live.
+ */
+static int stage_rules(const struct rl_pins *pins, const struct rl_ruleset *set,
+		       struct rl_rules_cfg **old, struct rl_rules_cfg **rules, char *err,
+		       size_t errlen)
+{
+	char why[RL_ERRLEN];
+	int ret;
+
+	*old = malloc(sizeof(**old));
+	*rules = malloc(sizeof(**rules));
+	if (!*old || !*rules) {
+		snprintf(err, errlen, "out of memory: nothing changed");
+		return -ENOMEM;
+	}
+	ret = rl_rules_read(pins, *old);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the live rules: %s: nothing changed",
+			 strerror(-ret));
+		return ret;
+	}
+	if (!set) {
+		**rules = **old;
+		return 0;
+	}
+	ret = rl_rules_compile(set, *old, *rules, why, sizeof(why));
+	if (!ret)
+		ret = rl_rules_fill(pins, set, *rules, *old, NULL, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "rules: %s: nothing changed", why);
+	return ret;
+}
+
+int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
+		      const struct rl_config *cfg, __u32 active, const struct rl_ruleset *set,
+		      __u64 *moved, char *err, size_t errlen)
+{
+	struct rl_rules_cfg *old_rules = NULL, *rules = NULL;
 	struct rl_config c = *cfg, done, old;
 	struct rl_pins np = *pins, fin;
 	bool sw = false;
@@ -819,22 +926,31 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 			 strerror(-ret));
 		return ret;
 	}
+	/* Everything staged first, where the live program does not look. */
+	ret = stage_rules(pins, set, &old_rules, &rules, err, errlen);
+	if (ret)
+		goto out;
 	rl_table4_choose(&c, bits);
 	c.prev_table4 = old.table4;
 	if (c.table4 != old.table4) {
 		ret = start_switch(pins, &c, bits, &np, why, sizeof(why));
 		if (ret) {
 			snprintf(err, errlen, "%s: nothing changed", why);
-			return ret;
+			goto out;
 		}
 		sw = true;
 	}
-	ret = swap_in(ifc, &np, &c, why, sizeof(why));
+	/* The commit point: one program with the new policy and the new rules. */
+	ret = swap_in(ifc, &np, &c, rules, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "%s%s", why,
 			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
 		goto out;
 	}
+	/*
+	 * Killed from here on, the program is the record (rl_live_compiled()):
+	 * the copies below only follow it, and the next change redoes them.
+	 */
 	ret = rl_config_swap(pins, &c, active);
 	if (ret) {
 		snprintf(err, errlen,
@@ -842,6 +958,14 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 			 strerror(-ret));
 		ret = 1;
 		goto out;
+	}
+	if (set) {
+		ret = rl_rules_commit(pins, rules, why, sizeof(why));
+		if (ret) {
+			snprintf(err, errlen, "the new policy and rules are live, but %s", why);
+			ret = 1;
+			goto out;
+		}
 	}
 	/* The new table is live: pinned, for every command that opens the limiter. */
 	if (sw && repin_members(ifc, table4_name(c.table4), *table4_fd(&np, c.table4), why,
@@ -884,7 +1008,7 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 		}
 		*table4_fd(&fin, old.table4) = stand_in;
 	}
-	ret = swap_in(ifc, &fin, &done, why, sizeof(why));
+	ret = swap_in(ifc, &fin, &done, rules, why, sizeof(why));
 	if (!ret)
 		ret = rl_config_swap(pins, &done, !active);
 	if (!ret && sw)
@@ -902,5 +1026,7 @@ out:
 		close(stand_in);
 	if (sw)
 		close(*table4_fd(&np, c.table4));
+	free(old_rules);
+	free(rules);
 	return ret;
 }

@@ -55,6 +55,15 @@ int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max);
 int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, __u32 max_sources6,
 	      const struct rl_config *cfg, char *err, size_t errlen);
 /*
+ * rl_attach() with the rules of @set (NULL: none) from the start: compiled
+ * into the one program attached, their prefixes written into the new maps
+ * before the attach, so no packet meets the policy without them.
+ */
+struct rl_ruleset;
+int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources,
+		    __u32 max_sources6, const struct rl_config *cfg, const struct rl_ruleset *set,
+		    char *err, size_t errlen);
+/*
  * Attach the limiter that runs on @with to @ifc as well: the same program,
  * so the same maps, pinned again for @ifc. As rl_attach(), the attach is the
  * commit point.
@@ -82,6 +91,18 @@ int rl_replace(const struct rl_iface *ifc, int prog_fd, char *err, size_t errlen
 struct rl_pins;
 int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const struct rl_config *cfg,
 		__u32 active, __u64 *moved, char *err, size_t errlen);
+/*
+ * rl_set_live() that also makes the rules of @set live (NULL: the live ones
+ * stay), in the same swap: the new rules are compiled against the live ones
+ * and their prefixes written into the tries the live program does not read
+ * before it, and one program carries both the policy and the rules. Killed
+ * at any moment, the limiter runs the old policy and rules or the new ones;
+ * the program is the record readers go by (rl_live_compiled()), the copies
+ * for status are rewritten after it (the rules' with rl_rules_commit()).
+ */
+int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
+		      const struct rl_config *cfg, __u32 active, const struct rl_ruleset *set,
+		      __u64 *moved, char *err, size_t errlen);
 /*
  * A command killed between the members of a shared limiter leaves them
  * running different programs (both on its maps, one with the policy before).
