@@ -6,11 +6,16 @@
  * --diff, --prune, and a file with one bad interface changing nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "apply.h"
 #include "netns.h"
 #include "opts.h"
@@ -282,21 +287,24 @@ out:
 		unlink(p2);
 }
 
-/* The shipped example passes --check, as an unprivileged user (no kernel access at all). */
+/*
+ * The shipped example loads (--check also plans it against this host's
+ * interfaces, which have other names: the loader alone here).
+ */
 TEST(apply_example_checks)
 {
-	char cmd[512], *out = NULL, *err = NULL;
+	char err[RL_ERRLEN] = "";
+	struct rl_apply_file f;
+	size_t rules = 0;
 
-	if (!ASSERT_OK(access("examples/xdp-ratelimit.yaml", R_OK), "run from the source tree"))
+	if (!ASSERT_OK(access("examples/xdp-ratelimit.yaml", R_OK), "run from the source tree") ||
+	    !ASSERT_OK(rl_apply_load(&f, "examples/xdp-ratelimit.yaml", err, sizeof(err)), err))
 		return;
-	snprintf(cmd, sizeof(cmd), "%s%s/xdp-ratelimit apply --check examples/xdp-ratelimit.yaml",
-		 geteuid() ? "" : "setpriv --reuid=nobody --regid=nogroup --clear-groups ",
-		 rl_build_dir);
-	ASSERT_EQ(rl_run(cmd, &out, &err), 0, cmd);
-	ASSERT_CONTAINS(out, "valid: 2 interfaces, 3 rules", "the example's content");
-	ASSERT_STREQ(err, "", "no message");
-	free(out);
-	free(err);
+	for (size_t i = 0; i < f.n; i++)
+		rules += f.ifs[i].nrules;
+	ASSERT_EQ(f.n, 2, "the example's interfaces");
+	ASSERT_EQ(rules, 3, "the example's rules");
+	rl_apply_free(&f);
 }
 
 /* --check of a bad file: exit 2 and FILE:LINE on stderr, without privileges. */
@@ -316,17 +324,216 @@ TEST(apply_check_cli)
 	free(out);
 	free(err);
 	out = err = NULL;
-	/* A valid file naming an interface that does not exist: --check reads no kernel state. */
+	/*
+	 * A valid file: the plan against the kernel follows, as apply's, which
+	 * needs its privileges; as nobody, --check says so rather than pass.
+	 */
 	unlink(path);
 	if (!write_file(path, sizeof(path), "interfaces:\n  nosuch0:\n    rate: 10\n"))
 		return;
 	snprintf(cmd, sizeof(cmd), "%s%s/xdp-ratelimit apply --check --json %s",
 		 geteuid() ? "" : "setpriv --reuid=nobody --regid=nogroup --clear-groups ",
 		 rl_build_dir, path);
-	ASSERT_EQ(rl_run(cmd, &out, &err), 0, "--check of a valid file");
-	ASSERT_CONTAINS(out, "\"valid\":true", "--check --json");
+	ASSERT_EQ(rl_run(cmd, &out, &err), 1, "--check of a valid file, unprivileged");
+	ASSERT_CONTAINS(out, "missing capabilities", "--check --json says what it lacks");
 	free(out);
 	free(err);
+	unlink(path);
+}
+
+/* ---- hostile files: each refused with a clear message, in bounded time ---- */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void gen_deep_map(FILE *f)
+{
+	/* 1M-deep flow map: libyaml's scanner alone was quadratic in the depth. */
+	fputs("interfaces: ", f);
+	for (int i = 0; i < 1000000; i++)
+		fputs("{a: ", f);
+	fputc('1', f);
+	for (int i = 0; i < 1000000; i++)
+		fputc('}', f);
+	fputc('\n', f);
+}
+
+static void gen_deep_seq(FILE *f)
+{
+	fputs("interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - src: ", f);
+	for (int i = 0; i < 100000; i++)
+		fputc('[', f);
+	for (int i = 0; i < 100000; i++)
+		fputc(']', f);
+	fputc('\n', f);
+}
+
+static void gen_keys(FILE *f)
+{
+	fputs("interfaces:\n  eth0:\n", f);
+	for (int i = 0; i < 200000; i++)
+		fprintf(f, "    k%d: 1\n", i);
+}
+
+static void gen_ifaces(FILE *f)
+{
+	fputs("interfaces:\n", f);
+	for (int i = 0; i < 100000; i++)
+		fprintf(f, "  e%d:\n    rate: 10\n", i);
+}
+
+/* A billion laughs: 10^9 nodes through aliases of aliases, in under 1 KiB. */
+static void gen_laughs(FILE *f)
+{
+	fputs("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n", f);
+	for (int i = 1; i < 9; i++)
+		fprintf(f, "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
+			i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+	fputs("interfaces:\n", f);
+}
+
+static void gen_large(FILE *f)
+{
+	static char comment[1024];
+
+	memset(comment, '#', sizeof(comment) - 1);
+	comment[sizeof(comment) - 2] = '\n';
+	fputs("interfaces:\n", f);
+	for (int i = 0; i < 17 * 1024; i++)
+		fputs(comment, f);
+}
+
+struct hostile {
+	const char *what;
+	const char *text; /* or */
+	void (*gen)(FILE *f);
+	int line; /* 0: the message has no line */
+	const char *msg;
+};
+
+static const struct hostile hostile[] = {
+	{ "1M-deep flow map", NULL, gen_deep_map, 1, "nested more than 32 deep" },
+	{ "100k-deep flow sequence", NULL, gen_deep_seq, 5, "nested more than 32 deep" },
+	{ "200,000 keys", NULL, gen_keys, 4099, "more than 4096 keys in one mapping" },
+	{ "100,000 interfaces", NULL, gen_ifaces, 8194,
+	  "interfaces: more than 4096 interfaces: a file configures at most 4096" },
+	{ "a billion laughs", NULL, gen_laughs, 0, "more than 250000 nodes" },
+	{ "17 MiB", NULL, gen_large, 0, "is larger than 16 MiB" },
+	{ "two documents", "interfaces:\n  eth0:\n    rate: 10\n---\ninterfaces:\n  eth1:\n", NULL, 4,
+	  "a second YAML document (---): the file holds one" },
+	{ "unterminated quote",
+	  "interfaces:\n  eth0:\n    rate: 10\n    action: \"drop\n    a: 1\n    b: 1\n    c: 1\n"
+	  "    d: 1\n    e: 1\n    f: 1\n    g: 1\n    h: 1\n    i: 1\n    j: 1\n",
+	  NULL, 15, "while scanning a quoted scalar (which began on line 4): found unexpected end" },
+	{ "an alias inside what it names", "interfaces: &a {eth0: *a}\n", NULL, 1,
+	  "alias '*a' is inside what it names" },
+	{ "an alias before its anchor", "interfaces: {eth0: *a}\n", NULL, 1,
+	  "alias '*a' names no anchor before it" },
+	{ "an anchor twice", "a: &a 1\nb: &a 2\ninterfaces:\n", NULL, 2,
+	  "anchor '&a' is defined twice" },
+	/* Of several repeated keys, the first repetition in the file's order. */
+	{ "keys repeated", "interfaces:\n  b:\n  c:\n  a:\n  c:\n  b:\n  a:\n", NULL, 5,
+	  "interfaces: 'c' is given twice (first on line 3)" },
+};
+
+TEST(apply_load_hostile)
+{
+	char path[64], want[600], what[96], err[RL_ERRLEN];
+	struct rl_apply_file f;
+
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		const struct hostile *h = &hostile[i];
+		double t0, dt;
+		FILE *out;
+		int ret;
+
+		if (h->text) {
+			if (!write_file(path, sizeof(path), "%s", h->text))
+				return;
+		} else {
+			if (!write_file(path, sizeof(path), "%s", ""))
+				return;
+			out = fopen(path, "w");
+			if (!ASSERT_TRUE(out != NULL, h->what)) {
+				unlink(path);
+				return;
+			}
+			h->gen(out);
+			fclose(out);
+		}
+		err[0] = '\0';
+		t0 = mono_s();
+		ret = rl_apply_load(&f, path, err, sizeof(err));
+		dt = mono_s() - t0;
+		unlink(path);
+		ASSERT_TRUE(ret < 0, h->what);
+		if (h->line)
+			snprintf(want, sizeof(want), "%s:%d: %s", path, h->line, h->msg);
+		else
+			snprintf(want, sizeof(want), "%s", h->msg);
+		snprintf(what, sizeof(what), "%s: the message", h->what);
+		ASSERT_CONTAINS(err, want, what);
+		printf("    %-32s refused in %6.1f ms\n", h->what, dt * 1000);
+		/* A hang check, not a benchmark: these ran for minutes. */
+		snprintf(what, sizeof(what), "%s: refused within 2 s", h->what);
+		ASSERT_TRUE(dt < 2, what);
+	}
+}
+
+/* What is not a regular file is refused without waiting, and named for what it is. */
+TEST(apply_load_not_regular)
+{
+	static const struct {
+		const char *path, *is;
+	} cases[] = {
+		{ NULL, "is a FIFO, not a regular file" }, /* one without a writer */
+		{ "/dev/zero", "is a character device, not a regular file" },
+		{ "/tmp", "is a directory, not a regular file" },
+	};
+	char fifo[64], err[RL_ERRLEN], cmd[512], *out = NULL, *cerr = NULL;
+	struct rl_apply_file f;
+
+	snprintf(fifo, sizeof(fifo), "/tmp/rl-apply-fifo-%d.yaml", getpid());
+	if (!ASSERT_OK(mkfifo(fifo, 0644), "mkfifo"))
+		return;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *p = cases[i].path ?: fifo;
+
+		ASSERT_EQ(rl_apply_load(&f, p, err, sizeof(err)), -EINVAL, p);
+		ASSERT_CONTAINS(err, p, "names the file");
+		ASSERT_CONTAINS(err, cases[i].is, p);
+	}
+	/* And through the command: exit 2 at once, not a hang (timeout kills one). */
+	snprintf(cmd, sizeof(cmd), "timeout 10 %s/xdp-ratelimit apply --check %s", rl_build_dir,
+		 fifo);
+	ASSERT_EQ(rl_run(cmd, &out, &cerr), 2, "apply --check FIFO");
+	ASSERT_CONTAINS(cerr, "is a FIFO, not a regular file", "on stderr");
+	free(out);
+	free(cerr);
+	unlink(fifo);
+}
+
+/* Aliases still work within the limits: one interface's options shared by another. */
+TEST(apply_load_aliases)
+{
+	char path[64], err[RL_ERRLEN] = "";
+	struct rl_apply_file f;
+
+	if (!write_file(path, sizeof(path),
+			"interfaces:\n  eth0: &o\n    rate: 10\n    burst: 7\n  eth1: *o\n"))
+		return;
+	if (ASSERT_OK(rl_apply_load(&f, path, err, sizeof(err)), err)) {
+		if (ASSERT_EQ(f.n, 2, "two interfaces")) {
+			ASSERT_EQ(f.ifs[1].cfg.burst, 7, "eth1 has eth0's burst");
+			ASSERT_EQ(f.ifs[1].line, 5, "eth1's line");
+		}
+		rl_apply_free(&f);
+	}
 	unlink(path);
 }
 
@@ -787,4 +994,199 @@ out:
 	rl_ns_destroy(&ns);
 	if (*path)
 		unlink(path);
+}
+
+/* ---- --check predicts apply; a killed apply leaves the old state or the new ---- */
+
+/* Files apply refuses on a running limiter (skb, rate 1000): %1$s the interface. */
+static const struct refused_file check_refused[] = {
+	{ "a missing interface", "interfaces:\n  rlnosuch0:\n    rate: 10\n", 1,
+	  "%2$s:2: rlnosuch0: " },
+	{ "a live mode change", "interfaces:\n  %1$s:\n    mode: native\n    rate: 500\n", 1,
+	  "%2$s:2: %1$s: mode: the limiter runs in skb mode, the file says native" },
+	{ "a live max-sources change",
+	  "interfaces:\n  %1$s:\n    mode: skb\n    rate: 500\n    max-sources: 4096\n", 1,
+	  "%2$s:2: %1$s: max-sources: the live table holds 1048576, the file says 4096" },
+};
+
+/*
+ * --check refuses what apply refuses, with apply's message, and changes
+ * nothing; a file apply takes passes it, also before any attach.
+ */
+TEST_FLAGS(apply_check_predicts, RL_TEST_ROOT)
+{
+	char path[64] = "", want[256], text[256], *out = NULL, *err = NULL, *err2 = NULL;
+	unsigned long long gen = 0;
+	struct rl_ns ns = {};
+	unsigned int id = 1;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		return;
+	if (!write_file(path, sizeof(path), "interfaces:\n  %s:\n    mode: skb\n    rate: 1000\n",
+			ns.rx_if))
+		goto out;
+	/* Nothing attached: a plan of attaches, which passes. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --check %s", path), 0, "--check, not attached");
+	ASSERT_CONTAINS(out, "valid: 1 interface, 0 rules", "--check says valid");
+	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
+	ASSERT_EQ(id, 0, "--check attached nothing");
+	free(out);
+	free(err);
+	out = err = NULL;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "apply %s", path), 0, "apply attaches"))
+		goto out;
+	for (size_t c = 0; c < sizeof(check_refused) / sizeof(check_refused[0]); c++) {
+		const struct refused_file *r = &check_refused[c];
+
+		unlink(path);
+		snprintf(text, sizeof(text), r->second, ns.rx_if);
+		if (!write_file(path, sizeof(path), "%s", text))
+			goto out;
+		snprintf(want, sizeof(want), r->msg, ns.rx_if, path);
+		ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --check %s", path), r->rc, r->what);
+		ASSERT_CONTAINS(err, want, r->what);
+		ASSERT_TRUE(out && !strstr(out, "valid"), "--check does not say valid");
+		ASSERT_EQ(rl_ns_cli(&ns, NULL, &err2, "apply %s", path), r->rc, r->what);
+		ASSERT_STREQ(err, err2, "--check's message is apply's");
+		if (live(&ns, ns.rx_if, &gen, NULL))
+			ASSERT_EQ(gen, 1, "nothing changed");
+		free(out);
+		free(err);
+		free(err2);
+		out = err = err2 = NULL;
+	}
+out:
+	free(out);
+	free(err);
+	free(err2);
+	rl_ns_destroy(&ns);
+	if (*path)
+		unlink(path);
+}
+
+/* State A and B of the kill loop: a policy and rules each, told apart by burst and names. */
+#define KILL_FILE                                                                      \
+	"interfaces:\n  %s:\n    mode: skb\n    rate: %d\n    burst: %d\n    rules:\n" \
+	"      - name: %s\n        src: 198.18.%d.0/24\n        deny: true\n"          \
+	"      - name: lim-%s\n        src: 198.18.0.0/24\n        proto: udp\n"       \
+	"        rate: 5000\n        burst: 1000\n"
+
+#define KILL_TRIES   50
+#define KILL_MAX_S   45
+#define KILL_SPAN_US 200000
+
+/* 0: state A, 1: state B, 2: a mix (or unreadable), as status and rule list say. */
+static int kill_state(struct rl_ns *ns, char *what, size_t len)
+{
+	char *st = NULL, *rl = NULL;
+	unsigned long long burst = 0;
+	bool a, b;
+	int ret = 2;
+
+	if (rl_ns_cli(ns, &st, NULL, "status %s --json", ns->rx_if) ||
+	    rl_ns_cli(ns, &rl, NULL, "rule list %s --json", ns->rx_if) ||
+	    !rl_json_u64(st, "burst", &burst)) {
+		snprintf(what, len, "unreadable: status %s, rule list %s", st ? st : "-",
+			 rl ? rl : "-");
+		goto out;
+	}
+	a = strstr(rl, "\"one\"") && strstr(rl, "\"lim-one\"") && !strstr(rl, "-two\"");
+	b = strstr(rl, "\"two\"") && strstr(rl, "\"lim-two\"") && !strstr(rl, "-one\"");
+	if (burst == 100 && a)
+		ret = 0;
+	else if (burst == 200 && b)
+		ret = 1;
+	snprintf(what, len, "burst %llu, rules %s", burst, rl);
+out:
+	free(st);
+	free(rl);
+	return ret;
+}
+
+/* Start "xdp-ratelimit apply @path" in the receiving namespace; its pid, or -1. */
+static pid_t apply_start(struct rl_ns *ns, const char *path)
+{
+	char bin[512], nspath[128];
+	pid_t pid;
+
+	snprintf(bin, sizeof(bin), "%s/xdp-ratelimit", rl_build_dir);
+	snprintf(nspath, sizeof(nspath), "/run/netns/%s", ns->rx);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(nspath, O_RDONLY | O_CLOEXEC), null = open("/dev/null", O_WRONLY);
+
+		if (fd < 0 || null < 0 || setns(fd, CLONE_NEWNET))
+			_exit(127);
+		dup2(null, 1);
+		dup2(null, 2);
+		execl(bin, bin, "apply", path, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * SIGKILL apply at random moments while it changes both the policy and the
+ * rules (A -> B, then back): each time the limiter must be left in the old
+ * state or the new one, never the new policy with the old rules; the lock a
+ * killed apply held does not block the next; an apply run to the end then
+ * reaches the file's state.
+ */
+TEST_FLAGS(apply_kill_atomic, RL_TEST_ROOT)
+{
+	char pa[64] = "", pb[64] = "", what[2048];
+	unsigned long long seed = rl_test_seed() ^ 0x61707079;
+	int cur, old = 0, new = 0, mix = 0, tries = 0, status;
+	double t0 = rl_now();
+	struct rl_ns ns = {};
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		return;
+	if (!write_file(pa, sizeof(pa), KILL_FILE, ns.rx_if, 1000, 100, "one", 1, "one") ||
+	    !write_file(pb, sizeof(pb), KILL_FILE, ns.rx_if, 2000, 200, "two", 2, "two"))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "apply %s", pa), 0, "apply state A") ||
+	    !ASSERT_EQ(kill_state(&ns, what, sizeof(what)), 0, what))
+		goto out;
+	cur = 0;
+	for (; tries < KILL_TRIES && rl_now() - t0 < KILL_MAX_S; tries++) {
+		useconds_t delay = (useconds_t)rl_rand_below(&seed, KILL_SPAN_US);
+		pid_t pid = apply_start(&ns, cur ? pa : pb);
+		int st;
+
+		if (!ASSERT_TRUE(pid > 0, "fork"))
+			break;
+		usleep(delay);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		st = kill_state(&ns, what, sizeof(what));
+		if (st == cur) {
+			old++;
+		} else if (st == !cur) {
+			new ++;
+			cur = st;
+		} else {
+			mix++;
+			printf("    try %d, killed after %u us: a mix: %.300s\n", tries, delay,
+			       what);
+			/* Repaired by a whole apply, to go on from a known state. */
+			if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "apply %s", cur ? pb : pa), 0,
+				       "apply after a mix"))
+				break;
+			cur = !cur;
+		}
+	}
+	printf("    %d kills in %.1f s: old state %d, new state %d, mix %d\n", tries, rl_now() - t0,
+	       old, new, mix);
+	ASSERT_EQ(mix, 0, "no kill left the new policy with the old rules, or the reverse");
+	ASSERT_TRUE(old > 0 && new > 0, "kills landed before and after the swap");
+	/* Run to the end, the other file: its state, whatever the kills left. */
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "apply %s", cur ? pa : pb), 0, "a whole apply");
+	ASSERT_EQ(kill_state(&ns, what, sizeof(what)), !cur, what);
+out:
+	rl_ns_destroy(&ns);
+	if (*pa)
+		unlink(pa);
+	if (*pb)
+		unlink(pb);
 }

@@ -118,6 +118,10 @@ static void print_steps(const struct rl_args *a, const struct rl_apply_step *s, 
 	}
 }
 
+/*
+ * --check: the file is valid and the plan against the kernel passed (every
+ * check apply makes before its first change): "FILE: valid: ...", or JSON.
+ */
 static int check(const struct rl_args *a, const struct rl_apply_file *f)
 {
 	struct rl_json w;
@@ -165,20 +169,27 @@ int cmd_apply(const struct rl_args *a)
 		pr_err("%s", err);
 		return 2;
 	}
-	if (a->check) {
-		ret = check(a, &f);
-		goto out_file;
-	}
 	ret = 1;
+	/*
+	 * --check runs what apply runs up to its first change, so that a file it
+	 * passes, apply takes: the kernel's features, the interfaces, the live
+	 * attach options, the rules compiled against the live ones.
+	 */
 	if (rl_check_env(err, sizeof(err)))
 		goto fail;
 	rl_loader_quiet();
 	if (!a->diff && rl_check_kernel(err, sizeof(err)))
 		goto fail;
+	/*
+	 * One lock from reading the kernel to the last change: the plan stays
+	 * true. --check and --diff take it too, though they change nothing: the
+	 * plan reads the copies, the tries and the program in several steps,
+	 * and a change half made meanwhile could read as a state that is
+	 * neither; the plan takes milliseconds, so an apply waits no longer.
+	 */
 	lock = rl_lock(err, sizeof(err));
 	if (lock < 0)
 		goto fail;
-	/* One lock from reading the kernel to the last change: the plan stays true. */
 	if (a->detach ? rl_apply_plan_detach(&f, &p, err, sizeof(err)) :
 			rl_apply_plan(&f, a->prune, &p, err, sizeof(err)))
 		goto fail;
@@ -189,6 +200,10 @@ int cmd_apply(const struct rl_args *a)
 		if ((s->action == RL_APPLY_ATTACH || s->action == RL_APPLY_SET) &&
 		    rl_policy_tcp_warning(&s->want->pol, err, sizeof(err)))
 			pr_warn("%s: %s", s->ifc.name, err);
+	}
+	if (a->check) {
+		ret = check(a, &f);
+		goto out;
 	}
 	if (a->diff) {
 		print_steps(a, p.steps, p.n);
@@ -211,7 +226,6 @@ out:
 	rl_apply_plan_free(&p);
 	if (lock >= 0)
 		rl_unlock(lock);
-out_file:
 	rl_apply_free(&f);
 	return ret;
 }
