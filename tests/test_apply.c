@@ -392,7 +392,8 @@ static void gen_laughs(FILE *f)
 {
 	fputs("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n", f);
 	for (int i = 1; i < 9; i++)
-		fprintf(f, "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
+		fprintf(f,
+			"l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
 			i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
 	fputs("interfaces:\n", f);
 }
@@ -424,12 +425,13 @@ static const struct hostile hostile[] = {
 	  "interfaces: more than 4096 interfaces: a file configures at most 4096" },
 	{ "a billion laughs", NULL, gen_laughs, 0, "more than 250000 nodes" },
 	{ "17 MiB", NULL, gen_large, 0, "is larger than 16 MiB" },
-	{ "two documents", "interfaces:\n  eth0:\n    rate: 10\n---\ninterfaces:\n  eth1:\n", NULL, 4,
-	  "a second YAML document (---): the file holds one" },
+	{ "two documents", "interfaces:\n  eth0:\n    rate: 10\n---\ninterfaces:\n  eth1:\n", NULL,
+	  4, "a second YAML document (---): the file holds one" },
 	{ "unterminated quote",
 	  "interfaces:\n  eth0:\n    rate: 10\n    action: \"drop\n    a: 1\n    b: 1\n    c: 1\n"
 	  "    d: 1\n    e: 1\n    f: 1\n    g: 1\n    h: 1\n    i: 1\n    j: 1\n",
-	  NULL, 15, "while scanning a quoted scalar (which began on line 4): found unexpected end" },
+	  NULL, 15,
+	  "while scanning a quoted scalar (which began on line 4): found unexpected end" },
 	{ "an alias inside what it names", "interfaces: &a {eth0: *a}\n", NULL, 1,
 	  "alias '*a' is inside what it names" },
 	{ "an alias before its anchor", "interfaces: {eth0: *a}\n", NULL, 1,

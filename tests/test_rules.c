@@ -8,10 +8,12 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "json_writer.h"
 #include "opts.h"
 #include "rl_block.h"
@@ -1422,4 +1424,111 @@ TEST(rules_simulate_plain_unchanged)
 	free(b);
 	unlink(path);
 	unlink(path2);
+}
+
+/*
+ * A source file that is not a regular file, or too large, is refused at
+ * once and named for what it is: a FIFO blocked forever, /dev/zero grew the
+ * memory to gigabytes.
+ */
+TEST(rules_src_file_not_regular)
+{
+	static const struct {
+		const char *path, *why;
+	} cases[] = {
+		{ NULL, "is a FIFO, not a regular file" }, /* one without a writer */
+		{ "/dev/zero", "is a character device, not a regular file" },
+		{ "/tmp", "is a directory, not a regular file" },
+		{ "", "is larger than 64 MiB" }, /* a sparse file of 64 MiB and a byte */
+	};
+	char fifo[64], big[64], words[160], err[RL_ERRLEN];
+	struct rl_rule r;
+	int fd;
+
+	snprintf(fifo, sizeof(fifo), "/tmp/rl-test-rules-fifo-%d", getpid());
+	if (!ASSERT_OK(mkfifo(fifo, 0600), "mkfifo"))
+		return;
+	if (!tmp_file(NULL, big, sizeof(big)))
+		goto out_fifo;
+	fd = open(big, O_WRONLY);
+	if (!ASSERT_TRUE(fd >= 0 && !ftruncate(fd, (64 << 20) + 1), "a sparse file")) {
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const char *p = !cases[i].path ? fifo : *cases[i].path ? cases[i].path : big;
+		double t0 = now_s(), dt;
+
+		snprintf(words, sizeof(words), "r --src-file %s --deny", p);
+		ASSERT_EQ(parse_str(&r, NULL, words, err, sizeof(err)), -EINVAL, words);
+		dt = now_s() - t0;
+		ASSERT_CONTAINS(err, p, "names the file");
+		ASSERT_CONTAINS(err, cases[i].why, words);
+		ASSERT_TRUE(dt < 2, "at once, not a hang");
+	}
+out:
+	unlink(big);
+out_fifo:
+	unlink(fifo);
+}
+
+/*
+ * A bad line is not printed back: a message shows at most its first word,
+ * and only when it is made of a CIDR's characters (a line of a password
+ * file given as a source file is not shown).
+ */
+TEST(rules_src_file_no_secret_quoted)
+{
+	static const struct {
+		const char *line, *why, *secret;
+	} cases[] = {
+		{ "root:$6$saltsalt$SECRETHASHSECRETHASH:19000:0:99999:7:::",
+		  "not an IPv4 or IPv6 CIDR (a word of 56 characters with some no CIDR has; not "
+		  "shown)",
+		  "SECRETHASH" },
+		{ "198.18.0.0/24 my-password-is-hunter2 trailing",
+		  "one CIDR per line ('198.18.0.0/24', then more words)", "hunter2" },
+		{ "password=hunter2,198.18.0.0/24", "one CIDR per line (a word of", "hunter2" },
+		{ "DB_PASSWORD=\x1b[2Jhunter2", "not an IPv4 or IPv6 CIDR", "hunter2" },
+		/* A CIDR-like word longer than a CIDR: cut. */
+		{ "1111111111111111111111111111111111111111111111111111111111111111",
+		  "('1111111111111111111111111111111111111111111111111...')", NULL },
+	};
+	char path[64], words[128], err[RL_ERRLEN], text[256];
+	struct rl_rule r;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		snprintf(text, sizeof(text), "198.18.1.0/24\n%s\n", cases[i].line);
+		if (!tmp_file(text, path, sizeof(path)))
+			return;
+		snprintf(words, sizeof(words), "r --src-file %s --deny", path);
+		ASSERT_EQ(parse_str(&r, NULL, words, err, sizeof(err)), -EINVAL, cases[i].line);
+		unlink(path);
+		ASSERT_CONTAINS(err, ":2: ", "names FILE:LINE");
+		ASSERT_CONTAINS(err, cases[i].why, cases[i].line);
+		if (cases[i].secret)
+			ASSERT_TRUE(!strstr(err, cases[i].secret),
+				    "the rest of the line not shown");
+		ASSERT_TRUE(!strchr(err, '\x1b'), "no control byte");
+	}
+}
+
+/* simulate --rules: a FIFO is refused at once, not waited on. */
+TEST(rules_simulate_rules_fifo)
+{
+	char fifo[64], cmd[256], *out = NULL, *err = NULL;
+
+	snprintf(fifo, sizeof(fifo), "/tmp/rl-test-rules-fifo-%d", getpid());
+	if (!ASSERT_OK(mkfifo(fifo, 0600), "mkfifo"))
+		return;
+	snprintf(cmd, sizeof(cmd),
+		 "timeout 10 %s/xdp-ratelimit simulate --rate 1 --rules %s </dev/null",
+		 rl_build_dir, fifo);
+	ASSERT_EQ(rl_run(cmd, &out, &err), 2, "simulate --rules FIFO");
+	ASSERT_CONTAINS(err, "is a FIFO, not a regular file", "says what it is");
+	free(out);
+	free(err);
+	unlink(fifo);
 }
