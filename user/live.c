@@ -6,11 +6,11 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "env.h"
 #include "live.h"
 #include "maps.h"
 #include "pins.h"
 #include "rl_skel.h"
+#include "xdp_attach.h"
 
 /* --max-sources as attached (0 for maps made before rl_ctl recorded it). */
 static __u32 ctl_max_sources4(const struct rl_pins *pins)
@@ -74,24 +74,33 @@ static int rodata_cfg_fd(const __u32 *ids, __u32 n)
 
 int rl_live_compiled(const struct rl_pins *pins, struct rl_config *cfg, struct rl_rules_cfg *rules)
 {
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct xdp_ratelimit__rodata_cfg *v = NULL;
+	struct rl_member m[RL_MAX_MEMBERS];
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), ids[64], id, maps, zero = 0;
-	int prog = -1, fd = -1, ret = -ENOENT;
-	struct rl_ctl ctl = {};
-	bool ours = false;
+	__u32 len = sizeof(info), ids[64], id = 0, zero = 0;
+	int prog = -1, fd = -1, ret = -ENOENT, n;
 
-	if (bpf_map_lookup_elem(pins->ctl, &zero, &ctl))
-		return -errno;
-	/* rl_ctl's ifindex means an interface only in the namespace the maps were made for. */
-	if (!ctl.ifindex || ctl.netns_ino != rl_netns_ino())
-		return -ENOENT;
-	if (bpf_xdp_query((int)ctl.ifindex, 0, &q))
-		return errno == ENODEV ? -ENOENT : -errno;
-	id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-	maps = map_id(pins->counters);
-	if (!id || !maps)
+	/* The interfaces of this namespace that run a program on these maps. */
+	n = rl_members_of(map_id(pins->counters), m, RL_MAX_MEMBERS);
+	if (n <= 0)
+		return n ? n : -ENOENT;
+	for (int i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_xdp_query_opts, q);
+		__u32 mid;
+
+		if (bpf_xdp_query(m[i].ifindex, 0, &q))
+			continue; /* removed meanwhile: not a member any more */
+		mid = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+		/*
+		 * Members on different programs: a change killed between their
+		 * swaps, which wrote no copy yet. The copies are the old state,
+		 * the one rl_members_converge() puts back on every member.
+		 */
+		if (id && mid != id)
+			return -ENOENT;
+		id = mid;
+	}
+	if (!id)
 		return -ENOENT;
 	prog = bpf_prog_get_fd_by_id(id);
 	if (prog < 0)
@@ -104,11 +113,6 @@ int rl_live_compiled(const struct rl_pins *pins, struct rl_config *cfg, struct r
 	}
 	if (info.nr_map_ids > sizeof(ids) / sizeof(ids[0]))
 		goto out; /* not ours: ours uses fewer maps */
-	/* Another limiter's program (the interface got another since): not this one's record. */
-	for (__u32 i = 0; i < info.nr_map_ids; i++)
-		ours |= ids[i] == maps;
-	if (!ours)
-		goto out;
 	fd = rodata_cfg_fd(ids, info.nr_map_ids);
 	if (fd < 0)
 		goto out;
