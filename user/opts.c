@@ -313,8 +313,10 @@ const struct rl_opt rl_opt_table[] = {
 	  "(loopback: give :9977 for a Prometheus on another host)." },
 
 	{ "check", 0, RL_OPT_FLAG, NULL, A(check), 0, 0, 0, NULL, NULL, RL_G_APPLY,
-	  "Only read and check FILE (syntax, keys, values, policies, rules); no kernel access, no "
-	  "root needed. Exit status 0 if it is valid." },
+	  "Check FILE (syntax, keys, values, policies, rules) and every check apply makes against "
+	  "the running state before its first change (the interfaces exist, the live attach "
+	  "options match, the rules compile against the live ones), and change nothing. Exit "
+	  "status 0 if apply would take it; root, as apply." },
 	{ "diff", 0, RL_OPT_FLAG, NULL, A(diff), 0, 0, 0, NULL, NULL, RL_G_APPLY,
 	  "Print what apply would change on each interface (attach, set with each changed value "
 	  "as old -> new, rules, detach with --prune, or unchanged), then a line per rule that "
