@@ -356,7 +356,8 @@ const struct rl_opt rl_opt_table[] = {
 	  "--src-file matches any source." },
 	{ "src-file", 0, RL_OPT_LIST, "FILE", 0, 0, 0, 0, NULL, parse_src_file, RL_G_RULE,
 	  "Match the source prefixes listed in FILE, one per line; blank lines and everything "
-	  "after '#' are ignored; at most 1000000 lines. May repeat, and add to --src. A file "
+	  "after '#' are ignored; a regular file (not a FIFO or a device) of at most 1000000 "
+	  "lines and 64 MiB. May repeat, and add to --src. A file "
 	  "that lists nothing leaves the rule matching no source (with a warning), never any "
 	  "source." },
 	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, NULL, parse_proto, RL_G_RULE,
