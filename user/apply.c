@@ -64,18 +64,26 @@ struct loader {
 	size_t errlen;
 };
 
+/* "FILE:LINE: message" into the loader's error; -EINVAL. @line is 1-based. */
+static int vfail_line(struct loader *l, unsigned long line, const char *fmt, va_list ap)
+{
+	char msg[RL_ERRLEN];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	snprintf(l->err, l->errlen, "%s:%lu: %s", l->path, line, msg);
+	return -EINVAL;
+}
+
 __attribute__((format(printf, 3, 4))) static int fail(struct loader *l, const yaml_node_t *at,
 						      const char *fmt, ...)
 {
-	char msg[RL_ERRLEN];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = vfail_line(l, at ? (unsigned long)at->start_mark.line + 1 : 1UL, fmt, ap);
 	va_end(ap);
-	snprintf(l->err, l->errlen, "%s:%lu: %s", l->path,
-		 at ? (unsigned long)at->start_mark.line + 1 : 1UL, msg);
-	return -EINVAL;
+	return ret;
 }
 
 static yaml_node_t *node(struct loader *l, int id)
@@ -520,15 +528,13 @@ struct build {
 __attribute__((format(printf, 3, 4))) static int bfail(struct build *b, const yaml_mark_t *at,
 						       const char *fmt, ...)
 {
-	char msg[RL_ERRLEN];
 	va_list ap;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	ret = vfail_line(b->l, (unsigned long)at->line + 1, fmt, ap);
 	va_end(ap);
-	snprintf(b->l->err, b->l->errlen, "%s:%lu: %s", b->l->path, (unsigned long)at->line + 1,
-		 msg);
-	return -EINVAL;
+	return ret;
 }
 
 static int bnomem(struct build *b)
