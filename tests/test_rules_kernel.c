@@ -36,6 +36,7 @@
 #include "rulemaps.h"
 #include "rules.h"
 #include "source.h"
+#include "log.h"
 #include "test.h"
 #include "trace.h"
 
@@ -638,6 +639,8 @@ TEST_FLAGS(rk_empty_src, RL_TEST_ROOT)
 	int fd = mkstemp(path), passed = 0;
 	struct rk k;
 
+	/* The warnings these rules provoke are the point, not news (the runner resets it). */
+	rl_verbose = -1;
 	if (!ASSERT_TRUE(fd >= 0, "mkstemp"))
 		return;
 	close(fd);

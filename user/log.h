@@ -7,7 +7,7 @@
 
 #define RL_PROG "xdp-ratelimit"
 
-/* Debug messages (and libbpf's, libxdp's) are shown when > 0 (-v). */
+/* Debug messages (and libbpf's, libxdp's) are shown when > 0 (-v); below 0, warnings are not. */
 extern int rl_verbose;
 /* Set by --json: errors also go to stdout as {"error": "..."}. */
 extern bool rl_json_errors;
