@@ -987,6 +987,21 @@ static bool scrape_ok(int port, double *ms)
 	return ok;
 }
 
+/* After an abuse: a scrape succeeds (@scrape names it), and the fds go back to @base. */
+static void after_abuse(const struct server *e, int base, double t0, const char *scrape,
+			const char *what)
+{
+	char label[128];
+	double ms;
+	int after;
+
+	ASSERT_TRUE(scrape_ok(e->port, &ms), scrape);
+	after = fds_settle(e->pid, base);
+	printf("    %5.1f s: %s: fds after %d\n", wall_now() - t0, what, after);
+	snprintf(label, sizeof(label), "%s: fds back to their base", what);
+	ASSERT_LE((unsigned long long)after, (unsigned long long)base, label);
+}
+
 /* Idle connections in the flood (fewer if our fd limit is lower), parallel scrapes, slowloris. */
 #define N_IDLE	   1000
 #define N_PARALLEL 500
@@ -1017,7 +1032,7 @@ TEST_FLAGS(exporter_abuse, RL_TEST_ROOT)
 #undef L
 	};
 	static int fds[N_IDLE > N_PARALLEL ? N_IDLE : N_PARALLEL];
-	int base, during, after, n, ok, cut, nidle = N_IDLE;
+	int base, during, n, ok, cut, nidle = N_IDLE;
 	double ms, worst, t0 = wall_now();
 	struct server e = {};
 	struct rlimit rl;
@@ -1079,11 +1094,7 @@ TEST_FLAGS(exporter_abuse, RL_TEST_ROOT)
 	}
 	close(fds[0]);
 	fds[0] = -1;
-	ASSERT_TRUE(scrape_ok(e.port, &ms), "a scrape after the half-closed ones");
-	after = fds_settle(e.pid, base);
-	printf("    %5.1f s: half-closed: fds after %d\n", wall_now() - t0, after);
-	ASSERT_LE((unsigned long long)after, (unsigned long long)base,
-		  "half-closed: fds back to their base");
+	after_abuse(&e, base, t0, "a scrape after the half-closed ones", "half-closed");
 
 	/* Idle flood: N_IDLE connections from as many addresses, sending nothing. */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)N_IDLE + 64)
@@ -1106,11 +1117,7 @@ TEST_FLAGS(exporter_abuse, RL_TEST_ROOT)
 		close(fds[i]);
 		fds[i] = -1;
 	}
-	ASSERT_TRUE(scrape_ok(e.port, &ms), "a scrape after the idle flood");
-	after = fds_settle(e.pid, base);
-	printf("    %5.1f s: idle flood: fds after %d\n", wall_now() - t0, after);
-	ASSERT_LE((unsigned long long)after, (unsigned long long)base,
-		  "idle flood: fds back to their base");
+	after_abuse(&e, base, t0, "a scrape after the idle flood", "idle flood");
 
 	/* Scrape flood: N_PARALLEL requests at once, from as many addresses. */
 	for (n = 0; n < N_PARALLEL; n++) {
@@ -1139,11 +1146,7 @@ TEST_FLAGS(exporter_abuse, RL_TEST_ROOT)
 	printf("    %5.1f s: %d of %d parallel scrapes answered in full\n", wall_now() - t0, ok,
 	       N_PARALLEL);
 	ASSERT_EQ(ok, N_PARALLEL, "each parallel scrape answered");
-	ASSERT_TRUE(scrape_ok(e.port, &ms), "a scrape after them");
-	after = fds_settle(e.pid, base);
-	printf("    %5.1f s: scrape flood: fds after %d\n", wall_now() - t0, after);
-	ASSERT_LE((unsigned long long)after, (unsigned long long)base,
-		  "scrape flood: fds back to their base");
+	after_abuse(&e, base, t0, "a scrape after them", "scrape flood");
 
 	/*
 	 * Slowloris: N_SLOW connections sending a request a byte a second for
@@ -1191,11 +1194,7 @@ TEST_FLAGS(exporter_abuse, RL_TEST_ROOT)
 			fds[i] = -1;
 		}
 	}
-	ASSERT_TRUE(scrape_ok(e.port, &ms), "a scrape after the slowloris");
-	after = fds_settle(e.pid, base);
-	printf("    %5.1f s: slowloris: fds after %d\n", wall_now() - t0, after);
-	ASSERT_LE((unsigned long long)after, (unsigned long long)base,
-		  "slowloris: fds back to their base");
+	after_abuse(&e, base, t0, "a scrape after the slowloris", "slowloris");
 	ASSERT_TRUE(waitpid(e.pid, &n, WNOHANG) == 0, "the exporter is still running");
 	ASSERT_EQ(server_stop(&e), 0, "SIGTERM stops it with status 0");
 out:
