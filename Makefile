@@ -26,7 +26,7 @@ DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zli
 	    libhiredis-dev redis-server
 
 CFLAGS   ?= -O2 -g
-CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -Iuser -I$(BUILD)
+CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -I$(BUILD)
 # clang 14 finds asm/types.h only in the multiarch directory; -mcpu=v3 for atomics.
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -Iinclude -I/usr/include/$(ARCH)-linux-gnu
@@ -51,20 +51,23 @@ endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(BUILD)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-# The CLI: main, the command table and one file per command family, on the library.
-CLI_SRCS  := user/cli.c $(wildcard user/cmd_*.c)
-# Build-time generators of the man page and the bash completion, on the tables.
-GEN_SRCS  := user/gen_man.c user/gen_completion.c
-LIB_SRCS  := $(filter-out user/main.c $(GEN_SRCS) $(CLI_SRCS),$(wildcard user/*.c))
-LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(LIB_SRCS))
-CLI_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(CLI_SRCS))
+# user/lib/: the library (one archive, a header per unit); user/cli/: main,
+# the command table, one file per command family and the build-time
+# generators of the man page and the bash completion, on the library. The
+# library is compiled without user/cli/ on its include path, so it cannot
+# include the CLI; tests and the bench link the library only.
+LIB_SRCS  := $(wildcard user/lib/*.c)
+CLI_SRCS  := user/cli/cli.c $(wildcard user/cli/cmd_*.c)
+GEN_SRCS  := user/cli/gen_man.c user/cli/gen_completion.c
+LIB_OBJS  := $(patsubst user/lib/%.c,$(BUILD)/user/lib/%.o,$(LIB_SRCS))
+CLI_OBJS  := $(patsubst user/cli/%.c,$(BUILD)/user/cli/%.o,$(CLI_SRCS))
 LIB       := $(BUILD)/libxdp-ratelimit.a
 MAN       := $(BUILD)/xdp-ratelimit.8
 COMPLETION := $(BUILD)/xdp-ratelimit.bash
 # tests/lib/: the framework (runner, ASSERT_*) and the helpers the tests share.
 TEST_SRCS := $(wildcard tests/*.c tests/lib/*.c)
 TEST_OBJS := $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRCS))
-HDRS      := $(wildcard include/*.h user/*.h tests/lib/*.h bpf/*.h)
+HDRS      := $(wildcard include/*.h user/lib/*.h user/cli/*.h tests/lib/*.h bpf/*.h)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -72,7 +75,7 @@ HDRS      := $(wildcard include/*.h user/*.h tests/lib/*.h bpf/*.h)
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN) $(COMPLETION)
 
-$(BUILD) $(BUILD)/user $(BUILD)/tests $(BUILD)/tests/lib:
+$(BUILD) $(BUILD)/user/lib $(BUILD)/user/cli $(BUILD)/tests $(BUILD)/tests/lib:
 	$(Q)mkdir -p $@
 
 # Static pattern rules, so that the bench's objects under $(BUILD)/bench/ never
@@ -86,24 +89,28 @@ $(SKELS): $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
 
-$(BUILD)/user/%.o: user/%.c $(HDRS) $(SKELS) | $(BUILD)/user
+$(BUILD)/user/lib/%.o: user/lib/%.c $(HDRS) $(SKELS) | $(BUILD)/user/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Iuser/lib -c $< -o $@
+
+$(BUILD)/user/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)/user/cli
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Iuser/cli -c $< -o $@
 
 $(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests $(BUILD)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/lib -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Itests/lib -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/xdp-ratelimit: $(BUILD)/user/main.o $(CLI_OBJS) $(LIB)
+$(BUILD)/xdp-ratelimit: $(BUILD)/user/cli/main.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 # The man page: hand-written prose, option lists from the option table.
-$(BUILD)/gen-man: $(BUILD)/user/gen_man.o $(CLI_OBJS) $(LIB)
+$(BUILD)/gen-man: $(BUILD)/user/cli/gen_man.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -112,7 +119,7 @@ $(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
 	$(Q)$(BUILD)/gen-man $< > $@
 
 # The bash completion: hand-written logic, commands and options from the tables.
-$(BUILD)/gen-completion: $(BUILD)/user/gen_completion.o $(CLI_OBJS) $(LIB)
+$(BUILD)/gen-completion: $(BUILD)/user/cli/gen_completion.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -244,7 +251,7 @@ $(BENCH_SKELS): $(BUILD)/bench/%.skel.h: $(BUILD)/bench/%.bpf.o
 $(BENCH_OBJS): $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) $(BENCH_SKELS) \
 	       | $(BUILD)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Ibench -I$(BUILD)/bench -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Ibench -I$(BUILD)/bench -c $< -o $@
 
 $(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)

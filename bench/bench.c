@@ -171,7 +171,7 @@ struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u
 		fprintf(stderr, "rl-bench: %s (%u + %u sources)\n", err, max4, max6);
 		return NULL;
 	}
-	/* As user/xdp_attach.c write_first_config(): the copy in slot 0. */
+	/* As user/lib/xdp_attach.c write_first_config(): the copy in slot 0. */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.rl_config), &zero, cfg, BPF_ANY) ||
 	    bpf_map_update_elem(bpf_map__fd(skel->maps.rl_ctl), &zero, &ctl, BPF_ANY)) {
 		fprintf(stderr, "rl-bench: couldn't write the configuration: %s\n",

@@ -845,7 +845,7 @@ static int sets_config(struct rl_config *cfg, const char *rate, const struct rl_
 }
 
 /*
- * A limiter taken through 5 sets, each as rl_set_live() does it (user/xdp_attach.c) but
+ * A limiter taken through 5 sets, each as rl_set_live() does it (user/lib/xdp_attach.c) but
  * without an interface: load the program for the next generation on the live maps
  * (has_prev: it carries states over), make it the one the driver calls, send 1/16 of the
  * sources through it (the packets that arrive during a set), rl_migrate(), then load

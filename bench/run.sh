@@ -495,7 +495,7 @@ elapsed=$(($(date +%s) - t_start))
 	echo "## 4. A table after 5 sets; memory and scale"
 	echo
 	echo "Three limiters each filled with the sources below, then taken through 5 \`set\`s the way the"
-	echo "CLI does them (user/xdp_attach.c rl_set_live(), with the driver's jump table in place of the"
+	echo "CLI does them (user/lib/xdp_attach.c rl_set_live(), with the driver's jump table in place of the"
 	echo "interface): load a program for the next generation on the live maps, swap it in, send 1/16"
 	echo "of the sources through it, rl_migrate(), swap in the program without the previous-generation"
 	echo "lookup; the policy alternates between 100 and 200 Mpps and ends at the fresh tables' policy."

@@ -3,7 +3,7 @@
  * rl-bench sync-cost: what one node's round trip costs, per interval, with N
  * active sources: Redis commands, bytes each way, the agent's CPU and the
  * round trip's duration. K agents (nodes) in this process run the real
- * agent step (user/sync_agent.h) and the real script against the real server
+ * agent step (user/lib/sync_agent.h) and the real script against the real server
  * given by --redis; the drained lists are synthetic (the same N sources on
  * every node, every one shared: the reply carries all of them, the worst
  * case), so the kernel's drain and charge are not in the CPU figure.

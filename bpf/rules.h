@@ -23,7 +23,7 @@ struct rl_rules_cfg rl_rules SEC(".rodata.cfg");
 
 /*
  * Two pairs of prefix tries: a change fills the pair not in use, loads a
- * program bound to it and swaps it in, then empties the other (user/rulemaps.c).
+ * program bound to it and swaps it in, then empties the other (user/lib/rulemaps.c).
  * Not preallocated (LPM tries never are): sized for the most prefixes.
  */
 #define RL_LPM_MAP(name, key_t)                       \

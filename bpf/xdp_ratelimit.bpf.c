@@ -9,7 +9,7 @@
  * in a read-only section the verifier reads as constants, so it removes
  * every branch the configuration does not take (other algorithms, byte or
  * packet costs, the clock, dry-run...). set loads a new program and swaps it
- * in (user/prog.c). Untagged IPv4 is straight-line code; everything else
+ * in (user/lib/prog.c). Untagged IPv4 is straight-line code; everything else
  * (VLAN tags, IPv6, frames to pass untouched, malformed ones) goes through
  * slow_path(), out of line.
  */
@@ -55,11 +55,11 @@ struct {
 } rl_sets4 SEC(".maps");
 
 /*
- * IPv4 sources of the policies rl_sets4 cannot hold (user/sa.h,
+ * IPv4 sources of the policies rl_sets4 cannot hold (user/lib/sa.h,
  * rl_sa_check()): the same sets in the wide layout of include/rl_sa.h, four
  * ways of an identity word and a whole state word. Sized as rl_sets4 would
  * be (rl_sa_bits). The tables a policy does not use have one entry
- * (user/xdp_attach.c), and the verifier drops the code that reaches them.
+ * (user/lib/xdp_attach.c), and the verifier drops the code that reaches them.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -178,7 +178,7 @@ struct {
 	__array(values, struct rl_sc6);
 } rl_sync6 SEC(".maps") = { .values = { [0] = &rl_sc6a } };
 
-/* The agent's status (struct rl_sync_status of user/sync_kern.h); never read here. */
+/* The agent's status (struct rl_sync_status of user/lib/sync_kern.h); never read here. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(key_size, sizeof(__u32));
@@ -1373,7 +1373,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 }
 
 /*
- * Fleet sync's charge (user/sync_kern.c runs it with BPF_PROG_TEST_RUN):
+ * Fleet sync's charge (user/lib/sync_kern.c runs it with BPF_PROG_TEST_RUN):
  * the remote units of entries [0, n) of rl_chg into the sources' states,
  * with rl_charge() in a compare-and-swap loop, so that it is atomic against
  * the packet path (a packet's step and a charge never overwrite each other).

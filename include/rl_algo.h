@@ -5,7 +5,7 @@
  *
  * Every function here is a pure function of (state word, now in ns, packet
  * cost, precomputed parameters): no helper calls, no floating point and no
- * division. Userspace turns a policy into struct rl_params (user/policy.c);
+ * division. Userspace turns a policy into struct rl_params (user/lib/policy.c);
  * the packet path only multiplies, adds, shifts and compares.
  *
  * Token bucket and GCRA: virtual time
@@ -348,7 +348,7 @@ RL_INLINE __u64 rl_initial_state(const struct rl_params *p, __u64 now)
 }
 
 /*
- * Fleet sync (user/sync_kern.h): @units cost units that other nodes passed
+ * Fleet sync (user/lib/sync_kern.h): @units cost units that other nodes passed
  * for this source, charged into its state at @now as if they had passed
  * here, without a verdict. Token bucket and gcra: TAT = max(TAT, vt(now)) +
  * units * unit_cost, so what exceeds the bucket stays as a debt that the

@@ -11,7 +11,7 @@
 #include "rl_algo.h"
 #include "rl_key.h"
 
-/* Pins live in RL_PIN_ROOT/netns-INODE/IFACE/ (see user/pins.h). */
+/* Pins live in RL_PIN_ROOT/netns-INODE/IFACE/ (see user/lib/pins.h). */
 #define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
 
 /*
@@ -120,7 +120,7 @@ struct rl_config {
 	__u64 initial; /* cost units, if initial_set */
 	__u64 window_ns; /* window algorithms */
 	/*
-	 * Fleet sync (user/sync_kern.h): 1 counts each passed packet's cost
+	 * Fleet sync (user/lib/sync_kern.h): 1 counts each passed packet's cost
 	 * units per source in rl_sync4/rl_sync6. Not part of the policy: set
 	 * carries it over, and turning it on or off keeps the generation.
 	 */
@@ -196,7 +196,7 @@ struct rl_kcounters {
 	__u64 win_k, win_start;
 };
 
-/* The counters summed over CPUs, with what userspace derives (user/maps.c). */
+/* The counters summed over CPUs, with what userspace derives (user/lib/maps.c). */
 struct rl_counters {
 	__u64 rx_packets, rx_bytes; /* every frame seen: passed + dropped */
 	__u64 passed, passed_bytes;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Fleet sync, what the XDP object and user/sync_kern.c share: the charge
+ * Fleet sync, what the XDP object and user/lib/sync_kern.c share: the charge
  * program's batch (an array map) and its arguments (the program's ctx).
  *
  * Counting: with rl_config.sync_count set, each packet that passes the
@@ -26,7 +26,7 @@
  */
 #define RL_SYNC_CAS_TRIES 64
 
-/* The value size of rl_sync_status: struct rl_sync_status (user/sync_kern.h) and room to grow. */
+/* The value size of rl_sync_status: struct rl_sync_status (user/lib/sync_kern.h) and room to grow. */
 #define RL_SYNC_STATUS_SIZE 256
 
 /* One source's remote units; IPv4 sources as IPv4-mapped IPv6 (as rl_state_walk()). */

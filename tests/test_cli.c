@@ -93,7 +93,7 @@ static const struct bad_case bad_cases[] = {
 
 struct env {
 	char ns[64], ifa[16], ifb[16], trace[64];
-	char pins[128]; /* the namespace's pin directory (user/pins.h) */
+	char pins[128]; /* the namespace's pin directory (user/lib/pins.h) */
 };
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* The JSON writer (user/json_writer.c): commas, nesting and escapes. */
+/* The JSON writer (user/lib/json_writer.c): commas, nesting and escapes. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The host lock (user/lock.c): a command that finds it held by a stopped
+ * The host lock (user/lib/lock.c): a command that finds it held by a stopped
  * command waits a bounded time, then fails naming the holder's pid, command
  * line and state; once the holder is gone the lock is free again.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The option table (user/opts.c): one parser for every command, the
+ * The option table (user/lib/opts.c): one parser for every command, the
  * configuration words tests and benchmarks use, and the documentation that
  * comes from the same table (--help, the man page).
  */

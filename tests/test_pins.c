@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* Pin naming (user/pins.c): the bpffs name of an interface, and back. */
+/* Pin naming (user/lib/pins.c): the bpffs name of an interface, and back. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>

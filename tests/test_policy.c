@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Policies (user/policy.c): the fixed point rl_params_init() gives the core
+ * Policies (user/lib/policy.c): the fixed point rl_params_init() gives the core
  * for each rate, and the options and policies refused, with a message that
  * says why, or accepted at the edges.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Policies as a user writes them (user/policy.c, user/config.c): rates per
+ * Policies as a user writes them (user/lib/policy.c, user/lib/config.c): rates per
  * minute and hour, how a rate is printed back, what is refused (a byte burst
  * or window limit below one full-size frame), the TCP burst warning, and
  * set with the policy already in force.

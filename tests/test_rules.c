@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Rules in userspace (user/rules.c, include/rl_rules.h, include/rl_block.h,
- * the rules simulator in user/trace.c): parsing and every refusal with its
+ * Rules in userspace (user/lib/rules.c, include/rl_rules.h, include/rl_block.h,
+ * the rules simulator in user/lib/trace.c): parsing and every refusal with its
  * message, prefix files, printing back, the rule set's errors and limits,
  * matching field by field, block durations to the ns, and simulate --rules
  * through the built binary.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Rules in the XDP program (bpf/rules.h, user/rulemaps.c) through
+ * Rules in the XDP program (bpf/rules.h, user/lib/rulemaps.c) through
  * BPF_PROG_TEST_RUN with the test clock, against the rules simulator
  * (rl_rsim_packet(), the reference) packet for packet:
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The set-associative IPv4 table (include/rl_sa.h, user/sa.c).
+ * The set-associative IPv4 table (include/rl_sa.h, user/lib/sa.c).
  *
  *	sa_addr_roundtrip	a slot's set, tag and generation give back its address
  *	sa_state_readback	states mod 2^m come back whole near the reference
@@ -55,7 +55,7 @@ TEST(sa_addr_roundtrip)
 }
 
 /*
- * Five sources of one set of rl_wide4 (four ways) inserted by user/sa.c's
+ * Five sources of one set of rl_wide4 (four ways) inserted by user/lib/sa.c's
  * lock protocol: each found with its whole state; the fifth evicts the one
  * least ahead of the reference; a replace and a delete move the way's
  * version on or keep it, so that a reader's two reads of the identity word

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The fleet sync agent (user/sync_agent.h, user/sync_redis.h) against a real
+ * The fleet sync agent (user/lib/sync_agent.h, user/lib/sync_redis.h) against a real
  * redis-server started by each test (tests/lib/redis_srv.h).
  *
  * Without the kernel: synthetic sources through the agent's step, the real
@@ -634,7 +634,7 @@ out:
 }
 
 /*
- * End to end (needs the kernel side, user/sync_kern.h): NODES receiving
+ * End to end (needs the kernel side, user/lib/sync_kern.h): NODES receiving
  * namespaces, each with its own limiter and its own agent (run with nsenter,
  * as the README says: "ip netns exec" hides the host's bpffs), all syncing
  * through one redis-server's socket, and one sending namespace with a veth

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The kernel side of fleet sync (user/sync_kern.h, include/rl_sync.h):
+ * The kernel side of fleet sync (user/lib/sync_kern.h, include/rl_sync.h):
  * rl_charge() against a plain reference; sync counting in the XDP program
  * under BPF_PROG_TEST_RUN (off: nothing counted; on: drained units equal
  * what passed, exactly, also with two CPUs and drains racing the packets);

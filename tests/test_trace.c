@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * simulate's trace reader (rl_trace_getline() in user/trace.c): a NUL byte
+ * simulate's trace reader (rl_trace_getline() in user/lib/trace.c): a NUL byte
  * in a line and an over-long line are errors naming the line, not a line
  * quietly read as something else.
  *

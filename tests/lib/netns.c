@@ -15,7 +15,7 @@
  *   runs under "nsenter --net=/run/netns/NS": only the network namespace
  *   changes, /sys/fs/bpf is the host's, and the pins are visible to the next
  *   command, to the tests (which read rl_counters directly) and to cleanup.
- *   The pins are kept per namespace there (user/pins.h).
+ *   The pins are kept per namespace there (user/lib/pins.h).
  * - The sender's own kernel talks on a fresh link (router solicitations, MLD
  *   reports: 7 frames in the first 10 s), and the limiter would count those as
  *   IPv6 sources. trafgen writes raw frames and needs no address, so IPv6 is

@@ -72,7 +72,7 @@ struct rl_flow {
 
 /*
  * The pin directory of interface @ifname in the namespace /run/netns/@netns
- * (see user/pins.h). 0 or -errno.
+ * (see user/lib/pins.h). 0 or -errno.
  */
 int rl_ns_pin_dir(const char *netns, const char *ifname, char *out, size_t len);
 

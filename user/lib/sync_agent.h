@@ -9,7 +9,7 @@
  * The step (rl_sync_agent_step) works on sources as text and knows nothing of
  * the kernel, so the tests and the bench drive it with synthetic sources
  * against a real redis-server; rl_sync_run() puts it between the kernel's
- * drain and charge (user/sync_kern.h).
+ * drain and charge (user/lib/sync_kern.h).
  */
 #ifndef RL_SYNC_AGENT_H
 #define RL_SYNC_AGENT_H

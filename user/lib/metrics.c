@@ -387,7 +387,7 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 	print_rules(f, d, n);
 }
 
-/* The sync agent's status (user/sync_kern.h), for limiters where an agent ever ran. */
+/* The sync agent's status (user/lib/sync_kern.h), for limiters where an agent ever ran. */
 static void print_sync(FILE *f, const struct ifdata *d, int n)
 {
 #define SYNC_U64(name, type, help, field)                                                    \

@@ -3,7 +3,7 @@
  * The kernel side of fleet sync (issue #14, docs/design.md "Fleet-wide limits"):
  * per-source pass counting in the XDP program, draining those counts, charging
  * what the other nodes passed into the local states, and the agent's status in
- * a pinned map. The agent (user/sync_agent.c) is built on this interface only.
+ * a pinned map. The agent (user/lib/sync_agent.c) is built on this interface only.
  */
 #ifndef RL_SYNC_KERN_H
 #define RL_SYNC_KERN_H
@@ -74,7 +74,7 @@ struct rl_sync_status {
 	__u64 charged_units_total; /* remote units charged (or, in fallback share, self-charged) */
 	__u64 redis_tx_bytes_total, redis_rx_bytes_total;
 	char group[64], node[64];
-	/* Remote charges refused: more than the fleet can have passed (user/sync_agent.h). */
+	/* Remote charges refused: more than the fleet can have passed (user/lib/sync_agent.h). */
 	__u64 charges_refused_total;
 };
 int rl_sync_status_write(struct rl_sync_kern *k, const struct rl_sync_status *st);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * rule add/del/list, blocked, unblock: the rules of a running limiter (see
- * user/rulemaps.h for how a change is made live).
+ * user/lib/rulemaps.h for how a change is made live).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -16,12 +16,12 @@
  *         rl_state4 rl_state6 rl_config       the maps, 0600
  *         rl_ctl rl_counters
  *         rl_events rl_evctl rl_evcpu         drop samples (include/rl_events.h)
- *         rl_rcfg rl_rcnt rl_rstate          rules (user/rulemaps.h)
+ *         rl_rcfg rl_rcnt rl_rstate          rules (user/lib/rulemaps.h)
  *         rl_src4a rl_src6a rl_src4b rl_src6b
  *         rl_ports
  *         rl_sync4 rl_sync6                  fleet sync counting (include/rl_sync.h)
  *         rl_sc4a rl_sc4b rl_sc6a rl_sc6b
- *         rl_sync_status                     the sync agent's (user/sync_kern.h)
+ *         rl_sync_status                     the sync agent's (user/lib/sync_kern.h)
  *         rl_sets4 rl_sweep rl_wide4         IPv4 sources (include/rl_sa.h)
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place

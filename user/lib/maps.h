@@ -7,11 +7,11 @@
 #include "rl_common.h"
 #include "rl_events.h"
 
-/* File descriptors of the maps of a limiter, in the order of rl_map_names[] (user/pins.h). */
+/* File descriptors of the maps of a limiter, in the order of rl_map_names[] (user/lib/pins.h). */
 struct rl_pins {
 	int state4, state6, config, ctl, counters;
 	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
-	/* Rules (user/rulemaps.h): their copy, counters, per-source states, prefix tries. */
+	/* Rules (user/lib/rulemaps.h): their copy, counters, per-source states, prefix tries. */
 	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
 	/* Fleet sync (include/rl_sync.h): counter tables, their switches, the agent's status. */
 	int sync4, sync6, sc4a, sc4b, sc6a, sc6b, sync_status;
@@ -73,7 +73,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 		    __u64 flags);
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k);
 /*
- * Rewrite the IPv4 states the clock has left far behind (user/sa.h,
+ * Rewrite the IPv4 states the clock has left far behind (user/lib/sa.h,
  * rl_sa_sweep()), as the kernel's timer does: *swept counts them. 0 with
  * nothing swept when the policy uses the LRU table.
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* sync: the fleet sync agent in the foreground (user/sync_agent.h). */
+/* sync: the fleet sync agent in the foreground (user/lib/sync_agent.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>

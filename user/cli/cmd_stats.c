@@ -147,7 +147,7 @@ static void print_rules(struct rl_json *w, const struct rl_pins *pins,
 		jw_end_array(w);
 }
 
-/* The sync agent's status (user/sync_kern.h), if an agent ever ran on this limiter. */
+/* The sync agent's status (user/lib/sync_kern.h), if an agent ever ran on this limiter. */
 static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 {
 	struct rl_sync_status st;
