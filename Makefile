@@ -11,6 +11,8 @@
 # make deps     install the Debian packages the build and tests need (as root)
 # make format   clang-format every C source and header (bpf/ include/ user/ tests/ bench/)
 # make check-format  fail if one of them differs from .clang-format (what CI runs)
+# make check-layering  fail on an include circle or an include up the layers (CI runs it;
+#               tests/check-layering.sh -v prints each unit's floor)
 # V=1 shows the commands.
 
 BUILD    ?= build
@@ -71,7 +73,8 @@ HDRS      := $(wildcard include/*.h user/lib/*.h user/cli/*.h tests/lib/*.h bpf/
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean test demo bench fuzz deps format check-format check-root install uninstall
+.PHONY: all clean test demo bench fuzz deps format check-format check-layering check-root install \
+	uninstall
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN) $(COMPLETION)
 
@@ -206,6 +209,10 @@ fuzz: deps
 	$(Q)tests/run.sh $(BUILD) --slow fuzz_long
 
 # Every C source and header, subfolders included.
+check-layering:
+	$(Q)tests/check-layering.sh --self-test
+	$(Q)tests/check-layering.sh
+
 FORMAT_SRCS = $(shell find bpf include user tests bench -name '*.[ch]' | sort)
 
 format:
