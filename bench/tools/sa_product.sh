@@ -16,7 +16,7 @@ src=$(dirname "$0")/sa_product.c
 d=$tree
 # bench.o holds rl-bench's main(): renamed, the rest of it is linked as is.
 objcopy --redefine-sym main=rl_bench_main "$d/build/bench/bench.o" "$tmp/bench.o"
-gcc -O2 -D_GNU_SOURCE -I"$d/include" -I"$d/user" -I"$d/build" -I"$d/bench" \
+gcc -O2 -D_GNU_SOURCE -I"$d/include" -I"$d/user/lib" -I"$d/build" -I"$d/bench" \
 	-I"$d/build/bench" "$src" "$tmp/bench.o" $(ls "$d"/build/bench/*.o | grep -v '/bench\.o$' | grep -v '\.bpf\.o$') \
 	"$d/build/libxdp-ratelimit.a" -lxdp -lbpf -lelf -lz -lpthread -lm -o "$tmp/m"
 for i in $(seq "$runs"); do

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Part 1's matrix for two builds, side by side in one run:
+#	bench/compare.sh BASE_BUILD NEW_BUILD [RUNS] [ROUNDS] [REPS]   (as root)
+# Each BUILD is a build directory holding rl-bench (make BUILD=DIR DIR/rl-bench
+# in the tree to measure, e.g. a git worktree of the base commit). The runs
+# alternate base, new, base, new... (RUNS of each, default 3), each an
+# independent process in the same idle namespace, so that a drift of the
+# shared machine reaches both alike. Out: per program and source count, each
+# build's x (c') (median over its runs, min-max over its runs), the change in
+# medians, and whether it is within the noise: the larger of the two builds'
+# run-to-run spreads. Prints markdown; keeps the raw matrices in
+# bench/results/compare-raw/.
+#
+# Network safety: one veth pair inside a namespace made here and removed on
+# exit; nothing is sent (BPF_PROG_TEST_RUN frames only, as part 1).
+set -euo pipefail
+
+[ $# -ge 2 ] || { echo "usage: $0 BASE_BUILD NEW_BUILD [RUNS] [ROUNDS] [REPS]" >&2; exit 2; }
+base=$(cd "$1" && pwd) new=$(cd "$2" && pwd)
+runs=${3:-3} rounds=${4:-9} reps=${5:-300000}
+here=$(cd "$(dirname "$0")" && pwd)
+[ "$(id -u)" = 0 ] || { echo "compare: must run as root" >&2; exit 1; }
+for b in "$base" "$new"; do
+	[ -x "$b/rl-bench" ] || { echo "compare: $b/rl-bench is missing" >&2; exit 1; }
+done
+
+id=$(($$ % 100000))
+ns=rlc-$id
+tmp=$(mktemp -d /tmp/rl-compare.XXXXXX)
+cleanup() {
+	set +e
+	[ -e "/run/netns/$ns" ] && ip netns del "$ns"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+ulimit -l unlimited 2>/dev/null || true
+ip netns add "$ns"
+ip -n "$ns" link add rca$id type veth peer name rcb$id
+ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+ip -n "$ns" link set rca$id up
+ip -n "$ns" link set rcb$id up
+
+for r in $(seq 1 "$runs"); do
+	for side in base new; do
+		b=$base
+		[ $side = new ] && b=$new
+		echo "compare: run $r of $runs, $side ($b)" >&2
+		ip netns exec "$ns" timeout 1200 "$b/rl-bench" --ifname rca$id micro --only matrix \
+			--out "$tmp/$side$r" --rounds "$rounds" --reps "$reps" >/dev/null
+	done
+done
+
+mkdir -p "$here/results/compare-raw"
+for f in "$tmp"/*/matrix.tsv; do
+	cp "$f" "$here/results/compare-raw/$(basename "$(dirname "$f")").tsv"
+done
+
+# program, sources -> x (c') of each run of each side.
+awk -F'\t' -v runs="$runs" '
+	/^#/ { next }
+	{
+		split(FILENAME, p, "/")
+		side = p[length(p) - 1]
+		sub(/[0-9]+$/, "", side)
+		k = $1 SUBSEP $2
+		if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+		v[k, side, ++cnt[k, side]] = $5
+	}
+	function med(k, s,   i, m, a, t, j) {
+		m = cnt[k, s]
+		for (i = 1; i <= m; i++) a[i] = v[k, s, i]
+		for (i = 2; i <= m; i++)
+			for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		lo = a[1]; hi = a[m]
+		return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	}
+	END {
+		print "| program | sources | base x (c\x27): median (min-max) | new x (c\x27): median (min-max) | new - base | noise (larger spread) | verdict |"
+		print "|---|---|---|---|---|---|---|"
+		for (i = 1; i <= n; i++) {
+			k = order[i]
+			split(k, kk, SUBSEP)
+			if (kk[1] !~ /^xdp-ratelimit/) continue
+			if (!cnt[k, "base"] || !cnt[k, "new"]) continue
+			mb = med(k, "base"); bl = lo; bh = hi
+			mn = med(k, "new"); nl = lo; nh = hi
+			noise = bh - bl > nh - nl ? bh - bl : nh - nl
+			d = mn - mb
+			verdict = d <= noise ? "within noise" : "**worse**"
+			if (d < -noise) verdict = "better"
+			printf "| %s | %s | %.2f (%.2f-%.2f) | %.2f (%.2f-%.2f) | %+.2f | %.2f | %s |\n",
+				kk[1], kk[2], mb, bl, bh, mn, nl, nh, d, noise, verdict
+		}
+	}' "$tmp"/base*/matrix.tsv "$tmp"/new*/matrix.tsv
