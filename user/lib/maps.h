@@ -6,34 +6,7 @@
 #include <linux/types.h>
 #include "rl_common.h"
 #include "rl_events.h"
-
-/* File descriptors of the maps of a limiter, in the order of rl_map_names[] (user/lib/pins.h). */
-struct rl_pins {
-	int state4, state6, config, ctl, counters;
-	int events, evctl, evcpu; /* drop samples: include/rl_events.h */
-	/* Rules (user/lib/rulemaps.h): their copy, counters, per-source states, prefix tries. */
-	int rcfg, rcnt, rstate, src4a, src6a, src4b, src6b, ports;
-	/* Fleet sync (include/rl_sync.h): counter tables, their switches, the agent's status. */
-	int sync4, sync6, sc4a, sc4b, sc6a, sc6b, sync_status;
-	/*
-	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the
-	 * set-associative rl_sets4 and wide4 its wide layout rl_wide4
-	 * (include/rl_sa.h); the policy uses one of them (struct
-	 * rl_config's table4), the others have a single entry. sweep: the
-	 * timer that sweeps sets4.
-	 */
-	int sets4, sweep, wide4;
-};
-
-/* The fds of @p as an array of pointers, in rl_map_names[] order. */
-#define RL_PINS_FDS(p)                                                                             \
-	{                                                                                          \
-		&(p)->state4, &(p)->state6, &(p)->config, &(p)->ctl, &(p)->counters, &(p)->events, \
-			&(p)->evctl, &(p)->evcpu, &(p)->rcfg, &(p)->rcnt, &(p)->rstate,            \
-			&(p)->src4a, &(p)->src6a, &(p)->src4b, &(p)->src6b, &(p)->ports,           \
-			&(p)->sync4, &(p)->sync6, &(p)->sc4a, &(p)->sc4b, &(p)->sc6a, &(p)->sc6b,  \
-			&(p)->sync_status, &(p)->sets4, &(p)->sweep, &(p)->wide4                   \
-	}
+#include "maplist.h"
 
 /* The live configuration and its slot. */
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active);

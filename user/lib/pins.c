@@ -14,14 +14,6 @@
 #include "rl_skel.h"
 #include "xdp_attach.h"
 
-const char *const rl_map_names[RL_N_MAPS] = {
-	"rl_state4", "rl_state6", "rl_config", "rl_ctl",   "rl_counters",    "rl_events",
-	"rl_evctl",  "rl_evcpu",  "rl_rcfg",   "rl_rcnt",  "rl_rstate",	     "rl_src4a",
-	"rl_src6a",  "rl_src4b",  "rl_src6b",  "rl_ports", "rl_sync4",	     "rl_sync6",
-	"rl_sc4a",   "rl_sc4b",	  "rl_sc6a",   "rl_sc6b",  "rl_sync_status", "rl_sets4",
-	"rl_sweep",  "rl_wide4"
-};
-
 static bool valid_ifname(const char *name)
 {
 	/* As the kernel's dev_valid_name(), for what matters to a path. */
@@ -451,10 +443,8 @@ int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *
 
 int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
 {
-	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
-
 	for (size_t i = 0; i < RL_N_MAPS; i++)
-		*fds[i] = -1;
+		pins->fd[i] = -1;
 	switch (rl_presence(ifc)) {
 	case RL_PRESENT:
 		break;
@@ -484,16 +474,15 @@ int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, si
 
 int rl_pins_open_dir(const char *pindir, struct rl_pins *pins, char *err, size_t errlen)
 {
-	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
 	char path[PATH_MAX];
 	int ret;
 
 	for (size_t i = 0; i < RL_N_MAPS; i++)
-		*fds[i] = -1;
+		pins->fd[i] = -1;
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", pindir, rl_map_names[i]);
-		*fds[i] = bpf_obj_get(path);
-		if (*fds[i] < 0) {
+		pins->fd[i] = bpf_obj_get(path);
+		if (pins->fd[i] < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "couldn't open %s: %s%s", path, strerror(errno),
 				 errno == ENOENT ? " (a limiter made by another version of "
@@ -538,8 +527,6 @@ static void layout_init(void)
 
 int rl_pins_check(const struct rl_pins *pins, const char *pindir, char *err, size_t errlen)
 {
-	int *fds[RL_N_MAPS] = RL_PINS_FDS((struct rl_pins *)pins);
-
 	pthread_once(&layout_once, layout_init);
 	if (layout_err) {
 		snprintf(err, errlen, "couldn't read the maps' layout from the BPF object: %s",
@@ -550,7 +537,7 @@ int rl_pins_check(const struct rl_pins *pins, const char *pindir, char *err, siz
 		struct bpf_map_info info = {};
 		__u32 len = sizeof(info);
 
-		if (bpf_obj_get_info_by_fd(*fds[i], &info, &len)) {
+		if (bpf_obj_get_info_by_fd(pins->fd[i], &info, &len)) {
 			int ret = -errno;
 
 			snprintf(err, errlen, "couldn't inspect %s/%s: %s", pindir, rl_map_names[i],
@@ -573,12 +560,10 @@ int rl_pins_check(const struct rl_pins *pins, const char *pindir, char *err, siz
 
 void rl_pins_close(struct rl_pins *pins)
 {
-	int *fds[RL_N_MAPS] = RL_PINS_FDS(pins);
-
 	for (size_t i = 0; i < RL_N_MAPS; i++) {
-		if (*fds[i] >= 0)
-			close(*fds[i]);
-		*fds[i] = -1;
+		if (pins->fd[i] >= 0)
+			close(pins->fd[i]);
+		pins->fd[i] = -1;
 	}
 }
 

@@ -13,16 +13,8 @@
  *       eth0%2e100/                          '.' written %2e and '%' written %25 (and
  *                                            nothing else changed): eth0.100 here, and
  *                                            eth0_100 stays eth0_100, so no two collide
- *         rl_state4 rl_state6 rl_config       the maps, 0600
- *         rl_ctl rl_counters
- *         rl_events rl_evctl rl_evcpu         drop samples (include/rl_events.h)
- *         rl_rcfg rl_rcnt rl_rstate          rules (user/lib/rulemaps.h)
- *         rl_src4a rl_src6a rl_src4b rl_src6b
- *         rl_ports
- *         rl_sync4 rl_sync6                  fleet sync counting (include/rl_sync.h)
- *         rl_sc4a rl_sc4b rl_sc6a rl_sc6b
- *         rl_sync_status                     the sync agent's (user/lib/sync_kern.h)
- *         rl_sets4 rl_sweep rl_wide4         IPv4 sources (include/rl_sa.h)
+ *         rl_state4 rl_sets4 ...             the maps, 0600: one pin per row of RL_MAPS()
+ *                                            (user/lib/maplist.h), named as its map
  *   /sys/fs/bpf/xdp-ratelimit-staging/       the same tree: attach pins there first and
  *                                            renames the directory into place
  *
@@ -46,9 +38,6 @@
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
 #define RL_PINNAME_MAX (3 * IF_NAMESIZE)
-#define RL_N_MAPS      26
-/* In the order of struct rl_pins. */
-extern const char *const rl_map_names[RL_N_MAPS];
 
 struct rl_iface {
 	char name[IF_NAMESIZE];

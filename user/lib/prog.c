@@ -64,37 +64,15 @@ static int free_fds(void)
 	return (int)rl.rlim_cur - (open - 1);
 }
 
-void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS])
-{
-	struct bpf_map *m[] = {
-		skel->maps.rl_state4,  skel->maps.rl_state6,	  skel->maps.rl_config,
-		skel->maps.rl_ctl,     skel->maps.rl_counters,	  skel->maps.rl_events,
-		skel->maps.data_evctl, skel->maps.rl_evcpu,	  skel->maps.rl_rcfg,
-		skel->maps.rl_rcnt,    skel->maps.rl_rstate,	  skel->maps.rl_src4a,
-		skel->maps.rl_src6a,   skel->maps.rl_src4b,	  skel->maps.rl_src6b,
-		skel->maps.rl_ports,   skel->maps.rl_sync4,	  skel->maps.rl_sync6,
-		skel->maps.rl_sc4a,    skel->maps.rl_sc4b,	  skel->maps.rl_sc6a,
-		skel->maps.rl_sc6b,    skel->maps.rl_sync_status, skel->maps.rl_sets4,
-		skel->maps.rl_sweep,   skel->maps.rl_wide4
-	};
-
-	_Static_assert(sizeof(m) / sizeof(m[0]) == RL_N_MAPS, "one map per pin");
-	memcpy(maps, m, sizeof(m));
-}
-
+/* Load the program on the live maps @p rather than new ones. */
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
 	struct bpf_map *maps[RL_N_MAPS];
-	int fds[] = { p->state4, p->state6, p->config, p->ctl,	 p->counters,	 p->events,
-		      p->evctl,	 p->evcpu,  p->rcfg,   p->rcnt,	 p->rstate,	 p->src4a,
-		      p->src6a,	 p->src4b,  p->src6b,  p->ports, p->sync4,	 p->sync6,
-		      p->sc4a,	 p->sc4b,   p->sc6a,   p->sc6b,	 p->sync_status, p->sets4,
-		      p->sweep,	 p->wide4 };
 	int ret;
 
 	rl_skel_maps(skel, maps);
-	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
-		ret = bpf_map__reuse_fd(maps[i], fds[i]);
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		ret = bpf_map__reuse_fd(maps[i], p->fd[i]);
 		if (ret)
 			return ret;
 	}
@@ -243,32 +221,11 @@ int rl_prog_fd(const struct xdp_ratelimit *skel)
 
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 {
-	fds->state4 = bpf_map__fd(skel->maps.rl_state4);
-	fds->state6 = bpf_map__fd(skel->maps.rl_state6);
-	fds->config = bpf_map__fd(skel->maps.rl_config);
-	fds->ctl = bpf_map__fd(skel->maps.rl_ctl);
-	fds->counters = bpf_map__fd(skel->maps.rl_counters);
-	fds->events = bpf_map__fd(skel->maps.rl_events);
-	fds->evctl = bpf_map__fd(skel->maps.data_evctl);
-	fds->evcpu = bpf_map__fd(skel->maps.rl_evcpu);
-	fds->rcfg = bpf_map__fd(skel->maps.rl_rcfg);
-	fds->rcnt = bpf_map__fd(skel->maps.rl_rcnt);
-	fds->rstate = bpf_map__fd(skel->maps.rl_rstate);
-	fds->src4a = bpf_map__fd(skel->maps.rl_src4a);
-	fds->src6a = bpf_map__fd(skel->maps.rl_src6a);
-	fds->src4b = bpf_map__fd(skel->maps.rl_src4b);
-	fds->src6b = bpf_map__fd(skel->maps.rl_src6b);
-	fds->ports = bpf_map__fd(skel->maps.rl_ports);
-	fds->sets4 = bpf_map__fd(skel->maps.rl_sets4);
-	fds->sweep = bpf_map__fd(skel->maps.rl_sweep);
-	fds->wide4 = bpf_map__fd(skel->maps.rl_wide4);
-	fds->sync4 = bpf_map__fd(skel->maps.rl_sync4);
-	fds->sync6 = bpf_map__fd(skel->maps.rl_sync6);
-	fds->sc4a = bpf_map__fd(skel->maps.rl_sc4a);
-	fds->sc4b = bpf_map__fd(skel->maps.rl_sc4b);
-	fds->sc6a = bpf_map__fd(skel->maps.rl_sc6a);
-	fds->sc6b = bpf_map__fd(skel->maps.rl_sc6b);
-	fds->sync_status = bpf_map__fd(skel->maps.rl_sync_status);
+	struct bpf_map *maps[RL_N_MAPS];
+
+	rl_skel_maps(skel, maps);
+	for (size_t i = 0; i < RL_N_MAPS; i++)
+		fds->fd[i] = bpf_map__fd(maps[i]);
 }
 
 int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd)

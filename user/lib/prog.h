@@ -43,9 +43,6 @@ struct rl_prog_opts {
 struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
 				   char *err, size_t errlen);
 void rl_prog_destroy(struct xdp_ratelimit *skel);
-/* The skeleton's maps in struct rl_pins order (the names of rl_map_names[]). */
-struct bpf_map;
-void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS]);
 /* The program's fd, and its maps' fds in struct rl_pins (owned by the skeleton). */
 int rl_prog_fd(const struct xdp_ratelimit *skel);
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds);

@@ -51,11 +51,9 @@ struct rl_sync_kern {
 
 static void init(struct rl_sync_kern *k)
 {
-	int *fds[RL_N_MAPS] = RL_PINS_FDS(&k->pins);
-
 	memset(k, 0, sizeof(*k));
 	for (size_t i = 0; i < RL_N_MAPS; i++)
-		*fds[i] = -1;
+		k->pins.fd[i] = -1;
 	k->clock_fd = -1;
 	k->charge_fd = k->batch_fd = -1;
 }

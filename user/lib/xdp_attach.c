@@ -357,7 +357,7 @@ int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sou
 	char why[RL_ERRLEN];
 	struct rl_config c;
 	struct rl_pins maps;
-	int fds[RL_N_MAPS], ret;
+	int ret;
 
 	ret = clear_for_attach(ifc, err, errlen);
 	if (ret > 0) {
@@ -406,13 +406,7 @@ int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sou
 			goto out;
 		}
 	}
-	{
-		int *p[RL_N_MAPS] = RL_PINS_FDS(&maps);
-
-		for (int i = 0; i < RL_N_MAPS; i++)
-			fds[i] = *p[i];
-	}
-	ret = pin_and_attach(ifc, fds, rl_prog_fd(skel), flags, mode, err, errlen);
+	ret = pin_and_attach(ifc, maps.fd, rl_prog_fd(skel), flags, mode, err, errlen);
 out:
 	if (skel)
 		rl_prog_destroy(skel);
@@ -457,7 +451,7 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 {
 	__u32 flags = XDP_FLAGS_UPDATE_IF_NOEXIST |
 		      (mode == RL_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
-	int fds[RL_N_MAPS], prog = -1, ret;
+	int prog = -1, ret;
 	struct rl_pins pins;
 	__u32 with_mode;
 
@@ -509,14 +503,8 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 	ret = rl_pins_open(with, &pins, err, errlen);
 	if (ret)
 		goto out;
-	{
-		int *p[RL_N_MAPS] = RL_PINS_FDS(&pins);
-
-		for (int i = 0; i < RL_N_MAPS; i++)
-			fds[i] = *p[i];
-	}
 	/* The same maps pinned once more, under this interface's name. */
-	ret = pin_and_attach(ifc, fds, prog, flags, mode, err, errlen);
+	ret = pin_and_attach(ifc, pins.fd, prog, flags, mode, err, errlen);
 	rl_pins_close(&pins);
 out:
 	close(prog);

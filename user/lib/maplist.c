@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The lists of a limiter's maps generated from RL_MAPS(): see maplist.h. */
+#include <string.h>
+#include "maplist.h"
+#include "rl_skel.h"
+
+const char *const rl_map_names[RL_N_MAPS] = {
+#define RL_MAP_NAME(field, pin, skel) #pin,
+	RL_MAPS(RL_MAP_NAME)
+#undef RL_MAP_NAME
+};
+
+void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS])
+{
+	struct bpf_map *m[] = {
+#define RL_SKEL_MAP(field, pin, skel_map) skel->maps.skel_map,
+		RL_MAPS(RL_SKEL_MAP)
+#undef RL_SKEL_MAP
+	};
+
+	memcpy(maps, m, sizeof(m));
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The maps of a limiter, listed once. Every list of them is generated from
+ * RL_MAPS(): the fds of struct rl_pins, the pin names (user/lib/pins.h), the
+ * skeleton's maps in the same order (rl_skel_maps()), and from those the
+ * reuse of live maps, the layouts checked and the fds closed.
+ *
+ * Each row is X(field, pin, skel):
+ *   field  its fd in struct rl_pins (p->field), and its index RL_MAP_field
+ *   pin    its name in the pin directory, the object's name for it
+ *   skel   its member of the skeleton's maps: the object's name, but for
+ *          rl_evctl, the section .data.evctl, which libbpf calls data_evctl
+ * The order is the pins' order; a new map is a new row.
+ */
+#ifndef RL_MAPLIST_H
+#define RL_MAPLIST_H
+
+#define RL_MAPS(X)                                                                                   \
+	/* The sources, the policy's copy and its slot, the counters. */                             \
+	X(state4, rl_state4, rl_state4)                                                              \
+	X(state6, rl_state6, rl_state6)                                                              \
+	X(config, rl_config, rl_config)                                                              \
+	X(ctl, rl_ctl, rl_ctl)                                                                       \
+	X(counters, rl_counters, rl_counters)                                                        \
+	/* Drop samples: include/rl_events.h. */                                                     \
+	X(events, rl_events, rl_events)                                                              \
+	X(evctl, rl_evctl, data_evctl)                                                               \
+	X(evcpu, rl_evcpu, rl_evcpu)                                                                 \
+	/* Rules (user/lib/rulemaps.h): their copy, counters, per-source states, prefix tries. */    \
+	X(rcfg, rl_rcfg, rl_rcfg)                                                                    \
+	X(rcnt, rl_rcnt, rl_rcnt)                                                                    \
+	X(rstate, rl_rstate, rl_rstate)                                                              \
+	X(src4a, rl_src4a, rl_src4a)                                                                 \
+	X(src6a, rl_src6a, rl_src6a)                                                                 \
+	X(src4b, rl_src4b, rl_src4b)                                                                 \
+	X(src6b, rl_src6b, rl_src6b)                                                                 \
+	X(ports, rl_ports, rl_ports)                                                                 \
+	/* Fleet sync (include/rl_sync.h): the switches, counter tables, the agent's status. */      \
+	X(sync4, rl_sync4, rl_sync4)                                                                 \
+	X(sync6, rl_sync6, rl_sync6)                                                                 \
+	X(sc4a, rl_sc4a, rl_sc4a)                                                                    \
+	X(sc4b, rl_sc4b, rl_sc4b)                                                                    \
+	X(sc6a, rl_sc6a, rl_sc6a)                                                                    \
+	X(sc6b, rl_sc6b, rl_sc6b)                                                                    \
+	X(sync_status, rl_sync_status, rl_sync_status)                                               \
+	/*                                                                                         \
+	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the                               \
+	 * set-associative rl_sets4 and wide4 its wide layout rl_wide4                             \
+	 * (include/rl_sa.h); the policy uses one of them (struct rl_config's                      \
+	 * table4), the others have a single entry. sweep: the timer that                          \
+	 * sweeps sets4.                                                                           \
+	 */ \
+	X(sets4, rl_sets4, rl_sets4)                                                                 \
+	X(sweep, rl_sweep, rl_sweep)                                                                 \
+	X(wide4, rl_wide4, rl_wide4)
+
+/* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
+enum {
+#define RL_MAP_INDEX(field, pin, skel) RL_MAP_##field,
+	RL_MAPS(RL_MAP_INDEX)
+#undef RL_MAP_INDEX
+		RL_N_MAPS
+};
+
+/*
+ * File descriptors of the maps of a limiter: by name (p->state4) or by
+ * index (p->fd[RL_MAP_state4]), one storage.
+ */
+struct rl_pins {
+	union {
+		struct {
+#define RL_PINS_FIELD(field, pin, skel) int field;
+			RL_MAPS(RL_PINS_FIELD)
+#undef RL_PINS_FIELD
+		};
+		int fd[RL_N_MAPS];
+	};
+};
+
+_Static_assert(sizeof(struct rl_pins) == RL_N_MAPS * sizeof(int), "one fd per map, no padding");
+
+/* The pin names, in the order of struct rl_pins. */
+extern const char *const rl_map_names[RL_N_MAPS];
+
+/* The skeleton's maps in struct rl_pins order. */
+struct xdp_ratelimit;
+struct bpf_map;
+void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS]);
+
+#endif /* RL_MAPLIST_H */
