@@ -312,7 +312,8 @@ static __u64 default_burst(const struct rl_policy *pol)
 	return b < floor ? floor : b;
 }
 
-static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen)
+static int bucket_params(struct rl_params *p, const struct rl_policy *pol, const char **about,
+			 char *err, size_t errlen)
 {
 	/* Rate per ns in cost units: rate_num / D. */
 	u128 d = (u128)pol->rate_den * NSEC_PER_SEC;
@@ -322,9 +323,10 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	u128 c, tau, h;
 
 	if (pol->window_set) {
+		*about = "window";
 		snprintf(
 			err, errlen,
-			"--window has no meaning for %s (it sets the window of fixed-window and sliding-window)",
+			" has no meaning for %s (it sets the window of fixed-window and sliding-window)",
 			rl_algo_name(pol->algo));
 		return -EINVAL;
 	}
@@ -361,16 +363,17 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 	tau = c * burst;
 	h = tau + c * maxcost;
 	if (c > RL_AHEAD_LIMIT || h > RL_AHEAD_LIMIT) {
-		snprintf(
-			err, errlen,
-			"--burst %llu is too large for this rate: the bucket must empty within %llu s",
-			(unsigned long long)burst,
-			(unsigned long long)((u128)RL_AHEAD_LIMIT * pol->rate_den / pol->rate_num /
-					     c));
+		*about = "burst";
+		snprintf(err, errlen,
+			 " %llu is too large for this rate: the bucket must empty within %llu s",
+			 (unsigned long long)burst,
+			 (unsigned long long)((u128)RL_AHEAD_LIMIT * pol->rate_den / pol->rate_num /
+					      c));
 		return -EINVAL;
 	}
 	if (pol->initial_set && pol->initial > burst) {
-		snprintf(err, errlen, "--initial %llu is more than the burst (%llu)",
+		*about = "initial";
+		snprintf(err, errlen, " %llu is more than the burst (%llu)",
 			 (unsigned long long)pol->initial, (unsigned long long)burst);
 		return -EINVAL;
 	}
@@ -397,12 +400,13 @@ static int bucket_params(struct rl_params *p, const struct rl_policy *pol, char 
 		p->initial_ahead = (__u64)c * (pol->initial_set ? pol->initial : 0);
 	return 0;
 too_high:
-	snprintf(err, errlen,
-		 "--rate is too high: at most 128000000000 packets or bytes per second");
+	*about = "rate";
+	snprintf(err, errlen, " is too high: at most 128000000000 packets or bytes per second");
 	return -EINVAL;
 }
 
-static int window_params(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen)
+static int window_params(struct rl_params *p, const struct rl_policy *pol, const char **about,
+			 char *err, size_t errlen)
 {
 	unsigned int counts = pol->algo == RL_ALGO_FIXED_WINDOW ? 1 : 2, shift, bits;
 	__u64 maxcost = pol->bytes ? RL_MAX_FRAME : 1;
@@ -410,21 +414,24 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 	u128 d = (u128)pol->rate_den * NSEC_PER_SEC;
 
 	if (pol->burst_set || pol->initial_set) {
+		*about = pol->burst_set ? "burst" : "initial";
 		snprintf(err, errlen,
-			 "%s has no meaning for %s (the limit per window is --rate x --window)",
-			 pol->burst_set ? "--burst" : "--initial", rl_algo_name(pol->algo));
+			 " has no meaning for %s (the limit per window is --rate x --window)",
+			 rl_algo_name(pol->algo));
 		return -EINVAL;
 	}
 	if (l % d) {
+		*about = "rate";
 		snprintf(
 			err, errlen,
-			"--rate x --window is not a whole number of %s; %s needs a whole limit per window",
+			" x --window is not a whole number of %s; %s needs a whole limit per window",
 			pol->bytes ? "bytes" : "packets", rl_algo_name(pol->algo));
 		return -EINVAL;
 	}
 	l /= d;
 	if (!l) {
-		snprintf(err, errlen, "--rate x --window is 0 %s: nothing would pass",
+		*about = "rate";
+		snprintf(err, errlen, " x --window is 0 %s: nothing would pass",
 			 pol->bytes ? "bytes" : "packets");
 		return -EINVAL;
 	}
@@ -433,12 +440,12 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 		       65 :
 		       64 - (unsigned int)__builtin_clzll((__u64)(l + maxcost - 1));
 	if (counts * bits > 64 - RL_WIN_ID_BITS_MIN) {
-		snprintf(
-			err, errlen,
-			"--rate x --window is %llu, more than %s can count (at most %llu per window)",
-			(unsigned long long)l, rl_algo_name(pol->algo),
-			(unsigned long long)((1ULL << (64 - RL_WIN_ID_BITS_MIN) / counts) -
-					     maxcost));
+		*about = "rate";
+		snprintf(err, errlen,
+			 " x --window is %llu, more than %s can count (at most %llu per window)",
+			 (unsigned long long)l, rl_algo_name(pol->algo),
+			 (unsigned long long)((1ULL << (64 - RL_WIN_ID_BITS_MIN) / counts) -
+					      maxcost));
 		return -EINVAL;
 	}
 	shift = 63 - (unsigned int)__builtin_clzll(pol->window_ns);
@@ -451,24 +458,57 @@ static int window_params(struct rl_params *p, const struct rl_policy *pol, char 
 	return 0;
 }
 
-int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen)
+void rl_about_cli(char *err, size_t errlen, const char *about)
 {
+	size_t n = strlen(about) + 2, len = strnlen(err, errlen);
+
+	if (!errlen)
+		return;
+	/* "--NAME" and what fits of the text after it: the whole message, cut where it would be. */
+	if (n >= errlen) {
+		snprintf(err, errlen, "--%s", about);
+		return;
+	}
+	if (len > errlen - 1 - n)
+		len = errlen - 1 - n;
+	memmove(err + n, err, len);
+	err[n + len] = '\0';
+	memcpy(err, "--", 2);
+	memcpy(err + 2, about, n - 2);
+}
+
+int rl_params_init_about(struct rl_params *p, const struct rl_policy *pol, const char **about,
+			 char *err, size_t errlen)
+{
+	*about = NULL;
 	memset(p, 0, sizeof(*p));
 	if (!pol->rate_set) {
-		snprintf(err, errlen, "--rate is required");
+		*about = "rate";
+		snprintf(err, errlen, " is required");
 		return -EINVAL;
 	}
 	/* One ceiling for every algorithm: what the bucket algorithms can represent. */
 	if ((u128)pol->rate_num > (u128)RL_VT_PER_NS_MAX * pol->rate_den * NSEC_PER_SEC) {
+		*about = "rate";
 		snprintf(err, errlen,
-			 "--rate is too high: at most 128000000000 packets or bytes per second");
+			 " is too high: at most 128000000000 packets or bytes per second");
 		return -EINVAL;
 	}
 	p->algo = pol->algo;
 	p->bytes = pol->bytes;
 	if (pol->algo == RL_ALGO_TOKEN_BUCKET || pol->algo == RL_ALGO_GCRA)
-		return bucket_params(p, pol, err, errlen);
-	return window_params(p, pol, err, errlen);
+		return bucket_params(p, pol, about, err, errlen);
+	return window_params(p, pol, about, err, errlen);
+}
+
+int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen)
+{
+	const char *about;
+	int ret = rl_params_init_about(p, pol, &about, err, errlen);
+
+	if (ret && about)
+		rl_about_cli(err, errlen, about);
+	return ret;
 }
 
 /* num / den as a decimal with at most 9 decimals, if it is one exactly. */
@@ -557,10 +597,11 @@ static bool is_bucket_algo(enum rl_algo algo)
 	return algo == RL_ALGO_TOKEN_BUCKET || algo == RL_ALGO_GCRA;
 }
 
-int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
+int rl_policy_check_about(const struct rl_policy *pol, const char **about, char *err, size_t errlen)
 {
 	u128 l;
 
+	*about = NULL;
 	if (!pol->bytes)
 		return 0;
 	/*
@@ -576,9 +617,10 @@ int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
 
 		if (burst >= RL_FULL_FRAME)
 			return 0;
+		*about = "burst";
 		snprintf(
 			err, errlen,
-			"--burst %llu bytes cannot pass a full-size frame: give at least %u (a 1500-byte MTU frame with its Ethernet header and two VLAN tags)",
+			" %llu bytes cannot pass a full-size frame: give at least %u (a 1500-byte MTU frame with its Ethernet header and two VLAN tags)",
 			(unsigned long long)burst, RL_FULL_FRAME);
 		return -EINVAL;
 	}
@@ -592,11 +634,22 @@ int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
 	l = (u128)pol->rate_num * pol->window_ns / ((u128)pol->rate_den * NSEC_PER_SEC);
 	if (l >= RL_FULL_FRAME)
 		return 0;
+	*about = "rate";
 	snprintf(
 		err, errlen,
-		"--rate x --window is %llu bytes, less than one full-size frame (%u bytes): each window would pass a whole frame whatever the limit; give a longer --window or a higher --rate",
+		" x --window is %llu bytes, less than one full-size frame (%u bytes): each window would pass a whole frame whatever the limit; give a longer --window or a higher --rate",
 		(unsigned long long)l, RL_FULL_FRAME);
 	return -EINVAL;
+}
+
+int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen)
+{
+	const char *about;
+	int ret = rl_policy_check_about(pol, &about, err, errlen);
+
+	if (ret && about)
+		rl_about_cli(err, errlen, about);
+	return ret;
 }
 
 /* "100 Mbit/s" when the rate is a whole number of kbit, Mbit or Gbit per second. */

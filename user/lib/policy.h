@@ -47,8 +47,22 @@ int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err,
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, size_t errlen);
 
+/*
+ * A refusal of a policy (or a rule) as a whole is mostly about one option,
+ * and each place that shows it spells that option its own way: the command
+ * line "--burst 100 is too large ...", a configuration file "burst 100 is
+ * too large ..." at the key that gave it. The *_about() checks keep the two
+ * apart: *@about gets the option's long name ("burst") and @err what follows
+ * it (" 100 is too large ..."); or *@about is NULL and @err the whole
+ * message. rl_about_cli() joins them as the command line spells them, which
+ * is what the checks without _about() return.
+ */
+void rl_about_cli(char *err, size_t errlen, const char *about);
+
 /* Check the policy as a whole and precompute the packet-path parameters. */
 int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, size_t errlen);
+int rl_params_init_about(struct rl_params *p, const struct rl_policy *pol, const char **about,
+			 char *err, size_t errlen);
 
 /*
  * What a user may ask for, beyond what rl_params_init() can compute: refuses
@@ -58,6 +72,8 @@ int rl_params_init(struct rl_params *p, const struct rl_policy *pol, char *err, 
  * rl_config_build()) and simulate check it; the core itself takes any burst.
  */
 int rl_policy_check(const struct rl_policy *pol, char *err, size_t errlen);
+int rl_policy_check_about(const struct rl_policy *pol, const char **about, char *err,
+			  size_t errlen);
 
 /*
  * The least burst, in ms at the rate, that lets one TCP flow reach a byte
