@@ -5,21 +5,22 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "rl_common.h"
 
 #define IFACE_CMD(g) (RL_G_JSON | (g))
 
 const struct rl_cmd rl_cmds[] = {
-	{ "attach", cmd_attach, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
+	{ "attach", cmd_attach, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
 	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS] | IFACE --share IFACE2",
 	  "attach the limiter to an interface",
 	  "Loads the limiter and attaches it to IFACE at XDP, through libxdp (sharing the "
 	  "interface with other XDP programs where libxdp's dispatcher works, else alone). The "
 	  "attachment outlives this command; its maps are pinned under " RL_PIN_ROOT
 	  "/ (root only).\n" },
-	{ "set", cmd_set, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER), 1, 1, "IFACE [POLICY OPTIONS]",
-	  "change the policy of a running limiter",
+	{ "set", cmd_set, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER), 1, 1,
+	  "IFACE [POLICY OPTIONS]", "change the policy of a running limiter",
 	  "Changes the policy of a running limiter, with no detach and no packet lost. Options "
 	  "not given keep their values; changing --algo between the bucket and the window "
 	  "algorithms resets --burst, --initial and --window to their defaults unless given. A "
@@ -31,10 +32,11 @@ const struct rl_cmd rl_cmds[] = {
 	  "algorithm stay the same; otherwise sources start afresh. A new --prefix4/--prefix6 "
 	  "regroups sources: each new group starts from the state of the first of its members "
 	  "seen after the change.\n" },
-	{ "detach", cmd_detach, IFACE_CMD(0), 1, 1, "IFACE", "remove the limiter and its pins",
+	{ "detach", cmd_detach, NULL, IFACE_CMD(0), 1, 1, "IFACE",
+	  "remove the limiter and its pins",
 	  "Detaches the limiter from IFACE and removes every pin it made. For an interface that "
 	  "no longer exists, removes the pins it left.\n" },
-	{ "apply", cmd_apply, IFACE_CMD(RL_G_APPLY), 1, 1,
+	{ "apply", cmd_apply, NULL, IFACE_CMD(RL_G_APPLY), 1, 1,
 	  "FILE [--check | --diff | --detach] [--prune]",
 	  "make the limiters match a configuration file",
 	  "Makes the kernel match FILE, a YAML file naming interfaces with their attach, policy "
@@ -50,12 +52,12 @@ const struct rl_cmd rl_cmds[] = {
 	  "limiter: a file that changes them is refused (detach first).\n"
 	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
 	  "invalid file or options.\n" },
-	{ "status", cmd_status, IFACE_CMD(0), 0, 1, "[IFACE]",
+	{ "status", cmd_status, NULL, IFACE_CMD(0), 0, 1, "[IFACE]",
 	  "where it is attached, how, with which policy",
 	  "Shows where the limiter is attached, in which mode and with which policy: on IFACE, "
 	  "or on every interface of this network namespace.\n" },
-	{ "stats", cmd_stats, IFACE_CMD(RL_G_WATCH), 1, 1, "IFACE [--watch SECONDS [--count N]]",
-	  "counters, or live per-second rates with --watch",
+	{ "stats", cmd_stats, NULL, IFACE_CMD(RL_G_WATCH), 1, 1,
+	  "IFACE [--watch SECONDS [--count N]]", "counters, or live per-second rates with --watch",
 	  "Prints the limiter's counters, summed over CPUs. With --watch, prints every SECONDS "
 	  "the per-second rates until interrupted (or N lines with --count).\n"
 	  "Counters: rx_packets/rx_bytes (every frame), passed, dropped (XDP verdicts), limited "
@@ -73,14 +75,14 @@ const struct rl_cmd rl_cmds[] = {
 	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
 	  "or not-running when its process is gone), group and node, the age of its last "
 	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
-	{ "top", cmd_top, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
+	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "
 	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
 	  "(for a byte rate: a 64-byte packet). Then the sources blocked by rules with "
 	  "--block, with the rule and the time left.\n" },
-	{ "events", cmd_events, IFACE_CMD(RL_G_EVENTS), 1, 1,
+	{ "events", cmd_events, NULL, IFACE_CMD(RL_G_EVENTS), 1, 1,
 	  "IFACE [--json | --pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
 	  "show samples of the packets the limiter drops",
 	  "Shows samples of the packets the limiter on IFACE drops, or would drop with --action "
@@ -100,13 +102,13 @@ const struct rl_cmd rl_cmds[] = {
 	  "and a count of samples to standard error.\n"
 	  "Samples the reader missed (the ring was full) and those picked over the cap of a "
 	  "second are counted and reported at the end.\n" },
-	{ "cleanup", cmd_cleanup, IFACE_CMD(0), 0, 0, "",
+	{ "cleanup", cmd_cleanup, NULL, IFACE_CMD(0), 0, 0, "",
 	  "remove orphaned pins (their namespace or interface is gone)",
 	  "Removes every orphaned pin directory under " RL_PIN_ROOT ": maps that no loaded "
 	  "program uses any more, because their network namespace or their interface was "
 	  "deleted, or a command was killed. The pins of a live limiter, in whichever "
 	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n" },
-	{ "exporter", cmd_exporter, RL_G_EXPORTER, 0, 0, "[--listen ADDR:PORT]",
+	{ "exporter", cmd_exporter, NULL, RL_G_EXPORTER, 0, 0, "[--listen ADDR:PORT]",
 	  "serve every limiter's counters to Prometheus",
 	  "Serves GET /metrics in the Prometheus text format: the counters of every limiter on "
 	  "the host, in every network namespace (labels iface and netns, the namespace's inode), "
@@ -117,12 +119,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "to read the pins; its clients need none.\n"
 	  "Each scrape walks the source tables to count the sources: about a thousand batched "
 	  "lookups for a million sources. Scrapes run one at a time.\n" },
-	{ "rule", cmd_rule, RL_CMD_RAW | IFACE_CMD(RL_G_RULE | RL_G_POLICY), 2, 3,
-	  "add IFACE NAME [--src CIDR[,CIDR...]] [--src-file FILE] [--proto PROTO] "
-	  "[--dport N|N-M] [--tcp-flags FLAGS] (--allow | --deny | --rate RATE [POLICY OPTIONS] "
-	  "[--action dry-run] [--block DUR]) [--before NAME]\n"
-	  "       " RL_PROG " rule del IFACE NAME\n"
-	  "       " RL_PROG " rule list IFACE [--json]",
+	/* Its subcommands' rows are in cmd_rule.c; its groups are what its --help documents. */
+	{ "rule", NULL, rl_rule_cmds, IFACE_CMD(RL_G_RULE | RL_G_POLICY), 0, 0, NULL,
 	  "add, delete or list the rules of a running limiter",
 	  "Rules decide packets before the policy given to attach, which is the last rule, "
 	  "'default': the first rule that matches a packet decides it (see RULES in the "
@@ -132,15 +130,16 @@ const struct rl_cmd rl_cmds[] = {
 	  "A change is live and atomic: the program built for the new rules replaces the "
 	  "running one in one step, and every rule that stays keeps its sources' states and "
 	  "counters. On any error nothing changes.\n" },
-	{ "blocked", cmd_blocked, IFACE_CMD(0), 1, 1, "IFACE [--json]",
+	{ "blocked", cmd_blocked, NULL, IFACE_CMD(0), 1, 1, "IFACE [--json]",
 	  "the sources blocked by --block rules, with the time left",
 	  "Lists the sources that a limit rule with --block has blocked: the source (masked "
 	  "by the rule's prefixes), the rule and the time left.\n" },
-	{ "unblock", cmd_unblock, IFACE_CMD(0), 2, 2, "IFACE ADDR", "lift the blocks of a source",
+	{ "unblock", cmd_unblock, NULL, IFACE_CMD(0), 2, 2, "IFACE ADDR",
+	  "lift the blocks of a source",
 	  "Lifts every block that holds ADDR (under each rule, the source ADDR belongs to once "
 	  "masked by that rule's prefixes): its next packet is a new source's. Exit status 1 "
 	  "if ADDR is not blocked.\n" },
-	{ "sync", cmd_sync, RL_G_SYNC, 1, 1,
+	{ "sync", cmd_sync, NULL, RL_G_SYNC, 1, 1,
 	  "IFACE --redis URL [--group NAME] [--node NAME] [--interval DUR] [--fallback MODE]",
 	  "share the limit of each source with other hosts, through Redis",
 	  "Runs in the foreground the agent that makes the limiter on IFACE and those of the "
@@ -157,7 +156,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "(--fallback), says so on standard error, and resumes syncing within two intervals of "
 	  "Redis answering again. SIGINT or SIGTERM stop it (exit status 0) and turn the "
 	  "counting off. stats shows its state.\n" },
-	{ "simulate", cmd_simulate, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
+	{ "simulate", cmd_simulate, NULL, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
 	  "replay a packet trace through the rate algorithms",
 	  "Replays a packet trace through the same rate algorithms that the XDP program runs, "
@@ -179,15 +178,32 @@ const struct rl_cmd rl_cmds[] = {
 	  "\"rule\" and \"reason\" per packet and per-rule totals. A packet without PROTO "
 	  "matches only rules without --proto.\n"
 	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options or rules.\n" },
+	/* "help [COMMAND]": the same text as --help, so not listed among the commands. */
+	{ "help", cmd_help, NULL, RL_CMD_RAW | RL_CMD_HIDDEN, 0, 1, "[COMMAND]",
+	  "show the usage of the program or of a command", "Shows the usage of COMMAND.\n" },
+	{ NULL },
 };
 
-const size_t rl_ncmds = sizeof(rl_cmds) / sizeof(rl_cmds[0]);
-
-const struct rl_cmd *rl_cmd_find(const char *name)
+/*
+ * Exact names only, no prefixes (bpftool takes the first row a word is a
+ * prefix of): "stat" would be status or stats, and a script's typo must not
+ * run another command.
+ */
+const struct rl_cmd *rl_cmd_find(const struct rl_cmd *cmds, const char *word)
 {
-	for (size_t i = 0; i < rl_ncmds; i++)
-		if (!strcmp(rl_cmds[i].name, name))
-			return &rl_cmds[i];
+	for (const struct rl_cmd *c = cmds; c->name; c++)
+		if (!strcmp(c->name, word))
+			return c;
+	return NULL;
+}
+
+/* The command @cmd is a subcommand of, or NULL. */
+static const struct rl_cmd *parent_of(const struct rl_cmd *cmd)
+{
+	for (const struct rl_cmd *c = rl_cmds; c->name; c++)
+		for (const struct rl_cmd *s = c->subs; s && s->name; s++)
+			if (s == cmd)
+				return c;
 	return NULL;
 }
 
@@ -221,9 +237,21 @@ static void paragraphs(FILE *f, const char *text)
 
 void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd)
 {
-	unsigned int own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE);
+	const struct rl_cmd *parent = parent_of(cmd);
+	unsigned int own;
 
-	fprintf(f, "Usage: " RL_PROG " %s %s [-v] [-h]\n\n", cmd->name, cmd->synopsis);
+	if (parent)
+		cmd = parent;
+	own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE | RL_CMD_RAW | RL_CMD_HIDDEN);
+	if (cmd->subs) {
+		/* One line per subcommand, from its row. */
+		for (const struct rl_cmd *s = cmd->subs; s->name; s++)
+			fprintf(f, "%s" RL_PROG " %s %s %s%s",
+				s == cmd->subs ? "Usage: " : "       ", cmd->name, s->name,
+				s->synopsis, s[1].name ? "\n" : " [-v] [-h]\n\n");
+	} else {
+		fprintf(f, "Usage: " RL_PROG " %s %s [-v] [-h]\n\n", cmd->name, cmd->synopsis);
+	}
 	paragraphs(f, cmd->description);
 	if (own) {
 		fprintf(f, "Options:\n");
@@ -254,39 +282,138 @@ void rl_usage(FILE *f)
 	paragraphs(f, "A per-source packet rate limiter at XDP, the earliest point of the "
 		      "receive path, and the tools to configure and watch it.\n");
 	fprintf(f, "Commands:\n");
-	for (size_t i = 0; i < rl_ncmds; i++)
-		fprintf(f, "  %-10s %s\n", rl_cmds[i].name, rl_cmds[i].summary);
+	for (const struct rl_cmd *c = rl_cmds; c->name; c++)
+		if (!(c->groups & RL_CMD_HIDDEN))
+			fprintf(f, "  %-10s %s\n", c->name, c->summary);
 	fprintf(f, "\nGlobal options:\n");
 	rl_opts_usage(f, RL_G_GLOBAL);
 	fprintf(f, "\nSee " RL_PROG "(8) for the whole manual.\n");
 }
 
-int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
+int rl_cmd_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
+		 char *err, size_t errlen)
 {
-	char err[RL_ERRLEN];
+	struct rl_args *cur = a, rest;
+	char ignored[RL_ERRLEN];
+	bool json = false, help = false;
+	int ret, first = 0, base = 0, next;
+
+	for (;;) {
+		ret = rl_args_parse(cur, groups, max_pos, argc - base, argv + base,
+				    first ? ignored : err, first ? sizeof(ignored) : errlen);
+		json |= cur->json;
+		help |= cur->help;
+		if (!ret)
+			break;
+		if (!first)
+			first = ret;
+		/*
+		 * Go on after the word at fault: rl_args_parse() is getopt_long()
+		 * in order ("-" or "+": argv is never permuted), so optind is the
+		 * next word, relative to argv + base; it stays on a cluster of
+		 * short options stopped in its middle (-xj), which is then skipped.
+		 * The word before the next one stands for argv[0].
+		 */
+		next = base + optind - 1;
+		if (next <= base)
+			next = base + 1;
+		if (next >= argc - 1)
+			break;
+		base = next;
+		/* Fresh: the rest is checked on its own, only --json and --help kept. */
+		rl_args_defaults(&rest);
+		cur = &rest;
+	}
+	a->json |= json;
+	a->help |= help;
+	return first;
+}
+
+/* Subcommand names for a message: "add, del or list". */
+static void names(const struct rl_cmd *cmds, char *buf, size_t len)
+{
+	size_t n = 0, off = 0;
+
+	while (cmds[n].name)
+		n++;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					!i	   ? "" :
+					i + 1 == n ? " or " :
+						     ", ",
+					cmds[i].name);
+}
+
+int rl_cmd_select(const struct rl_cmd *parent, int argc, char **argv)
+{
+	const struct rl_cmd *cmd =
+		argc > 1 ? rl_cmd_find(parent ? parent->subs : rl_cmds, argv[1]) : NULL;
+	char err[RL_ERRLEN], list[128];
 	struct rl_args a;
 
+	if (cmd)
+		return rl_cmd_run(parent, cmd, argc - 1, argv + 1);
+	if (!parent) {
+		if (argc < 2) {
+			rl_usage(stderr);
+			return 2;
+		}
+		pr_err("unknown command '%s' (see " RL_PROG " --help)", argv[1]);
+		return 2;
+	}
+	/* No subcommand: the parent's --help still, and --json for the error. */
+	rl_args_defaults(&a);
+	rl_cmd_parse(&a, RL_G_GLOBAL | (parent->groups & RL_G_JSON),
+		     sizeof(a.pos) / sizeof(a.pos[0]), argc, argv, err, sizeof(err));
+	if (a.help) {
+		rl_cmd_usage(stdout, parent);
+		return 0;
+	}
+	if (a.json)
+		rl_json_errors = true;
+	names(parent->subs, list, sizeof(list));
+	pr_err("%s: give %s (see " RL_PROG " %s --help)", parent->name, list, parent->name);
+	return 2;
+}
+
+int rl_cmd_run(const struct rl_cmd *parent, const struct rl_cmd *cmd, int argc, char **argv)
+{
+	/* Whose --help a message points to: rule's for rule del. */
+	const char *doc = parent ? parent->name : cmd->name;
+	char err[RL_ERRLEN], name[64];
+	struct rl_args a;
+	int ret;
+
+	if (cmd->subs)
+		return rl_cmd_select(cmd, argc, argv);
+	snprintf(name, sizeof(name), "%s%s%s", parent ? parent->name : "", parent ? " " : "",
+		 cmd->name);
 	rl_args_defaults(&a);
 	if (cmd->groups & RL_CMD_RAW) {
-		for (int i = 1; i < argc; i++) {
-			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		if (cmd->groups & ~(RL_CMD_RAW | RL_CMD_HIDDEN)) {
+			/* Its own options are errors here: the command's parser judges them. */
+			rl_cmd_parse(&a, RL_G_GLOBAL | RL_G_JSON, sizeof(a.pos) / sizeof(a.pos[0]),
+				     argc, argv, err, sizeof(err));
+			if (a.help) {
 				rl_cmd_usage(stdout, cmd);
 				return 0;
 			}
-			if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
+			if (a.json)
 				rl_json_errors = true;
+			rl_args_defaults(&a);
 		}
 		a.argc = argc;
 		a.argv = argv;
 		return cmd->fn(&a);
 	}
-	/* --json before the first error, so that a parse error is JSON too. */
-	for (int i = 1; i < argc && (cmd->groups & RL_G_JSON); i++)
-		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j"))
-			rl_json_errors = true;
-	if (rl_args_parse(&a, cmd->groups | RL_G_GLOBAL, cmd->max_pos, argc, argv, err,
-			  sizeof(err))) {
-		pr_err("%s: %s (see " RL_PROG " %s --help)", cmd->name, err, cmd->name);
+	/* Every word parsed before the first error is reported, so that it is JSON with --json. */
+	ret = rl_cmd_parse(&a, cmd->groups | RL_G_GLOBAL, cmd->max_pos, argc, argv, err,
+			   sizeof(err));
+	if (a.json)
+		rl_json_errors = true;
+	if (ret) {
+		pr_err("%s: %s (see " RL_PROG " %s --help)", name, err, doc);
 		return 2;
 	}
 	rl_verbose += a.verbose;
@@ -295,8 +422,7 @@ int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
 		return 0;
 	}
 	if (a.version && a.npos) {
-		pr_err("%s: --version takes no argument ('%s' is given with it)", cmd->name,
-		       a.pos[0]);
+		pr_err("%s: --version takes no argument ('%s' is given with it)", name, a.pos[0]);
 		return 2;
 	}
 	if (a.version) {
@@ -304,9 +430,20 @@ int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv)
 		return 0;
 	}
 	if (a.npos < cmd->min_pos) {
-		pr_err("%s: give %s (see " RL_PROG " %s --help)", cmd->name,
-		       cmd->fn == cmd_apply ? "a FILE" : "an interface name", cmd->name);
+		pr_err("%s: give %s (see " RL_PROG " %s --help)", name,
+		       cmd->fn == cmd_apply ? "a FILE" : "an interface name", doc);
 		return 2;
 	}
 	return cmd->fn(&a);
+}
+
+int cmd_help(const struct rl_args *a)
+{
+	const struct rl_cmd *cmd = a->argc > 1 ? rl_cmd_find(rl_cmds, a->argv[1]) : NULL;
+
+	if (cmd && !(cmd->groups & RL_CMD_HIDDEN))
+		rl_cmd_usage(stdout, cmd);
+	else
+		rl_usage(stdout);
+	return 0;
 }

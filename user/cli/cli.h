@@ -10,13 +10,19 @@
 
 #define RL_VERSION "0.2.0"
 
-/* A command: its options are the groups it names (and the global ones). */
+/*
+ * A command: its options are the groups it names (and the global ones). A
+ * table of commands (bpftool's cmds[]) ends with a row whose name is NULL;
+ * a command of subcommands (rule add, rule del, rule list) points to its
+ * own table, and one dispatcher, rl_cmd_select(), serves every level.
+ */
 struct rl_cmd {
 	const char *name;
-	int (*fn)(const struct rl_args *a);
-	unsigned int groups; /* enum rl_opt_group */
+	int (*fn)(const struct rl_args *a); /* NULL with subs */
+	const struct rl_cmd *subs; /* its subcommands, or NULL */
+	unsigned int groups; /* enum rl_opt_group, and the RL_CMD_ flags */
 	int min_pos, max_pos; /* words besides options (the interface) */
-	const char *synopsis; /* after "xdp-ratelimit NAME " */
+	const char *synopsis; /* after "xdp-ratelimit NAME "; NULL with subs: theirs */
 	const char *summary; /* one line, for the command list */
 	const char *description; /* --help's prose; paragraphs end in "\n" */
 };
@@ -24,16 +30,40 @@ struct rl_cmd {
 /*
  * In rl_cmd.groups: the command parses its own words (a->argc, a->argv), as
  * rule add hands a rule's words to rl_rule_parse(); its groups are what it
- * documents.
+ * documents. If it has any, --help and --json are still the CLI's: learnt
+ * from the option parser over its words, whose other errors the command
+ * finds itself.
  */
 #define RL_CMD_RAW (1U << 31)
+/* In rl_cmd.groups: dispatched but not listed (help), in --help, the man page or completion. */
+#define RL_CMD_HIDDEN (1U << 30)
 
+/* The top-level commands; rule's subcommands (cmd_rule.c). */
 extern const struct rl_cmd rl_cmds[];
-extern const size_t rl_ncmds;
+extern const struct rl_cmd rl_rule_cmds[];
 
-const struct rl_cmd *rl_cmd_find(const char *name);
-/* Parse a command's arguments (argv[0] is the command) and run it: its exit status. */
-int rl_cmd_run(const struct rl_cmd *cmd, int argc, char **argv);
+/* The row of @cmds named exactly @word, or NULL. */
+const struct rl_cmd *rl_cmd_find(const struct rl_cmd *cmds, const char *word);
+/*
+ * Run the command argv[1] names among the subcommands of @parent (NULL: the
+ * top-level commands), argv[0] being @parent's own word (or the program's):
+ * its exit status, or 2 with a message when argv[1] names none.
+ */
+int rl_cmd_select(const struct rl_cmd *parent, int argc, char **argv);
+/*
+ * Parse a command's arguments (argv[0] is the command; @parent the command
+ * it is a subcommand of, or NULL) and run it: its exit status.
+ */
+int rl_cmd_run(const struct rl_cmd *parent, const struct rl_cmd *cmd, int argc, char **argv);
+/*
+ * rl_args_parse() over every word: after an error it goes on past the word at
+ * fault, so that a->json and a->help say whether --json and --help are given
+ * anywhere, before or after it. Returns the first error (its message in
+ * @err), as rl_args_parse() alone would, or 0.
+ */
+int rl_cmd_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
+		 char *err, size_t errlen);
+/* --help of @cmd (of its parent for a subcommand: rule add's is rule's). */
 void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd);
 void rl_usage(FILE *f);
 
@@ -48,7 +78,7 @@ int cmd_cleanup(const struct rl_args *a);
 int cmd_exporter(const struct rl_args *a);
 int cmd_events(const struct rl_args *a);
 int cmd_apply(const struct rl_args *a);
-int cmd_rule(const struct rl_args *a);
+int cmd_help(const struct rl_args *a);
 int cmd_blocked(const struct rl_args *a);
 int cmd_unblock(const struct rl_args *a);
 int cmd_sync(const struct rl_args *a);

@@ -118,7 +118,8 @@ static int target_commit(struct rule_target *l, const char *what)
 	return ret < 0;
 }
 
-static int rule_add(int argc, char **argv)
+/* rule add IFACE NAME [RULE OPTIONS]: a->argv[0] is "add". */
+static int cmd_rule_add(const struct rl_args *a)
 {
 	const char *before = NULL;
 	char err[RL_ERRLEN] = "";
@@ -126,17 +127,17 @@ static int rule_add(int argc, char **argv)
 	struct rl_rule r;
 	int ret;
 
-	if (argc < 4) {
+	if (a->argc < 3) {
 		pr_err("rule add: give an interface and a rule name (see " RL_PROG " rule --help)");
 		return 2;
 	}
 	/* The rule first: a bad one is refused before the limiter is looked at. */
-	ret = rl_rule_parse(&r, &before, (const char *const *)argv + 3, err, sizeof(err));
+	ret = rl_rule_parse(&r, &before, (const char *const *)a->argv + 2, err, sizeof(err));
 	if (ret) {
 		pr_err("rule add: %s", err);
 		return 2;
 	}
-	if (target_open(&l, argv[2], true)) {
+	if (target_open(&l, a->argv[1], true)) {
 		rl_rule_free(&r);
 		return 1;
 	}
@@ -150,15 +151,19 @@ static int rule_add(int argc, char **argv)
 	return target_commit(&l, "rule add");
 }
 
-static int rule_del(const char *iface, const char *name)
+static int cmd_rule_del(const struct rl_args *a)
 {
 	char err[RL_ERRLEN] = "";
 	struct rule_target l;
 	int ret;
 
-	if (target_open(&l, iface, true))
+	if (a->npos != 2) {
+		pr_err("rule del: give an interface and a rule name (see " RL_PROG " rule --help)");
+		return 2;
+	}
+	if (target_open(&l, a->pos[0], true))
 		return 1;
-	ret = rl_ruleset_del(&l.set, name, err, sizeof(err));
+	ret = rl_ruleset_del(&l.set, a->pos[1], err, sizeof(err));
 	if (ret) {
 		pr_err("rule del: %s", err);
 		target_close(&l);
@@ -167,15 +172,19 @@ static int rule_del(const char *iface, const char *name)
 	return target_commit(&l, "rule del");
 }
 
-static int rule_list(const char *iface, bool json)
+static int cmd_rule_list(const struct rl_args *a)
 {
 	char *buf = NULL;
 	struct rl_json w;
 	struct rule_target l;
 
-	if (target_open(&l, iface, true))
+	if (a->npos != 1) {
+		pr_err("rule list: give one interface (see " RL_PROG " rule --help)");
+		return 2;
+	}
+	if (target_open(&l, a->pos[0], true))
 		return 1;
-	if (json) {
+	if (a->json) {
 		jw_init(&w, stdout);
 		jw_start_array(&w);
 		for (size_t i = 0; i < l.set.n; i++)
@@ -201,37 +210,23 @@ static int rule_list(const char *iface, bool json)
 	return 0;
 }
 
-int cmd_rule(const struct rl_args *a)
-{
-	char err[RL_ERRLEN];
-	struct rl_args b;
-	const char *sub = a->argc > 1 ? a->argv[1] : "";
-
-	if (!strcmp(sub, "add"))
-		return rule_add(a->argc, a->argv);
-	if (strcmp(sub, "del") && strcmp(sub, "list")) {
-		pr_err("rule: give add, del or list (see " RL_PROG " rule --help)");
-		return 2;
-	}
-	rl_args_defaults(&b);
-	if (rl_args_parse(&b, RL_G_JSON | RL_G_GLOBAL, 3, a->argc, a->argv, err, sizeof(err))) {
-		pr_err("rule %s: %s (see " RL_PROG " rule --help)", sub, err);
-		return 2;
-	}
-	rl_verbose += b.verbose;
-	if (!strcmp(sub, "list")) {
-		if (b.npos != 2) {
-			pr_err("rule list: give one interface (see " RL_PROG " rule --help)");
-			return 2;
-		}
-		return rule_list(b.pos[1], b.json);
-	}
-	if (b.npos != 3) {
-		pr_err("rule del: give an interface and a rule name (see " RL_PROG " rule --help)");
-		return 2;
-	}
-	return rule_del(b.pos[1], b.pos[2]);
-}
+/*
+ * rule's subcommands (rl_cmds[]'s rule row points here). Their --help is
+ * rule's; a synopsis is what follows "xdp-ratelimit rule NAME". rule add is
+ * raw: its words after IFACE go to rl_rule_parse(), through the same option
+ * table, and its groups are the options it documents and completes.
+ */
+const struct rl_cmd rl_rule_cmds[] = {
+	{ "add", cmd_rule_add, NULL, RL_CMD_RAW | RL_G_RULE | RL_G_POLICY, 2, 2,
+	  "IFACE NAME [--src CIDR[,CIDR...]] [--src-file FILE] [--proto PROTO] "
+	  "[--dport N|N-M] [--tcp-flags FLAGS] (--allow | --deny | --rate RATE [POLICY OPTIONS] "
+	  "[--action dry-run] [--block DUR]) [--before NAME]",
+	  "add a rule", "" },
+	/* Two words at most, each checked by the command for its message. */
+	{ "del", cmd_rule_del, NULL, RL_G_JSON, 0, 2, "IFACE NAME", "delete a rule", "" },
+	{ "list", cmd_rule_list, NULL, RL_G_JSON, 0, 2, "IFACE [--json]", "list the rules", "" },
+	{ NULL },
+};
 
 static __u64 mono_ns(void)
 {

@@ -2,9 +2,10 @@
 /*
  * gen-completion: the bash completion of xdp-ratelimit from its template,
  * dist/xdp-ratelimit.bash.in. The completion logic is written by hand; the
- * line "@DATA@" becomes the commands, each command's options and words, the
- * options that take a value and their choices, from the command and option
- * tables, so the completion offers exactly what the parser accepts.
+ * line "@DATA@" becomes the commands, the subcommands of those that have
+ * them (rule add), each command's options and words, the options that take
+ * a value and their choices, from the command and option tables, so the
+ * completion offers exactly what the parser accepts.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,7 +21,7 @@ static void print_words(const struct rl_cmd *cmd)
 {
 	const char *s = cmd->synopsis;
 
-	for (int i = 0; i < cmd->max_pos; i++) {
+	for (int i = 0; s && i < cmd->max_pos; i++) {
 		size_t n;
 
 		s += strspn(s, " [");
@@ -33,11 +34,81 @@ static void print_words(const struct rl_cmd *cmd)
 	}
 }
 
+/*
+ * Calls @fn for every command the completion knows, with its key: "rule"
+ * for a command, "rule add" for a subcommand; hidden ones (help) left out.
+ */
+static void each_cmd(void (*fn)(const char *key, const struct rl_cmd *cmd))
+{
+	char key[64];
+
+	for (const struct rl_cmd *c = rl_cmds; c->name; c++) {
+		if (c->groups & RL_CMD_HIDDEN)
+			continue;
+		fn(c->name, c);
+		for (const struct rl_cmd *s = c->subs; s && s->name; s++) {
+			snprintf(key, sizeof(key), "%s %s", c->name, s->name);
+			fn(key, s);
+		}
+	}
+}
+
+/* What rl_cmd_run() parses: the command's groups and the global ones. */
+static void print_opts(const char *key, const struct rl_cmd *cmd)
+{
+	unsigned int groups = cmd->groups | RL_G_GLOBAL;
+
+	printf("\t['%s']='", key);
+	for (size_t j = 0, n = 0; j < rl_opt_count; j++)
+		if (rl_opt_table[j].group & groups)
+			printf("%s--%s", n++ ? " " : "", rl_opt_table[j].name);
+	printf("'\n");
+}
+
+static void print_cmd_words(const char *key, const struct rl_cmd *cmd)
+{
+	printf("\t['%s']='", key);
+	print_words(cmd);
+	printf("'\n");
+}
+
+static void print_subs(const char *key, const struct rl_cmd *cmd)
+{
+	if (!cmd->subs)
+		return;
+	printf("\t['%s']='", key);
+	for (const struct rl_cmd *s = cmd->subs; s->name; s++)
+		printf("%s%s", s == cmd->subs ? "" : " ", s->name);
+	printf("'\n");
+}
+
+/*
+ * Options that take a value, long and short, per command ("CMD --opt"):
+ * their value is not a word to count. Per command, because two commands
+ * may give one letter to different options (-w: stats --watch SECONDS,
+ * events --pcap FILE).
+ */
+static void print_arg(const char *key, const struct rl_cmd *cmd)
+{
+	unsigned int groups = cmd->groups | RL_G_GLOBAL;
+
+	for (size_t j = 0; j < rl_opt_count; j++) {
+		const struct rl_opt *o = &rl_opt_table[j];
+
+		if (o->type == RL_OPT_FLAG || !(o->group & groups))
+			continue;
+		printf("\t['%s --%s']='%s'\n", key, o->name, o->arg);
+		if (o->short_name)
+			printf("\t['%s -%c']='%s'\n", key, o->short_name, o->arg);
+	}
+}
+
 static void print_data(void)
 {
 	printf("declare -g _xdp_ratelimit_cmds='");
-	for (size_t i = 0; i < rl_ncmds; i++)
-		printf("%s%s", i ? " " : "", rl_cmds[i].name);
+	for (const struct rl_cmd *c = rl_cmds, *first = c; c->name; c++)
+		if (!(c->groups & RL_CMD_HIDDEN))
+			printf("%s%s", c == first ? "" : " ", c->name);
 	printf("'\n");
 
 	/* Before the command: the global options. */
@@ -47,48 +118,21 @@ static void print_data(void)
 			printf("%s--%s", n++ ? " " : "", rl_opt_table[j].name);
 	printf("'\n");
 
-	printf("declare -gA _xdp_ratelimit_opts=(\n");
-	for (size_t i = 0; i < rl_ncmds; i++) {
-		/* What rl_cmd_run() parses: the command's groups and the global ones. */
-		unsigned int groups = rl_cmds[i].groups | RL_G_GLOBAL;
+	/* A command of subcommands: the word after it is one of these (rule add). */
+	printf("declare -gA _xdp_ratelimit_subcmds=(\n");
+	each_cmd(print_subs);
+	printf(")\n");
 
-		printf("\t[%s]='", rl_cmds[i].name);
-		for (size_t j = 0, n = 0; j < rl_opt_count; j++)
-			if (rl_opt_table[j].group & groups)
-				printf("%s--%s", n++ ? " " : "", rl_opt_table[j].name);
-		printf("'\n");
-	}
+	printf("declare -gA _xdp_ratelimit_opts=(\n");
+	each_cmd(print_opts);
 	printf(")\n");
 
 	printf("declare -gA _xdp_ratelimit_words=(\n");
-	for (size_t i = 0; i < rl_ncmds; i++) {
-		printf("\t[%s]='", rl_cmds[i].name);
-		print_words(&rl_cmds[i]);
-		printf("'\n");
-	}
+	each_cmd(print_cmd_words);
 	printf(")\n");
 
-	/*
-	 * Options that take a value, long and short, per command ("CMD --opt"):
-	 * their value is not a word to count. Per command, because two
-	 * commands may give one letter to different options (-w: stats
-	 * --watch SECONDS, events --pcap FILE).
-	 */
 	printf("declare -gA _xdp_ratelimit_arg=(\n");
-	for (size_t i = 0; i < rl_ncmds; i++) {
-		unsigned int groups = rl_cmds[i].groups | RL_G_GLOBAL;
-
-		for (size_t j = 0; j < rl_opt_count; j++) {
-			const struct rl_opt *o = &rl_opt_table[j];
-
-			if (o->type == RL_OPT_FLAG || !(o->group & groups))
-				continue;
-			printf("\t['%s --%s']='%s'\n", rl_cmds[i].name, o->name, o->arg);
-			if (o->short_name)
-				printf("\t['%s -%c']='%s'\n", rl_cmds[i].name, o->short_name,
-				       o->arg);
-		}
-	}
+	each_cmd(print_arg);
 	printf(")\n");
 
 	printf("declare -gA _xdp_ratelimit_choices=(\n");

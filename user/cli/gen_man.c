@@ -4,7 +4,8 @@
  * The prose is written by hand; each line "@OPTIONS NAME@" becomes the
  * options of NAME (global, policy, rules or a command) from the option table, so
  * the man page lists exactly the options the program takes. Fails if a
- * placeholder names nothing, or if an option or a command is left out.
+ * placeholder names nothing, or if an option or a command is left out, or
+ * a subcommand (rule add) is not named in bold anywhere ("\fBrule add\fR").
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@ static int groups_of(const char *name, unsigned int *groups)
 		*groups = RL_G_RULE;
 		return 0;
 	}
-	cmd = rl_cmd_find(name);
+	cmd = rl_cmd_find(rl_cmds, name);
 	if (!cmd)
 		return -ENOENT;
 	*groups = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE);
@@ -39,8 +40,9 @@ static int groups_of(const char *name, unsigned int *groups)
 int main(int argc, char **argv)
 {
 	unsigned int covered = 0, groups;
-	bool cmd_seen[32] = {};
-	char line[4096], name[64];
+	bool cmd_seen[32] = {}, sub_seen[32][8] = {};
+	const struct rl_cmd *cmd;
+	char line[4096], name[64], bold[96];
 	unsigned long lineno = 0;
 	FILE *in;
 	int ret = 0;
@@ -56,6 +58,13 @@ int main(int argc, char **argv)
 	}
 	while (fgets(line, sizeof(line), in)) {
 		lineno++;
+		for (const struct rl_cmd *c = rl_cmds; c->name; c++) {
+			for (const struct rl_cmd *s = c->subs; s && s->name; s++) {
+				snprintf(bold, sizeof(bold), "\\fB%s %s\\fR", c->name, s->name);
+				if (strstr(line, bold))
+					sub_seen[c - rl_cmds][s - c->subs] = true;
+			}
+		}
 		if (sscanf(line, "@OPTIONS %63[a-z]@", name) != 1) {
 			fputs(line, stdout);
 			continue;
@@ -66,8 +75,9 @@ int main(int argc, char **argv)
 			ret = 1;
 			continue;
 		}
-		if (rl_cmd_find(name))
-			cmd_seen[rl_cmd_find(name) - rl_cmds] = true;
+		cmd = rl_cmd_find(rl_cmds, name);
+		if (cmd)
+			cmd_seen[cmd - rl_cmds] = true;
 		covered |= groups;
 		if (groups)
 			rl_opts_man(stdout, groups);
@@ -75,11 +85,17 @@ int main(int argc, char **argv)
 			fputs(".PP\nNo options of its own.\n", stdout);
 	}
 	fclose(in);
-	for (size_t i = 0; i < rl_ncmds; i++) {
-		if (!cmd_seen[i]) {
-			fprintf(stderr, "gen-man: %s has no @OPTIONS %s@ line\n", argv[1],
-				rl_cmds[i].name);
+	for (const struct rl_cmd *c = rl_cmds; c->name; c++) {
+		if (!cmd_seen[c - rl_cmds] && !(c->groups & RL_CMD_HIDDEN)) {
+			fprintf(stderr, "gen-man: %s has no @OPTIONS %s@ line\n", argv[1], c->name);
 			ret = 1;
+		}
+		for (const struct rl_cmd *s = c->subs; s && s->name; s++) {
+			if (!sub_seen[c - rl_cmds][s - c->subs]) {
+				fprintf(stderr, "gen-man: %s never names \"%s %s\" in bold\n",
+					argv[1], c->name, s->name);
+				ret = 1;
+			}
 		}
 	}
 	for (size_t i = 0; i < rl_opt_count; i++) {

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* xdp-ratelimit: global options, then the command (see cli.c for the table). */
-#include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 #include "cli.h"
 
 int main(int argc, char **argv)
 {
-	const struct rl_cmd *cmd;
 	char err[RL_ERRLEN];
 	struct rl_args a;
 	int first;
@@ -37,22 +34,6 @@ int main(int argc, char **argv)
 		printf(RL_PROG " " RL_VERSION "\n");
 		return 0;
 	}
-	if (first == argc) {
-		rl_usage(stderr);
-		return 2;
-	}
-	if (!strcmp(argv[first], "help")) {
-		if (first + 1 < argc && (cmd = rl_cmd_find(argv[first + 1]))) {
-			rl_cmd_usage(stdout, cmd);
-			return 0;
-		}
-		rl_usage(stdout);
-		return 0;
-	}
-	cmd = rl_cmd_find(argv[first]);
-	if (!cmd) {
-		pr_err("unknown command '%s' (see " RL_PROG " --help)", argv[first]);
-		return 2;
-	}
-	return rl_cmd_run(cmd, argc - first, argv + first);
+	/* The command, from the table: help is one of its rows. */
+	return rl_cmd_select(NULL, argc - first + 1, argv + first - 1);
 }
