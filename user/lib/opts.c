@@ -8,11 +8,10 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "xdp_attach.h"
 #include "opts.h"
-#include "rules.h"
 #include "rl_events.h"
-#include "sync_agent.h"
+#include "rule.h"
+#include "sync_defs.h"
 
 #define A(field) offsetof(struct rl_args, field)
 
@@ -24,9 +23,14 @@ static const char *const action_choices[] = { "drop", "dry-run", NULL };
 static const char *const pass_drop[] = { "pass", "drop", NULL };
 /* RL_CLOCK_PRECISE, RL_CLOCK_COARSE. */
 static const char *const clock_choices[] = { "precise", "coarse", NULL };
-/* RL_SYNC_FB_LOCAL, RL_SYNC_FB_SHARE. */
+/*
+ * Index = enum value, as above: RL_SYNC_FB_LOCAL, RL_SYNC_FB_SHARE (enum
+ * rl_sync_fallback, sync_agent.h); RL_MODE_NATIVE, RL_MODE_SKB (enum rl_mode,
+ * xdp_attach.h). The table sits below the units that define them and stores
+ * the index; the default of each is its first choice, 0. tests/test_opts.c
+ * holds the two orders to the enums.
+ */
 static const char *const fallback_choices[] = { "local", "share", NULL };
-/* RL_MODE_NATIVE, RL_MODE_SKB. */
 static const char *const mode_choices[] = { "native", "skb", NULL };
 
 /* sync --interval: 0 and more than a minute get a message that says the range. */
@@ -58,140 +62,30 @@ static int parse_rate(const char *val, struct rl_args *a, char *err, size_t errl
 	return rl_parse_rate(val, &a->pol.rate_num, &a->pol.rate_den, &a->pol.bytes, err, errlen);
 }
 
-/* The match options write into the rule being parsed (rl_rule_parse()). */
+/*
+ * The match options write into the rule being read (rl_rule_parse(),
+ * rl_rule_from_args()), through rule.h's setters; without one, they are
+ * refused rather than dropped.
+ */
 static int no_rule(char *err, size_t errlen)
 {
 	snprintf(err, errlen, "is an option of a rule (rule add, simulate --rules FILE)");
 	return -EINVAL;
 }
 
-static int parse_src(const char *val, struct rl_args *a, char *err, size_t errlen)
-{
-	char one[128];
-
-	if (!a->rule)
-		return no_rule(err, errlen);
-	/* --src '' (an empty list, say from an empty variable) is --src none. */
-	if (!*val)
-		return rl_rule_add_src(a->rule, RL_SRC_NONE, err, errlen);
-	/* A comma list: each CIDR in turn, an empty one (",,", a trailing ',') refused. */
-	for (const char *p = val;; p++) {
-		size_t n = strcspn(p, ",");
-		int ret;
-
-		if (!n || n >= sizeof(one)) {
-			snprintf(err, errlen, n ? "'%.40s...' is not a CIDR" : "empty CIDR in '%s'",
-				 n ? p : val);
-			return -EINVAL;
-		}
-		memcpy(one, p, n);
-		one[n] = '\0';
-		ret = rl_rule_add_src(a->rule, one, err, errlen);
-		if (ret)
-			return ret;
-		p += n;
-		if (!*p)
-			return 0;
+#define RULE_SETTER(opt)                                                                     \
+	static int parse_##opt(const char *val, struct rl_args *a, char *err, size_t errlen) \
+	{                                                                                    \
+		if (!a->rule)                                                                \
+			return no_rule(err, errlen);                                         \
+		return rl_rule_set_##opt(a->rule, val, err, errlen);                         \
 	}
-}
 
-static int parse_src_file(const char *val, struct rl_args *a, char *err, size_t errlen)
-{
-	if (!a->rule)
-		return no_rule(err, errlen);
-	/* The rule has a source match even if FILE lists nothing: then it matches no source. */
-	a->rule->src_given = true;
-	return rl_rule_add_src_file(a->rule, val, err, errlen);
-}
-
-static int parse_proto(const char *val, struct rl_args *a, char *err, size_t errlen)
-{
-	if (!a->rule)
-		return no_rule(err, errlen);
-	if (rl_parse_proto(val, &a->rule->l4.proto)) {
-		snprintf(err, errlen, "'%s' is not tcp, udp, icmp, icmpv6 or a number 0-255", val);
-		return -EINVAL;
-	}
-	a->rule->l4.fields |= RL_MATCH_PROTO;
-	return 0;
-}
-
-static int parse_dport(const char *val, struct rl_args *a, char *err, size_t errlen)
-{
-	char lo[16];
-	const char *dash = strchr(val, '-');
-	__u64 l, h;
-	size_t n = dash ? (size_t)(dash - val) : strlen(val);
-
-	if (!a->rule)
-		return no_rule(err, errlen);
-	if (n >= sizeof(lo) || !n || (dash && !dash[1])) {
-		snprintf(err, errlen, "'%s' is not a port or a range (443, 1024-65535)", val);
-		return -EINVAL;
-	}
-	memcpy(lo, val, n);
-	lo[n] = '\0';
-	if (rl_parse_u64(lo, 0, 65535, &l, err, errlen) ||
-	    rl_parse_u64(dash ? dash + 1 : lo, 0, 65535, &h, err, errlen)) {
-		snprintf(err, errlen, "'%s': a port is a whole number from 0 to 65535", val);
-		return -EINVAL;
-	}
-	if (l > h) {
-		snprintf(err, errlen, "'%s' is a reversed range (give LOW-HIGH: %llu-%llu)", val,
-			 (unsigned long long)h, (unsigned long long)l);
-		return -EINVAL;
-	}
-	a->rule->l4.fields |= RL_MATCH_DPORT;
-	a->rule->l4.dport_lo = (__u16)l;
-	a->rule->l4.dport_hi = (__u16)h;
-	return 0;
-}
-
-static int parse_tcp_flags(const char *val, struct rl_args *a, char *err, size_t errlen)
-{
-	const char *slash = strchr(val, '/');
-	char v[16];
-	__u8 value, mask;
-	size_t n = slash ? (size_t)(slash - val) : strlen(val);
-
-	if (!a->rule)
-		return no_rule(err, errlen);
-	if (!strcmp(val, "syn")) {
-		value = RL_TCP_SYN;
-		mask = RL_TCP_SYN | RL_TCP_ACK;
-		goto done;
-	}
-	if (n >= sizeof(v))
-		goto bad;
-	memcpy(v, val, n);
-	v[n] = '\0';
-	/* VALUE/MASK; VALUE and VALUE/ mean VALUE/VALUE: these set, the others any. */
-	if (rl_parse_tcp_flag_letters(v, &value) ||
-	    (slash && slash[1] && rl_parse_tcp_flag_letters(slash + 1, &mask)))
-		goto bad;
-	if (!slash || !slash[1])
-		mask = value;
-	if (!mask) {
-		snprintf(err, errlen, "'%s' has an empty mask: it would match every packet", val);
-		return -EINVAL;
-	}
-	if (value & ~mask) {
-		snprintf(err, errlen,
-			 "'%s': flags set in VALUE must be in MASK, or it never matches", val);
-		return -EINVAL;
-	}
-done:
-	a->rule->l4.fields |= RL_MATCH_FLAGS;
-	a->rule->l4.tcp_value = value;
-	a->rule->l4.tcp_mask = mask;
-	return 0;
-bad:
-	snprintf(
-		err, errlen,
-		"'%s' is not syn or VALUE/MASK in tcpdump's letters F S R P A U E W (S/SA, R/R, F/)",
-		val);
-	return -EINVAL;
-}
+RULE_SETTER(src)
+RULE_SETTER(src_file)
+RULE_SETTER(proto)
+RULE_SETTER(dport)
+RULE_SETTER(tcp_flags)
 
 const struct rl_opt rl_opt_table[] = {
 	{ "verbose", 'v', RL_OPT_FLAG, NULL, A(verbose), 0, 0, 0, NULL, NULL, RL_G_GLOBAL,
@@ -394,7 +288,7 @@ void rl_args_defaults(struct rl_args *a)
 	memset(a, 0, sizeof(*a));
 	rl_policy_defaults(&a->pol);
 	rl_opts_defaults(&a->o);
-	a->mode = RL_MODE_NATIVE;
+	a->mode = 0; /* native */
 	a->max_sources = RL_DEFAULT_MAX_SOURCES;
 	a->max_sources6 = 0; /* a quarter of max_sources */
 	a->top_n = 10;
@@ -402,7 +296,7 @@ void rl_args_defaults(struct rl_args *a)
 	a->max_rate = 100;
 	a->group = "default";
 	a->sync_interval_ns = RL_SYNC_INTERVAL_DEFAULT_NS;
-	a->sync_fallback = RL_SYNC_FB_LOCAL;
+	a->sync_fallback = 0; /* local */
 }
 
 const struct rl_opt *rl_opt_find(const char *name, unsigned int groups)
@@ -428,11 +322,11 @@ static void choices_str(const char *const *c, char *buf, size_t len)
 					c[i]);
 }
 
-/* Set @opt from @val; an error names the option as the user spelled it. */
-static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
-		   const char *spelling, char *err, size_t errlen)
+/* Set @opt from @val; an error says what is wrong with the value, not where it was given. */
+static int opt_value(struct rl_args *a, const struct rl_opt *opt, const char *val, char *msg,
+		     size_t msglen)
 {
-	char *base = (char *)a, msg[RL_ERRLEN], list[128];
+	char *base = (char *)a, list[128];
 	__u64 v;
 	int ret = 0, i;
 
@@ -445,7 +339,7 @@ static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
 		break;
 	case RL_OPT_U64:
 	case RL_OPT_U32:
-		ret = rl_parse_u64(val, opt->min, opt->max, &v, msg, sizeof(msg));
+		ret = rl_parse_u64(val, opt->min, opt->max, &v, msg, msglen);
 		if (ret)
 			break;
 		if (opt->type == RL_OPT_U64)
@@ -454,9 +348,9 @@ static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
 			*(unsigned int *)(base + opt->off) = (unsigned int)v;
 		break;
 	case RL_OPT_DURATION:
-		ret = rl_parse_duration(val, &v, msg, sizeof(msg));
+		ret = rl_parse_duration(val, &v, msg, msglen);
 		if (!ret && (v < opt->min || v > opt->max)) {
-			snprintf(msg, sizeof(msg), "'%s' is out of range", val);
+			snprintf(msg, msglen, "'%s' is out of range", val);
 			ret = -EINVAL;
 		}
 		if (!ret)
@@ -468,7 +362,7 @@ static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
 				break;
 		if (!opt->choices[i]) {
 			choices_str(opt->choices, list, sizeof(list));
-			snprintf(msg, sizeof(msg), "'%s' is %s %s", val,
+			snprintf(msg, msglen, "'%s' is %s %s", val,
 				 opt->choices[2] ? "not one of" : "neither", list);
 			ret = -EINVAL;
 			break;
@@ -480,25 +374,35 @@ static int opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val,
 		break;
 	case RL_OPT_CUSTOM:
 	case RL_OPT_LIST:
-		ret = opt->parse(val, a, msg, sizeof(msg));
+		ret = opt->parse(val, a, msg, msglen);
 		break;
 	}
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", spelling, msg);
+	if (ret)
 		return -EINVAL;
-	}
 	if (opt->set_off)
 		*(bool *)(base + opt->set_off) = true;
 	return 0;
 }
 
+int rl_opt_give(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
+		size_t errlen)
+{
+	int ret = opt_value(a, opt, val, err, errlen);
+
+	if (!ret)
+		a->given[opt - rl_opt_table] = true;
+	return ret;
+}
+
 int rl_opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
 	       size_t errlen)
 {
-	char spelling[64];
+	char msg[RL_ERRLEN];
 
-	snprintf(spelling, sizeof(spelling), "--%s", opt->name);
-	return opt_set(a, opt, val, spelling, err, errlen);
+	if (!opt_value(a, opt, val, msg, sizeof(msg)))
+		return 0;
+	snprintf(err, errlen, "--%s: %s", opt->name, msg);
+	return -EINVAL;
 }
 
 static const char *opt_spelling(const struct rl_opt *opt, int c)
@@ -522,6 +426,7 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 	 */
 	char shorts[2 * sizeof(rl_opt_table) / sizeof(rl_opt_table[0]) + 3] = "-:";
 	size_t nl = 0, ns = 2;
+	char msg[RL_ERRLEN];
 	int c, idx, ret;
 
 	for (size_t i = 0; i < rl_opt_count; i++) {
@@ -585,9 +490,11 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 			return -EINVAL;
 		}
 		a->given[idx] = true;
-		ret = opt_set(a, opt, optarg, opt_spelling(opt, c), err, errlen);
-		if (ret)
+		ret = opt_value(a, opt, optarg, msg, sizeof(msg));
+		if (ret) {
+			snprintf(err, errlen, "%s: %s", opt_spelling(opt, c), msg);
 			return ret;
+		}
 	}
 	return max_pos < 0 ? optind : 0;
 }

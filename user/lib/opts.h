@@ -119,7 +119,18 @@ void rl_args_defaults(struct rl_args *a);
 int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
 		  char *err, size_t errlen);
 
-/* Set one option from its text value (the configuration file's way in). */
+/*
+ * Give option @opt the text @val, as "--NAME VAL" on the command line does:
+ * the same parser and checks, into the same field, recorded in a->given[]
+ * (a flag ignores @val; a list adds to what it holds). The configuration
+ * file's way in: it finds the option of a key with rl_opt_find(). -EINVAL
+ * with a message about the value alone in @err ("'ten' is not a rate ..."),
+ * which the caller prefixes with where the value was given: rl_args_parse()
+ * with "--rate: ", apply with "FILE:LINE: eth0: rate: ".
+ */
+int rl_opt_give(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
+		size_t errlen);
+/* rl_opt_give() without a->given[], its message prefixed "--NAME: ". */
 int rl_opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
 	       size_t errlen);
 const struct rl_opt *rl_opt_find(const char *name, unsigned int groups);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The rule model (rules.h): parsing through the option table, validation,
- * printing back as "rule add" words and as JSON, matching, the rule set.
+ * Rules from the option table and back (rules.h): a rule from its words or
+ * from options given one by one, the checks of a rule as a whole, printing
+ * back as "rule add" words and as JSON, the rule set.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,500 +14,15 @@
 #include "log.h"
 #include "opts.h"
 #include "rules.h"
-#include "source.h"
-#include "textfile.h"
-
-typedef unsigned __int128 u128;
-
-void rl_rule_init(struct rl_rule *r)
-{
-	memset(r, 0, sizeof(*r));
-	rl_policy_defaults(&r->pol);
-	rl_opts_defaults(&r->o);
-}
-
-void rl_rule_free(struct rl_rule *r)
-{
-	free(r->src4);
-	free(r->src6);
-	free(r->r4);
-	free(r->r6);
-	rl_rule_init(r);
-}
-
-bool rl_rule_name_ok(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!n || n >= RL_RULE_NAME_LEN || name[0] == '-')
-		return false;
-	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-") ==
-	       n;
-}
-
-/* ---- protocols and TCP flags ---- */
-
-static const struct {
-	const char *name;
-	__u8 proto;
-} protos[] = {
-	{ "tcp", RL_PROTO_TCP },
-	{ "udp", RL_PROTO_UDP },
-	{ "icmp", RL_PROTO_ICMP },
-	{ "icmpv6", RL_PROTO_ICMPV6 },
-};
-
-int rl_parse_proto(const char *s, __u8 *proto)
-{
-	char err[RL_ERRLEN];
-	__u64 v;
-
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
-		if (!strcmp(s, protos[i].name)) {
-			*proto = protos[i].proto;
-			return 0;
-		}
-	}
-	if (rl_parse_u64(s, 0, 255, &v, err, sizeof(err)))
-		return -EINVAL;
-	*proto = (__u8)v;
-	return 0;
-}
-
-const char *rl_proto_name(__u8 proto, char *buf, size_t len)
-{
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		if (protos[i].proto == proto)
-			return protos[i].name;
-	snprintf(buf, len, "%u", proto);
-	return buf;
-}
-
-/* tcpdump's letters, bit i of the flags byte is letter i. */
-static const char flag_letters[] = "FSRPAUEW";
-
-int rl_parse_tcp_flag_letters(const char *s, __u8 *flags)
-{
-	__u8 f = 0;
-
-	if (!strcmp(s, ".")) {
-		*flags = 0;
-		return 0;
-	}
-	for (; *s; s++) {
-		const char *l = strchr(flag_letters, *s >= 'a' && *s <= 'z' ? *s - 'a' + 'A' : *s);
-
-		if (!*s || !l)
-			return -EINVAL;
-		f |= (__u8)(1U << (l - flag_letters));
-	}
-	*flags = f;
-	return 0;
-}
-
-char *rl_tcp_flags_str(__u8 flags, char *buf)
-{
-	int n = 0;
-
-	for (int i = 0; i < 8; i++)
-		if (flags & (1U << i))
-			buf[n++] = flag_letters[i];
-	if (!n)
-		buf[n++] = '.';
-	buf[n] = '\0';
-	return buf;
-}
-
-/* ---- source prefixes ---- */
-
-static __u32 mask32(unsigned int len)
-{
-	return len ? ~0U << (32 - len) : 0;
-}
-
-static u128 mask128(unsigned int len)
-{
-	return len ? ~(u128)0 << (128 - len) : 0;
-}
-
-static u128 addr6_u128(const __u32 *a)
-{
-	u128 v = 0;
-
-	for (int i = 0; i < 4; i++)
-		v = v << 32 | ntohl(a[i]);
-	return v;
-}
-
-static void u128_addr6(u128 v, __u32 *a)
-{
-	for (int i = 3; i >= 0; i--, v >>= 32)
-		a[i] = htonl((__u32)v);
-}
-
-/* Make room for one more element of @size in *@p. */
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap * 2 : 16;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
-
-int rl_rule_add_src(struct rl_rule *r, const char *cidr, char *err, size_t errlen)
-{
-	char addr[64], net[INET6_ADDRSTRLEN];
-	const char *slash = strchr(cidr, '/');
-	size_t n = slash ? (size_t)(slash - cidr) : strlen(cidr);
-	unsigned int len, max;
-	__u32 a[4];
-	bool v4;
-
-	r->src_given = true;
-	if (!strcmp(cidr, RL_SRC_NONE))
-		return 0;
-	if (n >= sizeof(addr))
-		goto bad;
-	memcpy(addr, cidr, n);
-	addr[n] = '\0';
-	if (inet_pton(AF_INET, addr, &a[0]) == 1)
-		v4 = true;
-	else if (inet_pton(AF_INET6, addr, a) == 1)
-		v4 = false;
-	else
-		goto bad;
-	max = v4 ? 32 : 128;
-	len = max;
-	if (slash) {
-		const char *d = slash + 1;
-		size_t nd = strspn(d, "0123456789");
-
-		if (!nd || nd > 3 || d[nd] || (len = (unsigned int)atoi(d)) > max) {
-			snprintf(err, errlen, "'%s': prefix length '%s' is not 0-%u", cidr, d, max);
-			return -EINVAL;
-		}
-	}
-	/* ::ffff:a.b.c.d/96+N is IPv4 a.b.c.d/N: what an IPv4-mapped source matches. */
-	if (!v4 && len >= 96 && !a[0] && !a[1] && a[2] == htonl(0xffff)) {
-		v4 = true;
-		a[0] = a[3];
-		len -= 96;
-	}
-	if (v4) {
-		__u32 h = ntohl(a[0]);
-
-		if (h & ~mask32(len)) {
-			struct in_addr in = { htonl(h & mask32(len)) };
-
-			inet_ntop(AF_INET, &in, net, sizeof(net));
-			goto host_bits;
-		}
-		if (grow((void **)&r->src4, &r->cap4, r->n4, sizeof(*r->src4)))
-			goto nomem;
-		r->src4[r->n4++] = (struct rl_prefix4){ a[0], len };
-	} else {
-		u128 v = addr6_u128(a);
-
-		if (v & ~mask128(len)) {
-			u128_addr6(v & mask128(len), a);
-			inet_ntop(AF_INET6, a, net, sizeof(net));
-			goto host_bits;
-		}
-		if (grow((void **)&r->src6, &r->cap6, r->n6, sizeof(*r->src6)))
-			goto nomem;
-		memcpy(r->src6[r->n6].addr, a, sizeof(a));
-		r->src6[r->n6++].len = len;
-	}
-	/* New prefixes: the ranges must be built again. */
-	free(r->r4);
-	free(r->r6);
-	r->r4 = NULL;
-	r->r6 = NULL;
-	r->nr4 = r->nr6 = 0;
-	return 0;
-nomem:
-	snprintf(err, errlen, "out of memory");
-	return -ENOMEM;
-host_bits:
-	snprintf(err, errlen, "'%s' has host bits set (the prefix would be %s/%u)", cidr, net, len);
-	return -EINVAL;
-bad:
-	snprintf(err, errlen,
-		 "'%s' is not an IPv4 or IPv6 CIDR (e.g. 198.18.0.0/15, 2001:db8::/32)", cidr);
-	return -EINVAL;
-}
-
-/*
- * A source file's size: RL_SRC_FILE_MAX_LINES lines of the longest CIDR (49
- * characters, "ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128") and a
- * newline fit. It is read as it is counted: a file that grows, or one that
- * is not a regular file (/dev/zero, a FIFO), never fills the memory.
- */
-#define SRC_FILE_MAX (64 << 20)
-/* The longest word a message quotes: a CIDR's length. */
-#define SRC_QUOTE_MAX 49
-
-/*
- * How a word of a source file is shown in a message: quoted when it is made
- * of what a CIDR (or a comma list of them) is made of, and then cut at
- * SRC_QUOTE_MAX; otherwise not at all: the file may be one that should not
- * be shown (a line of a password file is not a CIDR, and not printed back).
- */
-static const char *src_word(const char *s, size_t n, char *buf, size_t len)
-{
-	if (!n || strspn(s, "0123456789abcdefABCDEF.:/,") < n) {
-		snprintf(buf, len, "a word of %zu characters with some no CIDR has; not shown", n);
-		return buf;
-	}
-	snprintf(buf, len, "'%.*s%s'", (int)(n < SRC_QUOTE_MAX ? n : SRC_QUOTE_MAX), s,
-		 n > SRC_QUOTE_MAX ? "..." : "");
-	return buf;
-}
-
-int rl_rule_add_src_file(struct rl_rule *r, const char *path, char *err, size_t errlen)
-{
-	char *line = NULL, msg[RL_ERRLEN], word[96];
-	size_t cap = 0, lineno = 0, bytes = 0;
-	ssize_t n;
-	FILE *f;
-	int ret = 0;
-
-	/* A regular file only: a FIFO would block here, /dev/zero never end. */
-	f = rl_textfile_fopen(path, SRC_FILE_MAX, &ret, err, errlen);
-	if (!f)
-		return ret == -ENOMEM ? ret : -EINVAL;
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		char *s = line, *e;
-
-		bytes += (size_t)n;
-		if (bytes > SRC_FILE_MAX) {
-			snprintf(err, errlen, "%s: larger than %s (it grew while read)", path,
-				 rl_textfile_size_str(SRC_FILE_MAX, word, sizeof(word)));
-			ret = -EINVAL;
-			goto out;
-		}
-		if (++lineno > RL_SRC_FILE_MAX_LINES) {
-			snprintf(err, errlen, "%s: more than %d lines", path,
-				 RL_SRC_FILE_MAX_LINES);
-			ret = -EINVAL;
-			goto out;
-		}
-		if (memchr(line, '\0', (size_t)n)) {
-			snprintf(err, errlen, "%s:%zu: holds a NUL byte: not a text file", path,
-				 lineno);
-			ret = -EINVAL;
-			goto out;
-		}
-		s[strcspn(s, "#")] = '\0';
-		s += strspn(s, " \t\r\n");
-		if (!*s)
-			continue;
-		/* Trailing blanks and the newline off. */
-		for (e = s + strlen(s); strchr(" \t\r\n", e[-1]); e--)
-			;
-		*e = '\0';
-		e = s + strcspn(s, " \t");
-		/* Two words, or a comma list as --src takes: one CIDR a line. Only the first is shown. */
-		if (*e || memchr(s, ',', (size_t)(e - s))) {
-			snprintf(err, errlen, "%s:%zu: one CIDR per line (%s%s)", path, lineno,
-				 src_word(s, (size_t)(e - s), word, sizeof(word)),
-				 *e ? ", then more words" : "");
-			ret = -EINVAL;
-			goto out;
-		}
-		/* rl_rule_add_src()'s messages quote the word: only one a message may show. */
-		if (strcmp(s, RL_SRC_NONE) &&
-		    (strspn(s, "0123456789abcdefABCDEF.:/") < (size_t)(e - s) ||
-		     e - s > SRC_QUOTE_MAX)) {
-			snprintf(err, errlen, "%s:%zu: not an IPv4 or IPv6 CIDR (%s)", path, lineno,
-				 src_word(s, (size_t)(e - s), word, sizeof(word)));
-			ret = -EINVAL;
-			goto out;
-		}
-		ret = rl_rule_add_src(r, s, msg, sizeof(msg));
-		if (ret) {
-			snprintf(err, errlen, "%s:%zu: %s", path, lineno,
-				 ret == -ENOMEM ? "out of memory" : msg);
-			goto out;
-		}
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "reading '%s': %s", path, strerror(errno));
-		ret = -EINVAL;
-	}
-out:
-	free(line);
-	fclose(f);
-	return ret;
-}
-
-static int cmp4(const void *a, const void *b)
-{
-	const struct rl_prefix4 *x = a, *y = b;
-	__u32 ax = ntohl(x->addr), ay = ntohl(y->addr);
-
-	if (ax != ay)
-		return ax < ay ? -1 : 1;
-	return x->len < y->len ? -1 : x->len > y->len;
-}
-
-static int cmp6(const void *a, const void *b)
-{
-	const struct rl_prefix6 *x = a, *y = b;
-	u128 ax = addr6_u128(x->addr), ay = addr6_u128(y->addr);
-
-	if (ax != ay)
-		return ax < ay ? -1 : 1;
-	return x->len < y->len ? -1 : x->len > y->len;
-}
-
-/*
- * The prefixes of each family, sorted by start, merged into disjoint ranges
- * (overlapping or adjacent ones become one): a source is in the set iff it
- * lies in the last range starting at or below it. One binary search per
- * packet, however many prefixes.
- */
-static int build_ranges(struct rl_rule *r)
-{
-	size_t n = 0;
-
-	free(r->r4);
-	free(r->r6);
-	r->r4 = NULL;
-	r->r6 = NULL;
-	r->nr4 = r->nr6 = 0;
-	if (r->n4) {
-		r->r4 = malloc(r->n4 * sizeof(*r->r4));
-		if (!r->r4)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < r->n4; i++) {
-		__u32 lo = ntohl(r->src4[i].addr), hi = lo | ~mask32(r->src4[i].len);
-
-		if (n && (lo <= r->r4[n - 1].hi || lo - 1 == r->r4[n - 1].hi)) {
-			if (hi > r->r4[n - 1].hi)
-				r->r4[n - 1].hi = hi;
-			continue;
-		}
-		r->r4[n++] = (struct rl_range4){ lo, hi };
-	}
-	r->nr4 = n;
-	n = 0;
-	if (r->n6) {
-		r->r6 = malloc(r->n6 * sizeof(*r->r6));
-		if (!r->r6)
-			return -ENOMEM;
-	}
-	for (size_t i = 0; i < r->n6; i++) {
-		u128 lo = addr6_u128(r->src6[i].addr), hi = lo | ~mask128(r->src6[i].len);
-
-		if (n && (lo <= r->r6[n - 1].hi || lo - 1 == r->r6[n - 1].hi)) {
-			if (hi > r->r6[n - 1].hi)
-				r->r6[n - 1].hi = hi;
-			continue;
-		}
-		r->r6[n++] = (struct rl_range6){ lo, hi };
-	}
-	r->nr6 = n;
-	return 0;
-}
-
-int rl_rule_prepare(struct rl_rule *r, char *err, size_t errlen)
-{
-	size_t n;
-	int ret;
-
-	if (!rl_rule_name_ok(r->name)) {
-		snprintf(err, errlen,
-			 "rule name '%s' is not 1-%d characters of letters, digits, '_', '.' and "
-			 "'-' (not starting with '-')",
-			 r->name, RL_RULE_NAME_LEN - 1);
-		return -EINVAL;
-	}
-	if ((r->l4.fields & RL_MATCH_DPORT) &&
-	    (!(r->l4.fields & RL_MATCH_PROTO) ||
-	     (r->l4.proto != RL_PROTO_TCP && r->l4.proto != RL_PROTO_UDP))) {
-		snprintf(err, errlen,
-			 "--dport needs --proto tcp or --proto udp (only they have ports here)");
-		return -EINVAL;
-	}
-	if ((r->l4.fields & RL_MATCH_DPORT) && r->l4.dport_lo > r->l4.dport_hi) {
-		snprintf(err, errlen, "--dport %u-%u is a reversed range", r->l4.dport_lo,
-			 r->l4.dport_hi);
-		return -EINVAL;
-	}
-	if ((r->l4.fields & RL_MATCH_FLAGS) &&
-	    (!(r->l4.fields & RL_MATCH_PROTO) || r->l4.proto != RL_PROTO_TCP)) {
-		snprintf(err, errlen, "--tcp-flags needs --proto tcp");
-		return -EINVAL;
-	}
-	if ((r->l4.fields & RL_MATCH_FLAGS) &&
-	    (!r->l4.tcp_mask || (r->l4.tcp_value & ~r->l4.tcp_mask))) {
-		snprintf(err, errlen, "--tcp-flags: the mask is empty or VALUE is outside MASK");
-		return -EINVAL;
-	}
-	if (r->action != RL_RULE_LIMIT && r->block_ns) {
-		snprintf(err, errlen, "--block needs a limit policy (--rate ...), not --%s",
-			 r->action == RL_RULE_ALLOW ? "allow" : "deny");
-		return -EINVAL;
-	}
-	if (r->block_ns > RL_BLOCK_MAX_NS) {
-		snprintf(err, errlen, "--block is longer than 366 days");
-		return -EINVAL;
-	}
-	if (r->action == RL_RULE_ALLOW && r->o.action != RL_ACTION_DROP) {
-		snprintf(err, errlen,
-			 "--action dry-run has no meaning with --allow (it drops nothing)");
-		return -EINVAL;
-	}
-	memset(&r->params, 0, sizeof(r->params));
-	if (r->action == RL_RULE_LIMIT) {
-		ret = rl_params_init(&r->params, &r->pol, err, errlen);
-		if (!ret)
-			ret = rl_policy_check(&r->pol, err, errlen);
-		if (ret)
-			return ret;
-	}
-	/* A set: sorted, each prefix once. */
-	qsort(r->src4, r->n4, sizeof(*r->src4), cmp4);
-	for (size_t i = n = 0; i < r->n4; i++)
-		if (!n || cmp4(&r->src4[n - 1], &r->src4[i]))
-			r->src4[n++] = r->src4[i];
-	r->n4 = n;
-	qsort(r->src6, r->n6, sizeof(*r->src6), cmp6);
-	for (size_t i = n = 0; i < r->n6; i++)
-		if (!n || cmp6(&r->src6[n - 1], &r->src6[i]))
-			r->src6[n++] = r->src6[i];
-	r->n6 = n;
-	if (r->n4 + r->n6 > RL_MAX_PREFIXES) {
-		snprintf(err, errlen,
-			 "rule '%s' has %zu prefixes, more than the %d of an interface", r->name,
-			 r->n4 + r->n6, RL_MAX_PREFIXES);
-		return -ENOSPC;
-	}
-	return build_ranges(r);
-}
 
 /* ---- parsing ---- */
 
-/* The first option of @groups given, as "--name", for messages. */
+/* The long name of the first option of @groups given, for messages ("" if none). */
 static const char *first_given(const struct rl_args *a, unsigned int groups)
 {
-	static char s[64];
-
-	for (size_t i = 0; i < rl_opt_count; i++) {
-		if (a->given[i] && (rl_opt_table[i].group & groups)) {
-			snprintf(s, sizeof(s), "--%s", rl_opt_table[i].name);
-			return s;
-		}
-	}
+	for (size_t i = 0; i < rl_opt_count; i++)
+		if (a->given[i] && (rl_opt_table[i].group & groups))
+			return rl_opt_table[i].name;
 	return "";
 }
 
@@ -517,43 +33,50 @@ static bool given(const struct rl_args *a, const char *name)
 	return o && a->given[o - rl_opt_table];
 }
 
-/* What a rule's words may not say, beyond single option values. */
-static int check_words(const struct rl_args *a, const char **before, char *err, size_t errlen)
+/*
+ * What a rule may not say, beyond single option values. A message about one
+ * option names it in *@about and holds what follows it (rl_params_init_about()).
+ */
+static int check_rule(const char *name, const struct rl_args *a, const char **before,
+		      const char **about, char *err, size_t errlen)
 {
 	bool limit = !a->allow && !a->deny;
-	const char *act = a->allow ? "--allow" : "--deny";
+	const char *act = a->allow ? "allow" : "deny";
 
-	if (!a->npos) {
+	*about = NULL;
+	if (!name) {
 		snprintf(err, errlen, "give the rule a NAME");
 		return -EINVAL;
 	}
-	if (strlen(a->pos[0]) >= RL_RULE_NAME_LEN) {
-		snprintf(err, errlen, "rule name '%s' is longer than %d characters", a->pos[0],
+	if (strlen(name) >= RL_RULE_NAME_LEN) {
+		snprintf(err, errlen, "rule name '%s' is longer than %d characters", name,
 			 RL_RULE_NAME_LEN - 1);
 		return -EINVAL;
 	}
-	if (!rl_rule_name_ok(a->pos[0])) {
+	if (!rl_rule_name_ok(name)) {
 		snprintf(err, errlen,
 			 "rule name '%s' may hold only letters, digits, '_', '.' and '-' (not "
 			 "first)",
-			 a->pos[0]);
+			 name);
 		return -EINVAL;
 	}
-	if (!strcmp(a->pos[0], RL_RULE_DEFAULT)) {
+	if (!strcmp(name, RL_RULE_DEFAULT)) {
 		snprintf(err, errlen,
 			 "'default' is the last rule, made from the attach policy; name the rule "
 			 "otherwise (change the default with set)");
 		return -EINVAL;
 	}
 	if (a->allow && a->deny) {
-		snprintf(err, errlen, "--allow and --deny are two actions: give one");
+		*about = "allow";
+		snprintf(err, errlen, " and --deny are two actions: give one");
 		return -EINVAL;
 	}
 	if (!limit && rl_args_given(a, RL_G_POLICY)) {
+		*about = act;
 		snprintf(
 			err, errlen,
-			"%s and %s are two actions: a rule allows, denies, or limits with a policy",
-			act, first_given(a, RL_G_POLICY));
+			" and --%s are two actions: a rule allows, denies, or limits with a policy",
+			first_given(a, RL_G_POLICY));
 		return -EINVAL;
 	}
 	if (limit && !rl_args_given(a, RL_G_POLICY)) {
@@ -563,43 +86,71 @@ static int check_words(const struct rl_args *a, const char **before, char *err, 
 		return -EINVAL;
 	}
 	if (limit && !a->pol.rate_set) {
-		snprintf(err, errlen, "a limit rule needs --rate (%s alone is no limit)",
+		snprintf(err, errlen, "a limit rule needs --rate (--%s alone is no limit)",
 			 first_given(a, RL_G_POLICY));
 		return -EINVAL;
 	}
 	if (!limit && a->block_set) {
-		snprintf(err, errlen, "--block needs a limit policy (--rate ...), not %s", act);
+		*about = "block";
+		snprintf(err, errlen, " needs a limit policy (--rate ...), not --%s", act);
 		return -EINVAL;
 	}
 	if (given(a, "clock") || given(a, "malformed")) {
-		snprintf(err, errlen,
-			 "--%s applies to every packet of the interface (attach, set), not to one "
-			 "rule",
-			 given(a, "clock") ? "clock" : "malformed");
+		*about = given(a, "clock") ? "clock" : "malformed";
+		snprintf(
+			err, errlen,
+			" applies to every packet of the interface (attach, set), not to one rule");
 		return -EINVAL;
 	}
 	if (a->allow && rl_args_given(a, RL_G_LIMITER)) {
-		snprintf(err, errlen, "%s has no meaning with --allow (it drops nothing)",
-			 first_given(a, RL_G_LIMITER));
+		*about = first_given(a, RL_G_LIMITER);
+		snprintf(err, errlen, " has no meaning with --allow (it drops nothing)");
 		return -EINVAL;
 	}
 	if (a->deny && given(a, "on-insert-fail")) {
-		snprintf(
-			err, errlen,
-			"--on-insert-fail has no meaning with --deny (it keeps no per-source state)");
+		*about = "on-insert-fail";
+		snprintf(err, errlen, " has no meaning with --deny (it keeps no per-source state)");
 		return -EINVAL;
 	}
 	if (a->before && !before) {
+		*about = "before";
 		snprintf(err, errlen,
-			 "--before has no meaning here: rules apply in the order they are written");
+			 " has no meaning here: rules apply in the order they are written");
 		return -EINVAL;
 	}
 	return 0;
 }
 
+int rl_rule_from_args(struct rl_rule *r, const char *name, const struct rl_args *a,
+		      const char **before, const char **about, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = check_rule(name, a, before, about, err, errlen);
+	if (ret)
+		goto fail;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	r->action = a->allow ? RL_RULE_ALLOW : a->deny ? RL_RULE_DENY : RL_RULE_LIMIT;
+	r->pol = a->pol;
+	r->o = a->o;
+	r->block_ns = a->block_set ? a->block_ns : 0;
+	ret = rl_rule_prepare_about(r, about, err, errlen);
+	if (ret)
+		goto fail;
+	if (rl_rule_src_empty(r))
+		pr_warn("rule '%s': its source list is empty: it matches no packet", r->name);
+	if (before)
+		*before = a->before;
+	return 0;
+fail:
+	rl_rule_free(r);
+	return ret == -ENOMEM ? ret : -EINVAL;
+}
+
 int rl_rule_parse(struct rl_rule *r, const char **before, const char *const *words, char *err,
 		  size_t errlen)
 {
+	const char *about = NULL;
 	struct rl_args a;
 	char **argv;
 	size_t n = 0;
@@ -619,28 +170,17 @@ int rl_rule_parse(struct rl_rule *r, const char **before, const char *const *wor
 	a.rule = r;
 	ret = rl_args_parse(&a, RL_G_RULE | RL_G_POLICY | RL_G_LIMITER, 1, (int)n + 1, argv, err,
 			    errlen);
-	if (!ret)
-		ret = check_words(&a, before, err, errlen);
-	if (ret)
-		goto fail;
-	snprintf(r->name, sizeof(r->name), "%s", a.pos[0]);
-	r->action = a.allow ? RL_RULE_ALLOW : a.deny ? RL_RULE_DENY : RL_RULE_LIMIT;
-	r->pol = a.pol;
-	r->o = a.o;
-	r->block_ns = a.block_set ? a.block_ns : 0;
-	ret = rl_rule_prepare(r, err, errlen);
-	if (ret)
-		goto fail;
-	if (rl_rule_src_empty(r))
-		pr_warn("rule '%s': its source list is empty: it matches no packet", r->name);
-	if (before)
-		*before = a.before;
+	if (ret) {
+		rl_rule_free(r);
+		ret = ret == -ENOMEM ? ret : -EINVAL;
+	} else {
+		ret = rl_rule_from_args(r, a.npos ? a.pos[0] : NULL, &a, before, &about, err,
+					errlen);
+		if (ret && about)
+			rl_about_cli(err, errlen, about);
+	}
 	free(argv);
-	return 0;
-fail:
-	rl_rule_free(r);
-	free(argv);
-	return ret == -ENOMEM ? ret : -EINVAL;
+	return ret;
 }
 
 /* ---- printing ---- */
@@ -826,70 +366,6 @@ void rl_rule_json(struct rl_json *w, const struct rl_rule *r)
 		jw_uint_field(w, "block_ns", r->block_ns);
 	}
 	jw_end_object(w);
-}
-
-/* ---- matching ---- */
-
-static bool in_ranges4(const struct rl_range4 *v, size_t n, __u32 x)
-{
-	size_t lo = 0, hi = n;
-
-	/* The first range starting above x; the one before it may hold x. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].lo <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && x <= v[lo - 1].hi;
-}
-
-static bool in_ranges6(const struct rl_range6 *v, size_t n, u128 x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid].lo <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && x <= v[lo - 1].hi;
-}
-
-static bool src_match(const struct rl_rule *r, const struct rl_key *k)
-{
-	if (rl_key_is_anon(k))
-		return false;
-	if (rl_key_is_v4(k)) {
-		__u32 x = ntohl(k->addr[3]);
-
-		if (r->r4 || !r->n4)
-			return in_ranges4(r->r4, r->nr4, x);
-		/* Not prepared since the last prefix was added: one by one. */
-		for (size_t i = 0; i < r->n4; i++)
-			if (!((x ^ ntohl(r->src4[i].addr)) & mask32(r->src4[i].len)))
-				return true;
-		return false;
-	}
-	if (r->r6 || !r->n6)
-		return in_ranges6(r->r6, r->nr6, addr6_u128(k->addr));
-	for (size_t i = 0; i < r->n6; i++)
-		if (!((addr6_u128(k->addr) ^ addr6_u128(r->src6[i].addr)) &
-		      mask128(r->src6[i].len)))
-			return true;
-	return false;
-}
-
-bool rl_rule_match(const struct rl_rule *r, const struct rl_pkt_info *p)
-{
-	if (!rl_l4_match(&r->l4, p))
-		return false;
-	return !r->src_given || src_match(r, &p->src);
 }
 
 /* ---- the rule set ---- */
