@@ -8,8 +8,30 @@
 #include "rl_events.h"
 #include "maplist.h"
 
-/* The live configuration and its slot. */
+struct rl_rules_cfg;
+
+/*
+ * The live configuration and its slot: the program's own (rl_live_compiled()),
+ * past a copy a killed command left stale.
+ */
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active);
+/*
+ * What the limiter of @pins runs, read from the program itself: the policy
+ * and the rules compiled into its read-only data (.rodata.cfg), from the
+ * program the interfaces of this namespace that run these maps run. Either
+ * of @cfg and @rules may be NULL.
+ *
+ * This, not the copies in rl_config and rl_rcfg, is the record of what is
+ * live: a change swaps one program in (the commit point) and rewrites the
+ * copies after it, so a command killed in between leaves stale copies, which
+ * rl_config_read() and rl_rules_read() then read past. 0; -ENOENT if no
+ * program of ours on these maps is attached in this namespace (new maps, a
+ * limiter of another namespace: the copies are all there is), or if the
+ * members of a shared limiter run different programs (a change killed
+ * between their swaps: it wrote no copy, the copies are the old state);
+ * -errno.
+ */
+int rl_live_compiled(const struct rl_pins *pins, struct rl_config *cfg, struct rl_rules_cfg *rules);
 /* Write @cfg into the slot not in use, then make it live with one 32-bit write. */
 int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active);
 /*

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/if_link.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "env.h"
 #include "pins.h"
-#include "prog.h"
 #include "rl_skel.h"
-#include "xdp_attach.h"
 
 static bool valid_ifname(const char *name)
 {
@@ -290,6 +290,83 @@ int rl_prog_uses_pins(int prog_fd, const struct rl_iface *ifc)
 	return rl_prog_uses_map(prog_fd, id);
 }
 
+/*
+ * The program attached alone to @ifindex, the way this version attaches:
+ * 1 with its fd in *fd (to close) and XDP_FLAGS_*_MODE in *mode, 0 if there
+ * is none of ours attached alone, -errno if we could not tell (libxdp's
+ * queries turn some errors, such as running out of file descriptors, into
+ * "nothing attached"). A dispatcher is left to libxdp: 0.
+ */
+int rl_prog_alone(int ifindex, int *fd, __u32 *mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info), id;
+	int pfd;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return -errno;
+	id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+	if (!id)
+		return 0;
+	pfd = bpf_prog_get_fd_by_id(id);
+	if (pfd < 0)
+		return errno == ENOENT ? 0 : -errno; /* ENOENT: detached meanwhile */
+	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
+		int ret = -errno;
+
+		close(pfd);
+		return ret;
+	}
+	if (strcmp(info.name, RL_PROG_NAME)) {
+		close(pfd);
+		return 0;
+	}
+	*fd = pfd;
+	*mode = q.drv_prog_id == id ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+	return 1;
+}
+
+int rl_members_of(__u32 limiter_id, struct rl_member *m, int max)
+{
+	struct if_nameindex *ifs, *i;
+	int n = 0, ret = 0;
+
+	if (!limiter_id)
+		return 0;
+	ifs = if_nameindex();
+	if (!ifs)
+		return -errno;
+	for (i = ifs; i->if_index && ret >= 0; i++) {
+		__u32 mode;
+		int fd;
+
+		ret = rl_prog_alone((int)i->if_index, &fd, &mode);
+		if (ret == -ENODEV)
+			ret = 0; /* removed meanwhile */
+		if (ret <= 0)
+			continue;
+		ret = rl_prog_uses_map(fd, limiter_id);
+		close(fd);
+		if (ret <= 0)
+			continue;
+		if (n == max) {
+			ret = -E2BIG; /* a member left out would be left on an old program */
+			continue;
+		}
+		snprintf(m[n].name, sizeof(m[n].name), "%s", i->if_name);
+		m[n].ifindex = (int)i->if_index;
+		n++;
+	}
+	if_freenameindex(ifs);
+	return ret < 0 ? ret : n;
+}
+
+int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max)
+{
+	return rl_members_of(rl_pins_id(ifc->pindir), m, max);
+}
+
 /* Remove the maps and the directory; -errno if the directory is still there. */
 static int unpin_dir(const char *dir)
 {
@@ -439,37 +516,6 @@ int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *
 		return ret;
 	}
 	return 0;
-}
-
-int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < RL_N_MAPS; i++)
-		pins->fd[i] = -1;
-	switch (rl_presence(ifc)) {
-	case RL_PRESENT:
-		break;
-	case RL_ABSENT:
-	case RL_STALE_PINS: /* an attach in progress, or killed before it attached */
-		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s' (see attach --help)",
-			 ifc->name);
-		return -ENOENT;
-	case RL_ORPHAN_PROG:
-		snprintf(
-			err, errlen,
-			"the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
-			ifc->name, ifc->name);
-		return -EIO;
-	case RL_FOREIGN_PINS:
-		rl_pins_foreign_msg(ifc, err, errlen);
-		return -EBUSY;
-	case RL_UNKNOWN: {
-		int ret = -errno;
-
-		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
-		return ret;
-	}
-	}
-	return rl_pins_open_dir(ifc->pindir, pins, err, errlen);
 }
 
 int rl_pins_open_dir(const char *pindir, struct rl_pins *pins, char *err, size_t errlen)

@@ -33,7 +33,8 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
-#include "maps.h"
+#include "maplist.h"
+#include "rl_common.h"
 
 #define RL_STAGING_ROOT RL_PIN_ROOT "-staging"
 /* An encoded interface name: at worst every character becomes three. */
@@ -78,6 +79,38 @@ __u32 rl_pins_id(const char *pindir);
 /* Does the program @prog_fd use the map with id @map_id? 1, 0, or -errno. */
 int rl_prog_uses_map(int prog_fd, __u32 map_id);
 
+/*
+ * Several interfaces of one namespace may share one limiter (attach
+ * --share): one program and one set of maps, so a source is limited across
+ * them together. Its members are the interfaces whose attached program uses
+ * its maps; each has its own directory of pins of the same maps.
+ */
+#define RL_MAX_MEMBERS 64
+/* The name of our XDP program, as the kernel reports it. */
+#define RL_PROG_NAME "xdp_ratelimit"
+
+struct rl_member {
+	char name[IF_NAMESIZE];
+	int ifindex;
+};
+
+/*
+ * The interfaces of our namespace whose program, attached alone, uses the
+ * map with id @limiter_id (rl_pins_id()). Returns how many, -E2BIG if there
+ * are more than @max, or -errno if what is attached could not be read.
+ */
+int rl_members_of(__u32 limiter_id, struct rl_member *m, int max);
+/* The members of the limiter pinned for @ifc (0 if it has no pins). */
+int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max);
+
+/*
+ * The program attached alone to @ifindex, the way this version attaches:
+ * 1 with its fd in *fd (to close) and XDP_FLAGS_*_MODE in *mode, 0 if there
+ * is none of ours attached alone, -errno if we could not tell. A program
+ * behind libxdp's dispatcher is user/lib/xdp_attach.c's to find: 0.
+ */
+int rl_prog_alone(int ifindex, int *fd, __u32 *mode);
+
 /* Pin the maps @fds (struct rl_pins order) for @ifc: whole or not at all. */
 int rl_pins_make(const struct rl_iface *ifc, const int fds[RL_N_MAPS], char *err, size_t errlen);
 /* Remove the pins of @ifc (and a staging copy), and the directories left empty. */
@@ -90,11 +123,10 @@ int rl_unpin_gone(const char *name);
 
 /* Pin map @fd as @name (one of rl_map_names[]) of @ifc in place of the one pinned there. */
 int rl_pins_replace(const struct rl_iface *ifc, const char *name, int fd, char *err, size_t errlen);
-/* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
-int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
 /*
- * The same for the pin directory @pindir, without asking whose it is (the
- * exporter, which lists directories): every map opened and checked by
+ * Open the pinned maps in the pin directory @pindir, without asking whose
+ * they are (the exporter, which lists directories; rl_pins_open() of
+ * user/lib/xdp_attach.h asks first): every map opened and checked by
  * rl_pins_check(), or none (and -errno with the reason in @err).
  */
 int rl_pins_open_dir(const char *pindir, struct rl_pins *pins, char *err, size_t errlen);

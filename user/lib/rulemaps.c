@@ -9,12 +9,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "config.h"
-#include "live.h"
-#include "log.h"
-#include "prog.h"
 #include "rl_block.h"
 #include "rulemaps.h"
-#include "xdp_attach.h"
 
 typedef unsigned __int128 u128;
 
@@ -405,48 +401,6 @@ int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, 
 out:
 	free(dead);
 	return ret;
-}
-
-int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
-		       const struct rl_config *def, const struct rl_rules_cfg *old,
-		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
-		       size_t errlen)
-{
-	struct rl_prog_opts po = { .reuse = pins, .rules = out };
-	struct xdp_ratelimit *skel;
-	char why[RL_ERRLEN];
-	__u64 ns = 0;
-	int ret;
-
-	ret = rl_rules_compile(set, old, out, why, sizeof(why));
-	if (!ret)
-		ret = rl_rules_fill(pins, set, out, old, &ns, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	pr_debug("source prefixes written in %llu ms", (unsigned long long)(ns / 1000000));
-	skel = rl_prog_open(def, &po, why, sizeof(why));
-	if (!skel) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	/* Attached, the program lives on without our references. */
-	ret = rl_replace(ifc, rl_prog_fd(skel), why, sizeof(why));
-	rl_prog_destroy(skel);
-	if (ret) {
-		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
-		snprintf(err, errlen, "%s%s", why,
-			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
-		return ret;
-	}
-	ret = rl_rules_commit(pins, out, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "the new rules are live, but %s", why);
-		return 1;
-	}
-	return 0;
 }
 
 int rl_rules_read(const struct rl_pins *pins, struct rl_rules_cfg *cfg)

@@ -6,7 +6,7 @@
  *
  * A change: rl_rules_compile() against the live copy, rl_rules_fill() the
  * pair not in use, load a program with the new rl_rules_cfg and swap it in,
- * then rl_rules_commit(). Until the swap nothing the live program reads has
+ * then rl_rules_commit() (rl_rules_make_live() of user/lib/xdp_attach.h). Until the swap nothing the live program reads has
  * changed, so any failure before it changes nothing.
  */
 #ifndef RL_RULEMAPS_H
@@ -43,19 +43,6 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
  */
 int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, char *err,
 		    size_t errlen);
-/*
- * The whole change on the limiter of @ifc (call it holding rl_lock()): make
- * @set live with the default rule's configuration @def, against the live
- * copy @old; the new copy in *@out. Compiles, fills, loads a program built
- * for it on the live maps, swaps it in (rl_replace()), commits. < 0: nothing
- * changed (@err ends in "nothing changed"); 0: done; 1: the new rules are
- * live but the cleanup failed (@err says what, for a warning).
- */
-struct rl_iface;
-int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
-		       const struct rl_config *def, const struct rl_rules_cfg *old,
-		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
-		       size_t errlen);
 /* The live copy (all zeros: no rules). */
 int rl_rules_read(const struct rl_pins *pins, struct rl_rules_cfg *cfg);
 /*

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
-#include "maps.h"
+#include "maplist.h"
 #include "sa.h"
 
 __u32 rl_sa_bits_for(__u32 max_sources)

@@ -28,7 +28,7 @@
 #include "sa.h"
 #include "xdp_attach.h"
 
-#define PROG_NAME "xdp_ratelimit"
+#define PROG_NAME RL_PROG_NAME
 
 /* libbpf's and libxdp's chatter only with -v: every failure is reported by us, named. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -79,83 +79,6 @@ static struct xdp_multiprog *get_multiprog(int ifindex)
 	return mp;
 }
 
-/*
- * The program attached alone to @ifindex, the way this version attaches:
- * 1 with its fd in *fd (to close) and XDP_FLAGS_*_MODE in *mode, 0 if there
- * is none of ours attached alone, -errno if we could not tell (libxdp's
- * queries turn some errors, such as running out of file descriptors, into
- * "nothing attached"). A dispatcher is left to libxdp: 0.
- */
-static int ours_alone(int ifindex, int *fd, __u32 *mode)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), id;
-	int pfd;
-
-	if (bpf_xdp_query(ifindex, 0, &q))
-		return -errno;
-	id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-	if (!id)
-		return 0;
-	pfd = bpf_prog_get_fd_by_id(id);
-	if (pfd < 0)
-		return errno == ENOENT ? 0 : -errno; /* ENOENT: detached meanwhile */
-	if (bpf_obj_get_info_by_fd(pfd, &info, &len)) {
-		int ret = -errno;
-
-		close(pfd);
-		return ret;
-	}
-	if (strcmp(info.name, PROG_NAME)) {
-		close(pfd);
-		return 0;
-	}
-	*fd = pfd;
-	*mode = q.drv_prog_id == id ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-	return 1;
-}
-
-int rl_members_of(__u32 limiter_id, struct rl_member *m, int max)
-{
-	struct if_nameindex *ifs, *i;
-	int n = 0, ret = 0;
-
-	if (!limiter_id)
-		return 0;
-	ifs = if_nameindex();
-	if (!ifs)
-		return -errno;
-	for (i = ifs; i->if_index && ret >= 0; i++) {
-		__u32 mode;
-		int fd;
-
-		ret = ours_alone((int)i->if_index, &fd, &mode);
-		if (ret == -ENODEV)
-			ret = 0; /* removed meanwhile */
-		if (ret <= 0)
-			continue;
-		ret = rl_prog_uses_map(fd, limiter_id);
-		close(fd);
-		if (ret <= 0)
-			continue;
-		if (n == max) {
-			ret = -E2BIG; /* a member left out would be left on an old program */
-			continue;
-		}
-		snprintf(m[n].name, sizeof(m[n].name), "%s", i->if_name);
-		m[n].ifindex = (int)i->if_index;
-		n++;
-	}
-	if_freenameindex(ifs);
-	return ret < 0 ? ret : n;
-}
-
-int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max)
-{
-	return rl_members_of(rl_pins_id(ifc->pindir), m, max);
-}
-
 enum rl_presence rl_presence(const struct rl_iface *ifc)
 {
 	struct xdp_multiprog *mp;
@@ -167,7 +90,7 @@ enum rl_presence rl_presence(const struct rl_iface *ifc)
 
 	if (pinned && !rl_pins_owned(ifc))
 		return RL_FOREIGN_PINS;
-	uses = ours_alone(ifc->ifindex, &fd, &mode);
+	uses = rl_prog_alone(ifc->ifindex, &fd, &mode);
 	if (uses < 0) {
 		errno = -uses;
 		return RL_UNKNOWN;
@@ -200,6 +123,37 @@ enum rl_presence rl_presence(const struct rl_iface *ifc)
 	xdp_multiprog__close(mp);
 	errno = p == RL_UNKNOWN ? (uses < 0 ? -uses : err) : 0;
 	return p;
+}
+
+int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < RL_N_MAPS; i++)
+		pins->fd[i] = -1;
+	switch (rl_presence(ifc)) {
+	case RL_PRESENT:
+		break;
+	case RL_ABSENT:
+	case RL_STALE_PINS: /* an attach in progress, or killed before it attached */
+		snprintf(err, errlen, "xdp-ratelimit is not attached to '%s' (see attach --help)",
+			 ifc->name);
+		return -ENOENT;
+	case RL_ORPHAN_PROG:
+		snprintf(
+			err, errlen,
+			"the xdp-ratelimit program on '%s' has lost its pins: run detach %s, then attach again",
+			ifc->name, ifc->name);
+		return -EIO;
+	case RL_FOREIGN_PINS:
+		rl_pins_foreign_msg(ifc, err, errlen);
+		return -EBUSY;
+	case RL_UNKNOWN: {
+		int ret = -errno;
+
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(errno));
+		return ret;
+	}
+	}
+	return rl_pins_open_dir(ifc->pindir, pins, err, errlen);
 }
 
 const char *rl_attach_mode(const struct rl_iface *ifc)
@@ -488,7 +442,7 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 	}
 	if (ret)
 		return ret;
-	ret = ours_alone(with->ifindex, &prog, &with_mode);
+	ret = rl_prog_alone(with->ifindex, &prog, &with_mode);
 	if (ret < 0) {
 		snprintf(err, errlen, "couldn't inspect '%s': %s", with->name, strerror(-ret));
 		return ret;
@@ -528,7 +482,7 @@ static int replace_one(int ifindex, const char *name, int prog_fd, int *old, __u
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts);
 	int ret;
 
-	ret = ours_alone(ifindex, old, mode);
+	ret = rl_prog_alone(ifindex, old, mode);
 	if (ret < 0) {
 		snprintf(err, errlen, "couldn't inspect '%s': %s", name, strerror(-ret));
 		return ret;
@@ -752,6 +706,48 @@ static int swap_in(const struct rl_iface *ifc, const struct rl_pins *pins,
 	/* Attached, the program lives on without our references. */
 	rl_prog_destroy(skel);
 	return ret;
+}
+
+int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
+		       const struct rl_config *def, const struct rl_rules_cfg *old,
+		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
+		       size_t errlen)
+{
+	struct rl_prog_opts po = { .reuse = pins, .rules = out };
+	struct xdp_ratelimit *skel;
+	char why[RL_ERRLEN];
+	__u64 ns = 0;
+	int ret;
+
+	ret = rl_rules_compile(set, old, out, why, sizeof(why));
+	if (!ret)
+		ret = rl_rules_fill(pins, set, out, old, &ns, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s: nothing changed", why);
+		return ret;
+	}
+	pr_debug("source prefixes written in %llu ms", (unsigned long long)(ns / 1000000));
+	skel = rl_prog_open(def, &po, why, sizeof(why));
+	if (!skel) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: nothing changed", why);
+		return ret;
+	}
+	/* Attached, the program lives on without our references. */
+	ret = rl_replace(ifc, rl_prog_fd(skel), why, sizeof(why));
+	rl_prog_destroy(skel);
+	if (ret) {
+		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
+		snprintf(err, errlen, "%s%s", why,
+			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
+		return ret;
+	}
+	ret = rl_rules_commit(pins, out, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "the new rules are live, but %s", why);
+		return 1;
+	}
+	return 0;
 }
 
 int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,

@@ -6,14 +6,9 @@
 #include <stddef.h>
 #include <net/if.h>
 #include <linux/types.h>
+#include "attach_mode.h"
+#include "pins.h"
 #include "rl_common.h"
-
-struct rl_iface;
-
-enum rl_mode {
-	RL_MODE_NATIVE = 0,
-	RL_MODE_SKB = 1,
-};
 
 /* Route libbpf's and libxdp's messages through our log (shown with -v). */
 void rl_loader_quiet(void);
@@ -28,28 +23,8 @@ enum rl_presence {
 	RL_UNKNOWN, /* couldn't tell (out of file descriptors, ...): errno says why */
 };
 enum rl_presence rl_presence(const struct rl_iface *ifc);
-
-/*
- * Several interfaces of one namespace may share one limiter (attach
- * --share): one program and one set of maps, so a source is limited across
- * them together. Its members are the interfaces whose attached program uses
- * its maps; each has its own directory of pins of the same maps.
- */
-#define RL_MAX_MEMBERS 64
-
-struct rl_member {
-	char name[IF_NAMESIZE];
-	int ifindex;
-};
-
-/*
- * The interfaces of our namespace whose program, attached alone, uses the
- * map with id @limiter_id (rl_pins_id()). Returns how many, -E2BIG if there
- * are more than @max, or -errno if what is attached could not be read.
- */
-int rl_members_of(__u32 limiter_id, struct rl_member *m, int max);
-/* The members of the limiter pinned for @ifc (0 if it has no pins). */
-int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max);
+/* Open the pinned maps of the limiter on @ifc (checked to be attached and ours). */
+int rl_pins_open(const struct rl_iface *ifc, struct rl_pins *pins, char *err, size_t errlen);
 
 /* Call these holding rl_lock(). */
 int rl_attach(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sources, __u32 max_sources6,
@@ -103,6 +78,19 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
 		      const struct rl_config *cfg, __u32 active, const struct rl_ruleset *set,
 		      __u64 *moved, char *err, size_t errlen);
+/*
+ * The whole change on the limiter of @ifc (call it holding rl_lock()): make
+ * @set live with the default rule's configuration @def, against the live
+ * copy @old; the new copy in *@out. Compiles, fills, loads a program built
+ * for it on the live maps, swaps it in (rl_replace()), commits. < 0: nothing
+ * changed (@err ends in "nothing changed"); 0: done; 1: the new rules are
+ * live but the cleanup failed (@err says what, for a warning).
+ */
+struct rl_rules_cfg;
+int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
+		       const struct rl_config *def, const struct rl_rules_cfg *old,
+		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
+		       size_t errlen);
 /*
  * A command killed between the members of a shared limiter leaves them
  * running different programs (both on its maps, one with the policy before).
