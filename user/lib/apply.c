@@ -5,9 +5,11 @@
  * which has no bound on depth or size) into a document, a tree of nodes, each
  * with its line, refusing on the way what no valid file holds: more depth,
  * keys or nodes than the limits below, a second document. Every key is then
- * looked up in the option table and set through its parser (rl_opt_find(),
- * rl_opt_set()), rules through rl_rule_parse(), so a file accepts exactly
- * what the command line does.
+ * looked up in the option table and given its value through the table's
+ * parser (rl_opt_find(), rl_opt_give()), a rule's keys into the rule being
+ * read, which rl_rule_from_args() then checks as a whole: a file accepts
+ * exactly what the command line does, with the same messages, which the
+ * loader prefixes with FILE:LINE and the key.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +30,8 @@
 #define IFACE_GROUPS (RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH)
 /* The options a rule's mapping takes, besides "name"; --before is refused (order is the list's). */
 #define RULE_GROUPS (RL_G_RULE | RL_G_POLICY | RL_G_LIMITER)
+/* The table stores a mode as its choice's index (opts.c), which rl_attach() takes as the enum. */
+_Static_assert(RL_MODE_NATIVE == 0 && RL_MODE_SKB == 1, "mode: the choice's index is enum rl_mode");
 
 /*
  * Limits of the file, far above what a valid one needs, so that a hostile or
@@ -159,16 +163,6 @@ static int check_keys(struct loader *l, const yaml_node_t *map, const char *wher
 		    (unsigned long)node(l, pairs[first].key)->start_mark.line + 1);
 }
 
-/* rl_opt_set()'s message starts "--key: "; the key is named once already. */
-static const char *opt_msg(const char *msg, const char *key)
-{
-	size_t n = strlen(key);
-
-	if (!strncmp(msg, "--", 2) && !strncmp(msg + 2, key, n) && !strncmp(msg + 2 + n, ": ", 2))
-		return msg + 4 + n;
-	return msg;
-}
-
 /* A true/false value (YAML 1.1's words for them too). 1, 0, or -1. */
 static int boolean(const char *s)
 {
@@ -186,37 +180,54 @@ static int boolean(const char *s)
 	return -1;
 }
 
-/* The words of one rule, for rl_rule_parse(). */
-struct words {
-	const char **w;
-	size_t n, cap;
-};
-
-static int words_add(struct words *w, const char *s)
+/* The key of @map named @name, or NULL. */
+static const yaml_node_t *key_node(struct loader *l, const yaml_node_t *map, const char *name)
 {
-	if (w->n + 2 > w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 32;
-		const char **nw = realloc(w->w, cap * sizeof(*nw));
-
-		if (!nw)
-			return -ENOMEM;
-		w->w = nw;
-		w->cap = cap;
-	}
-	w->w[w->n++] = s;
-	w->w[w->n] = NULL;
-	return 0;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++)
+		if (!strcmp(scalar(node(l, p->key)), name))
+			return node(l, p->key);
+	return NULL;
 }
 
-/* One rule: a mapping with "name" and rule options; added to ifc->rules. */
+/*
+ * Give @o the value of one key of a rule: a flag's true, each item of a
+ * list, or the scalar, as the words --NAME [VALUE] would on the command
+ * line. An empty list is the option given its empty list: src: [] is --src
+ * none, src-file: [] is --src-file '' (refused: no file of that name).
+ */
+static int give_rule_key(struct loader *l, struct rl_args *a, const struct rl_opt *o,
+			 const yaml_node_t *v, char *msg, size_t msglen)
+{
+	int ret = 0;
+
+	if (o->type == RL_OPT_FLAG)
+		return boolean(scalar(v)) ? rl_opt_give(a, o, NULL, msg, msglen) : 0;
+	if (o->type != RL_OPT_LIST || v->type != YAML_SEQUENCE_NODE)
+		return rl_opt_give(a, o, scalar(v), msg, msglen);
+	if (v->data.sequence.items.top == v->data.sequence.items.start)
+		return rl_opt_give(a, o, !strcmp(o->name, "src") ? RL_SRC_NONE : "", msg, msglen);
+	for (yaml_node_item_t *i = v->data.sequence.items.start;
+	     !ret && i < v->data.sequence.items.top; i++)
+		ret = rl_opt_give(a, o, scalar(node(l, *i)), msg, msglen);
+	return ret;
+}
+
+/*
+ * One rule: a mapping with "name" and rule options; added to ifc->rules.
+ * Its keys are checked first (each an option of a rule, a flag true or
+ * false, a list of words), then given to the option table in the file's
+ * order, then the rule is checked as a whole, as rule add does with its
+ * words. A message about one option points at its key and names it as the
+ * key, its value's as "KEY: ...".
+ */
 static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *map)
 {
-	char where[64], msg[RL_ERRLEN], opt[64][40];
-	const yaml_node_t *at = map;
-	struct words w = {};
+	char where[64], msg[RL_ERRLEN];
+	const yaml_node_t *at;
+	const char *name = NULL, *about;
 	struct rl_rule r;
-	const char *name = NULL;
-	size_t nopt = 0;
+	struct rl_args a;
 	int ret;
 
 	snprintf(where, sizeof(where), "%s: rules", ifc->name);
@@ -240,9 +251,8 @@ static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_no
 			where, RL_RULE_NAME_LEN - 1);
 	if (rl_ruleset_find(&ifc->rules, name) >= 0)
 		return fail(l, map, "%s: a rule of that name comes before", where);
-	ret = words_add(&w, name);
-	for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-	     !ret && p < map->data.mapping.pairs.top; p++) {
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
 		const yaml_node_t *k = node(l, p->key), *v = node(l, p->value);
 		const char *key = scalar(k);
 		const struct rl_opt *o;
@@ -250,85 +260,64 @@ static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_no
 		if (!strcmp(key, "name"))
 			continue;
 		o = rl_opt_find(key, RULE_GROUPS);
-		if (!o || !strcmp(key, "before")) {
-			ret = fail(l, k, "%s: unknown key '%s'%s", where, key,
-				   o ? " (the order of the list is the rules' order)" : "");
-			goto out;
-		}
-		if (nopt == sizeof(opt) / sizeof(opt[0])) {
-			ret = fail(l, k, "%s: too many keys", where);
-			goto out;
-		}
-		snprintf(opt[nopt], sizeof(opt[nopt]), "--%s", key);
+		if (!o || !strcmp(key, "before"))
+			return fail(l, k, "%s: unknown key '%s'%s", where, key,
+				    o ? " (the order of the list is the rules' order)" : "");
 		if (o->type == RL_OPT_FLAG) {
-			int b = scalar(v) ? boolean(scalar(v)) : -1;
-
-			if (b < 0) {
-				ret = fail(l, v, "%s: %s: give true or false", where, key);
-				goto out;
-			}
-			if (b)
-				ret = words_add(&w, opt[nopt]);
+			if (!scalar(v) || boolean(scalar(v)) < 0)
+				return fail(l, v, "%s: %s: give true or false", where, key);
 		} else if (o->type == RL_OPT_LIST && v->type == YAML_SEQUENCE_NODE) {
-			/* src: [a, b] is --src a --src b; src: [] an empty list (--src none). */
-			if (v->data.sequence.items.top == v->data.sequence.items.start) {
-				ret = words_add(&w, opt[nopt]);
-				if (!ret)
-					ret = words_add(&w, !strcmp(key, "src") ? RL_SRC_NONE : "");
-			}
 			for (yaml_node_item_t *i = v->data.sequence.items.start;
-			     !ret && i < v->data.sequence.items.top; i++) {
-				if (!scalar(node(l, *i))) {
-					ret = fail(l, node(l, *i), "%s: %s: a list of words", where,
-						   key);
-					goto out;
-				}
-				ret = words_add(&w, opt[nopt]);
-				if (!ret)
-					ret = words_add(&w, scalar(node(l, *i)));
-			}
+			     i < v->data.sequence.items.top; i++)
+				if (!scalar(node(l, *i)))
+					return fail(l, node(l, *i), "%s: %s: a list of words",
+						    where, key);
 		} else if (!scalar(v) || is_null(v)) {
-			ret = fail(l, v ? v : k, "%s: %s needs a value", where, key);
-			goto out;
-		} else {
-			ret = words_add(&w, opt[nopt]);
-			if (!ret)
-				ret = words_add(&w, scalar(v));
+			return fail(l, v ? v : k, "%s: %s needs a value", where, key);
 		}
-		nopt++;
 	}
-	if (ret) {
-		snprintf(l->err, l->errlen, "out of memory");
-		goto out;
+	rl_args_defaults(&a);
+	rl_rule_init(&r);
+	a.rule = &r;
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+	     p++) {
+		const yaml_node_t *k = node(l, p->key);
+		const char *key = scalar(k);
+
+		if (!strcmp(key, "name"))
+			continue;
+		ret = give_rule_key(l, &a, rl_opt_find(key, RULE_GROUPS), node(l, p->value), msg,
+				    sizeof(msg));
+		if (ret) {
+			rl_rule_free(&r);
+			return fail(l, k, "%s: %s: %s", where, key, msg);
+		}
 	}
-	ret = rl_rule_parse(&r, NULL, w.w, msg, sizeof(msg));
+	ret = rl_rule_from_args(&r, name, &a, NULL, &about, msg, sizeof(msg));
 	if (ret == -ENOMEM) {
 		snprintf(l->err, l->errlen, "out of memory");
-		goto out;
+		return ret;
 	}
 	if (ret) {
-		/* The message names an option ("--dport: ..."): point at its key's line. */
-		for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
-		     p < map->data.mapping.pairs.top; p++) {
-			const char *key = scalar(node(l, p->key));
-
-			if (!strncmp(msg, "--", 2) && !strncmp(msg + 2, key, strlen(key)) &&
-			    (msg[2 + strlen(key)] == ':' || msg[2 + strlen(key)] == ' '))
-				at = node(l, p->key);
-		}
-		ret = fail(l, at, "%s: %s", where, msg + (at == map ? 0 : 2));
-		goto out;
+		/*
+		 * About an option of the file: at its key, named as the key. About
+		 * one it does not give (a default's fault) or none: at the rule,
+		 * named as the flag.
+		 */
+		at = about ? key_node(l, map, about) : NULL;
+		if (at)
+			return fail(l, at, "%s: %s%s", where, about, msg);
+		if (about)
+			rl_about_cli(msg, sizeof(msg), about);
+		return fail(l, map, "%s: %s", where, msg);
 	}
 	ret = rl_ruleset_add(&ifc->rules, &r, NULL, msg, sizeof(msg));
 	if (ret) {
 		rl_rule_free(&r);
-		ret = fail(l, map, "%s: %s", where, msg);
-		goto out;
+		return fail(l, map, "%s: %s", where, msg);
 	}
 	ifc->nrules++;
-out:
-	free(w.w);
-	return ret;
+	return 0;
 }
 
 static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *k,
@@ -375,9 +364,9 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 				return fail(l, v ? v : kn, "%s: %s needs a value", ifc->name, key);
 			if (!scalar(v))
 				return fail(l, v, "%s: %s takes one value", ifc->name, key);
-			ret = rl_opt_set(&a, o, scalar(v), msg, sizeof(msg));
+			ret = rl_opt_give(&a, o, scalar(v), msg, sizeof(msg));
 			if (ret)
-				return fail(l, v, "%s: %s: %s", ifc->name, key, opt_msg(msg, key));
+				return fail(l, v, "%s: %s: %s", ifc->name, key, msg);
 			max6_given |= !strcmp(key, "max-sources6");
 			if (!strcmp(key, "share"))
 				share = v;
