@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* rl-bench: what the measuring commands share (bench/bench.c). */
+/*
+ * rl-bench: what the phases share (bench/common.c), and the phases that
+ * bench/main.c runs. A phase calls common.c only, never another phase.
+ */
 #ifndef RL_BENCH_H
 #define RL_BENCH_H
 
@@ -80,12 +83,25 @@ struct bpf_link;
 struct bpf_link *bench_attach(struct bpf_program *prog, int *err);
 
 /*
- * bench_ref's driver (bench/bpf/bench_ref.bpf.c), from micro.c: point it at
- * @prog_fd with @sources sources (a power of two), and run it @reps times on
- * @f: ns per repetition from its clock samples in *@wall, test_run's duration
- * in *@kern (either may be NULL). 0 or -errno.
+ * bench_ref's driver (bench/bpf/bench_ref.bpf.c), for micro and setassoc:
+ * point it at @prog_fd with @sources sources (a power of two), and run it
+ * @reps times on @f: ns per repetition from its clock samples in *@wall,
+ * test_run's duration in *@kern (either may be NULL). 0 or -errno.
  */
 struct bench_ref;
+int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources);
+int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
+		     double *kern);
+
+/*
+ * A phase's options, with getopt_long: bench_opts_begin(), then
+ * bench_next_opt() until -1. It returns an option's val (optarg its value),
+ * or '?' after a message naming @cmd and the bad word (unknown, a missing
+ * value, a word that is not an option).
+ */
+struct option;
+void bench_opts_begin(void);
+int bench_next_opt(const char *cmd, int argc, char **argv, const struct option *opts);
 /*
  * The options rl-bench micro and setassoc share: --out DIR, --rounds N,
  * --reps N, --quick, --only LIST. Leaves what is not given as it was.
@@ -93,10 +109,8 @@ struct bench_ref;
  */
 int bench_parse_args(const char *cmd, int argc, char **argv, const char **out, int *rounds,
 		     __u32 *reps, bool *quick, const char **only);
-int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources);
-int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
-		     double *kern);
 
+/* The phases (bench/main.c's table), each its own file: argv[0] is the phase's name. */
 int bench_micro(int argc, char **argv);
 int bench_accuracy(int argc, char **argv);
 int bench_gen(int argc, char **argv);

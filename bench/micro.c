@@ -141,17 +141,6 @@ static void __attribute__((format(printf, 2, 3))) note(const struct micro *m, co
 	fclose(f);
 }
 
-/* Point the driver at @prog_fd, cycling @sources sources (bench/setassoc.c too). */
-int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
-{
-	__u32 zero = 0;
-
-	drv->bss->bench_mask = sources - 1;
-	if (bpf_map_update_elem(bpf_map__fd(drv->maps.bench_jmp), &zero, &prog_fd, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
 /*
  * Point the driver at @prog_fd, cycling @sources sources of the current
  * frame: IPv4 ones from 198.18.0.0/15 while they fit, else from 10.0.0.0/8
@@ -175,36 +164,6 @@ static int set_target(const struct micro *m, struct bench_ref *drv, int prog_fd,
 	else
 		drv->bss->bench_base = sources <= BENCH_NET4_SIZE ? BENCH_NET4 : BENCH_WIDE4;
 	return bench_set_target(drv, prog_fd, sources);
-}
-
-/* @reps repetitions of @f through the driver; the time per repetition in *wall. */
-int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
-		     double *kern)
-{
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
-		    .repeat = reps);
-	__u64 fail = drv->bss->bench_tail_fail;
-	int err;
-
-	drv->bss->bench_t0 = 0;
-	err = bpf_prog_test_run_opts(bpf_program__fd(drv->progs.bench_driver), &opts);
-	if (err)
-		return -errno;
-	if (drv->bss->bench_tail_fail != fail) {
-		fprintf(stderr, "rl-bench: the driver's tail call failed\n");
-		return -EINVAL;
-	}
-	if (wall) {
-		if (drv->bss->bench_n1 <= drv->bss->bench_n0) {
-			fprintf(stderr, "rl-bench: too few repetitions to time (%u)\n", reps);
-			return -EINVAL;
-		}
-		*wall = (double)(drv->bss->bench_t1 - drv->bss->bench_t0) /
-			(double)(drv->bss->bench_n1 - drv->bss->bench_n0);
-	}
-	if (kern)
-		*kern = opts.duration;
-	return 0;
 }
 
 static int run_driver(struct micro *m, struct bench_ref *drv, __u32 reps, double *wall,

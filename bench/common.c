@@ -1,30 +1,19 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * rl-bench: the measuring program behind make bench (bench/run.sh).
- *
- *	rl-bench micro --out DIR [--rounds N] [--reps N] [--quick] [--only PHASE]
- *		per-packet cost with BPF_PROG_TEST_RUN, against the reference
- *		programs; cost against the number of sources; bytes per source
- *	rl-bench accuracy --out DIR [--seconds S]
- *		one source at 10x its limit from 2 CPUs: passed vs r*t + b
- *	rl-bench gen --to IFACE [--pps N] [--seconds S] [--random]
- *		XDP frames into a veth, for the end-to-end benchmark
- *	rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick] [--only PHASE]
- *		the set-associative IPv4 table study (issue #11): speed against an
- *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
- *
- * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
+ * rl-bench: what the phases share (bench.h): test frames, the limiter loaded
+ * for a configuration, the reference driver, statistics, result files and
+ * option parsing. The phases (micro.c, accuracy.c, gen.c, setassoc.c,
+ * sync_cost.c) call these; nothing here calls a phase (main.c does).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <net/if.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -37,8 +26,8 @@
 #include "sa.h"
 #include "config.h"
 #include "prog.h"
-#include "sa.h"
 #include "rl_skel.h"
+#include "bench_ref.skel.h"
 
 static void fill_eth(struct bench_frame *f, __u16 proto)
 {
@@ -129,22 +118,62 @@ int bench_config_next(struct rl_config *cfg, const char *const *args, const stru
 	return ret;
 }
 
+void bench_opts_begin(void)
+{
+	optind = 0; /* glibc: start afresh, as for a new argv */
+	opterr = 0;
+}
+
+int bench_next_opt(const char *cmd, int argc, char **argv, const struct option *opts)
+{
+	/* '+': stop at the first word, which is then an error; ':': a missing value is ':'. */
+	int c = getopt_long(argc, argv, "+:", opts, NULL);
+
+	if (c == -1 && optind < argc) {
+		fprintf(stderr, "rl-bench %s: unexpected argument '%s'\n", cmd, argv[optind]);
+		return '?';
+	}
+	if (c == ':') {
+		fprintf(stderr, "rl-bench %s: %s needs a value\n", cmd, argv[optind - 1]);
+		return '?';
+	}
+	if (c == '?')
+		fprintf(stderr, "rl-bench %s: unknown option '%s'\n", cmd, argv[optind - 1]);
+	return c;
+}
+
 int bench_parse_args(const char *cmd, int argc, char **argv, const char **out, int *rounds,
 		     __u32 *reps, bool *quick, const char **only)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			*out = argv[++i];
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			*rounds = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
-			*reps = (__u32)strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--quick"))
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "reps", required_argument, NULL, 'n' },
+		{ "quick", no_argument, NULL, 'q' },
+		{ "only", required_argument, NULL, 'O' },
+		{},
+	};
+	int c;
+
+	bench_opts_begin();
+	while ((c = bench_next_opt(cmd, argc, argv, opts)) != -1) {
+		switch (c) {
+		case 'o':
+			*out = optarg;
+			break;
+		case 'r':
+			*rounds = atoi(optarg);
+			break;
+		case 'n':
+			*reps = (__u32)strtoul(optarg, NULL, 0);
+			break;
+		case 'q':
 			*quick = true;
-		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			*only = argv[++i];
-		else {
-			fprintf(stderr, "rl-bench %s: unknown option '%s'\n", cmd, argv[i]);
+			break;
+		case 'O':
+			*only = optarg;
+			break;
+		default:
 			return -EINVAL;
 		}
 	}
@@ -301,50 +330,43 @@ struct bpf_link *bench_attach(struct bpf_program *prog, int *err)
 	return link;
 }
 
-static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* Point the driver at @prog_fd, cycling @sources sources. */
+int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources)
 {
-	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+	__u32 zero = 0;
+
+	drv->bss->bench_mask = sources - 1;
+	if (bpf_map_update_elem(bpf_map__fd(drv->maps.bench_jmp), &zero, &prog_fd, BPF_ANY))
+		return -errno;
+	return 0;
 }
 
-static void usage(FILE *f)
+/* @reps repetitions of @f through the driver; the time per repetition in *wall. */
+int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
+		     double *kern)
 {
-	fprintf(f,
-		"Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"                  [--only matrix,sets,scale,memory]\n"
-		"       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
-		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
-		"                [--random] [--cpu N]\n"
-		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"                [--only speed|exact|flood]\n"
-		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n");
-}
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = f->data, .data_size_in = f->len,
+		    .repeat = reps);
+	__u64 fail = drv->bss->bench_tail_fail;
+	int err;
 
-int main(int argc, char **argv)
-{
-	if (argc > 2 && !strcmp(argv[1], "--ifname")) {
-		bench_ifindex = (int)if_nametoindex(argv[2]);
-		if (!bench_ifindex) {
-			fprintf(stderr, "rl-bench: no interface '%s'\n", argv[2]);
-			return 2;
+	drv->bss->bench_t0 = 0;
+	err = bpf_prog_test_run_opts(bpf_program__fd(drv->progs.bench_driver), &opts);
+	if (err)
+		return -errno;
+	if (drv->bss->bench_tail_fail != fail) {
+		fprintf(stderr, "rl-bench: the driver's tail call failed\n");
+		return -EINVAL;
+	}
+	if (wall) {
+		if (drv->bss->bench_n1 <= drv->bss->bench_n0) {
+			fprintf(stderr, "rl-bench: too few repetitions to time (%u)\n", reps);
+			return -EINVAL;
 		}
-		argc -= 2;
-		argv += 2;
+		*wall = (double)(drv->bss->bench_t1 - drv->bss->bench_t0) /
+			(double)(drv->bss->bench_n1 - drv->bss->bench_n0);
 	}
-	if (argc < 2) {
-		usage(stderr);
-		return 2;
-	}
-	libbpf_set_print(quiet_libbpf);
-	if (!strcmp(argv[1], "micro"))
-		return bench_micro(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "accuracy"))
-		return bench_accuracy(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "gen"))
-		return bench_gen(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "setassoc"))
-		return bench_setassoc(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "sync-cost"))
-		return bench_sync_cost(argc - 1, argv + 1);
-	usage(stderr);
-	return 2;
+	if (kern)
+		*kern = opts.duration;
+	return 0;
 }
