@@ -18,6 +18,7 @@
  * turn, and r and b are in bytes.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,13 +258,23 @@ int bench_accuracy(int argc, char **argv)
 	int ret = 0;
 	FILE *md;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = atof(argv[++i]);
-		else {
-			fprintf(stderr, "rl-bench accuracy: unknown option '%s'\n", argv[i]);
+	static const struct option opts[] = {
+		{ "out", required_argument, NULL, 'o' },
+		{ "seconds", required_argument, NULL, 's' },
+		{},
+	};
+	int c;
+
+	bench_opts_begin();
+	while ((c = bench_next_opt("accuracy", argc, argv, opts)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		default:
 			return 2;
 		}
 	}

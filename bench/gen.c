@@ -10,6 +10,7 @@
  * Bounded in time (SECONDS, at most 600) and in count (--count).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,21 +42,39 @@ int bench_gen(int argc, char **argv)
 	bool random = false;
 	int err, cpu = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--to") && i + 1 < argc)
-			to = argv[++i];
-		else if (!strcmp(argv[i], "--pps") && i + 1 < argc)
-			pps = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
-			seconds = atof(argv[++i]);
-		else if (!strcmp(argv[i], "--count") && i + 1 < argc)
-			count = strtoull(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--cpu") && i + 1 < argc)
-			cpu = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--random"))
+	static const struct option opts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "pps", required_argument, NULL, 'p' },
+		{ "seconds", required_argument, NULL, 's' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "cpu", required_argument, NULL, 'C' },
+		{ "random", no_argument, NULL, 'r' },
+		{},
+	};
+	int c;
+
+	bench_opts_begin();
+	while ((c = bench_next_opt("gen", argc, argv, opts)) != -1) {
+		switch (c) {
+		case 't':
+			to = optarg;
+			break;
+		case 'p':
+			pps = strtoull(optarg, NULL, 0);
+			break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		case 'c':
+			count = strtoull(optarg, NULL, 0);
+			break;
+		case 'C':
+			cpu = atoi(optarg);
+			break;
+		case 'r':
 			random = true;
-		else {
-			fprintf(stderr, "rl-bench gen: unknown option '%s'\n", argv[i]);
+			break;
+		default:
 			return 2;
 		}
 	}

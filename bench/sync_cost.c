@@ -14,6 +14,7 @@
  * rtt_ms_median rtt_ms_max fallbacks, each per node per interval.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,17 +58,31 @@ int bench_sync_cost(int argc, char **argv)
 	char err[1024], group[32];
 	int ret = 1;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--redis") && i + 1 < argc)
-			url = argv[++i];
-		else if (!strcmp(argv[i], "--sources") && i + 1 < argc)
-			sources = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
-			nodes = strtoul(argv[++i], NULL, 0);
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			rounds = strtoul(argv[++i], NULL, 0);
-		else {
-			fprintf(stderr, "rl-bench sync-cost: unknown option '%s'\n", argv[i]);
+	static const struct option opts[] = {
+		{ "redis", required_argument, NULL, 'u' },
+		{ "sources", required_argument, NULL, 's' },
+		{ "nodes", required_argument, NULL, 'n' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{},
+	};
+	int c;
+
+	bench_opts_begin();
+	while ((c = bench_next_opt("sync-cost", argc, argv, opts)) != -1) {
+		switch (c) {
+		case 'u':
+			url = optarg;
+			break;
+		case 's':
+			sources = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			nodes = strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			rounds = strtoul(optarg, NULL, 0);
+			break;
+		default:
 			return 2;
 		}
 	}
