@@ -307,3 +307,116 @@ out:
 	free(out);
 	teardown(&e);
 }
+
+/*
+ * --json anywhere on the line makes an error a JSON document on stdout too,
+ * whether the error comes before --json or after it; without --json, stdout
+ * stays empty. Each is a parse error: no interface is touched.
+ */
+struct json_case {
+	const char *args;
+	int status;
+	const char *out; /* stdout, exactly */
+};
+
+#define SEE_STATUS " (see xdp-ratelimit status --help)"
+#define SEE_RULE   " (see xdp-ratelimit rule --help)"
+
+static const struct json_case json_cases[] = {
+	{ "status --bogus --json", 2,
+	  "{\"error\":\"status: unknown option '--bogus'" SEE_STATUS "\"}\n" },
+	{ "status --json --bogus", 2,
+	  "{\"error\":\"status: unknown option '--bogus'" SEE_STATUS "\"}\n" },
+	{ "status -j --bogus", 2,
+	  "{\"error\":\"status: unknown option '--bogus'" SEE_STATUS "\"}\n" },
+	{ "status --bogus -j", 2,
+	  "{\"error\":\"status: unknown option '--bogus'" SEE_STATUS "\"}\n" },
+	/* The first error is the one reported, the later ones only skipped. */
+	{ "status --bogus --worse --json -x", 2,
+	  "{\"error\":\"status: unknown option '--bogus'" SEE_STATUS "\"}\n" },
+	{ "status a b --json", 2,
+	  "{\"error\":\"status: unexpected argument 'b'" SEE_STATUS "\"}\n" },
+	{ "status --bogus", 2, "" },
+	{ "status --json -j", 2, "{\"error\":\"status: -j is given twice" SEE_STATUS "\"}\n" },
+	/* --json as an option's value is not --json. */
+	{ "attach nosuch0 --rate --json", 2, "" },
+	{ "rule --json", 2, "{\"error\":\"rule: give add, del or list" SEE_RULE "\"}\n" },
+	{ "rule bogus --json", 2, "{\"error\":\"rule: give add, del or list" SEE_RULE "\"}\n" },
+	{ "rule bogus", 2, "" },
+	{ "rule list --bogus --json", 2,
+	  "{\"error\":\"rule list: unknown option '--bogus'" SEE_RULE "\"}\n" },
+	{ "rule del IFB r1 extra --json", 2,
+	  "{\"error\":\"rule del: unexpected argument 'extra'" SEE_RULE "\"}\n" },
+	{ "rule list IFB extra -j", 2,
+	  "{\"error\":\"rule list: give one interface" SEE_RULE "\"}\n" },
+	{ "rule add --json", 2,
+	  "{\"error\":\"rule add: give an interface and a rule name" SEE_RULE "\"}\n" },
+	{ "rule add IFB r1 --bogus --json", 2,
+	  "{\"error\":\"rule add: unknown option '--bogus'\"}\n" },
+	/* A rule's words are the rule's: --json is not one of them, but says how to report it. */
+	{ "rule add IFB r1 --rate 10 --json", 2,
+	  "{\"error\":\"rule add: unknown option '--json'\"}\n" },
+	/* Before the command only the global options: no --json there. */
+	{ "--json status", 2, "" },
+};
+
+/* help, --help and -h, at each level: the usage on stdout, status 0. */
+struct help_case {
+	const char *args;
+	const char *out; /* in stdout */
+};
+
+static const struct help_case help_cases[] = {
+	{ "help", "Commands:" },
+	{ "--help", "Commands:" },
+	{ "-h status", "Commands:" },
+	{ "help nosuch", "Commands:" },
+	{ "help status", "Usage: xdp-ratelimit status [IFACE]" },
+	{ "status --help", "Usage: xdp-ratelimit status [IFACE]" },
+	{ "status -h IFA", "Usage: xdp-ratelimit status [IFACE]" },
+	{ "help rule", "       xdp-ratelimit rule del IFACE NAME\n" },
+	{ "rule --help", "       xdp-ratelimit rule list IFACE [--json] [-v] [-h]\n" },
+	{ "rule bogus -h", "Usage: xdp-ratelimit rule add IFACE NAME" },
+	{ "rule add --help", "Usage: xdp-ratelimit rule add IFACE NAME" },
+	{ "rule add IFB r1 --rate 10 -h", "Usage: xdp-ratelimit rule add IFACE NAME" },
+	{ "rule del -h", "Usage: xdp-ratelimit rule add IFACE NAME" },
+	{ "rule list IFB --help", "Usage: xdp-ratelimit rule add IFACE NAME" },
+};
+
+TEST(cli_json_errors_and_help)
+{
+	struct env e = { .ifa = "nosuch0", .ifb = "nosuch1", .trace = "/nonexistent" };
+	char *out = NULL, *err = NULL, *cmd, label[300];
+	int status;
+
+	for (size_t i = 0; i < sizeof(json_cases) / sizeof(json_cases[0]); i++) {
+		const struct json_case *c = &json_cases[i];
+
+		snprintf(label, sizeof(label), "xdp-ratelimit %s", subst(c->args, &e));
+		if (asprintf(&cmd, "%s/xdp-ratelimit %s", rl_build_dir, subst(c->args, &e)) < 0)
+			break;
+		status = rl_run(cmd, &out, &err);
+		free(cmd);
+		ASSERT_EQ(status, c->status, label);
+		ASSERT_STREQ(out, c->out, label);
+		ASSERT_EQ(lines(err), 1, label);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+	for (size_t i = 0; i < sizeof(help_cases) / sizeof(help_cases[0]); i++) {
+		const struct help_case *c = &help_cases[i];
+
+		snprintf(label, sizeof(label), "xdp-ratelimit %s", subst(c->args, &e));
+		if (asprintf(&cmd, "%s/xdp-ratelimit %s", rl_build_dir, subst(c->args, &e)) < 0)
+			break;
+		status = rl_run(cmd, &out, &err);
+		free(cmd);
+		ASSERT_EQ(status, 0, label);
+		ASSERT_CONTAINS(out, c->out, label);
+		ASSERT_STREQ(err, "", label);
+		free(out);
+		free(err);
+		out = err = NULL;
+	}
+}
