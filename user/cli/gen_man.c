@@ -51,6 +51,17 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: gen-man SOURCE.8.in > PAGE.8\n");
 		return 2;
 	}
+	for (const struct rl_cmd *c = rl_cmds; c->name; c++) {
+		size_t nsubs = 0;
+
+		for (const struct rl_cmd *s = c->subs; s && s->name; s++)
+			nsubs++;
+		if (c - rl_cmds >= 32 || nsubs > 8) {
+			fprintf(stderr,
+				"gen-man: more commands than cmd_seen[] or sub_seen[] hold\n");
+			return 1;
+		}
+	}
 	in = fopen(argv[1], "r");
 	if (!in) {
 		fprintf(stderr, "gen-man: %s: %s\n", argv[1], strerror(errno));
