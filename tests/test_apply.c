@@ -1195,3 +1195,111 @@ out:
 	if (*pb)
 		unlink(pb);
 }
+
+/*
+ * A rule's keys in the file are its flags on the command line: the same
+ * rule from "name: r" and KEY: VALUE lines as from the words "r --KEY VALUE",
+ * or the same refusal: rule add's message, after "FILE:LINE: eth0: rule r: ",
+ * at the line of the key it is about, named as the key ("dport: ...",
+ * "dport needs --proto tcp ..."), or at the rule's line as it is.
+ */
+TEST(apply_rule_key_is_the_flag)
+{
+	static const struct {
+		const char *keys; /* the rule's lines after "- name: r", from line 6 */
+		const char *words; /* the same after "rule add IFACE r" */
+		int line; /* of the key a refusal is about; 5: the rule's */
+	} cases[] = {
+		{ "proto: tcp\ndport: 443\nrate: 10\n", "--proto tcp --dport 443 --rate 10", 0 },
+		{ "src: [10.0.0.0/8, '2001:db8::/32']\ndeny: true\n",
+		  "--src 10.0.0.0/8 --src 2001:db8::/32 --deny", 0 },
+		{ "src: []\nallow: true\n", "--src none --allow", 0 },
+		{ "tcp-flags: SA/SA\nproto: tcp\nrate: 1mbit\nburst: 3000\nblock: 1m\n",
+		  "--tcp-flags SA/SA --proto tcp --rate 1mbit --burst 3000 --block 1m", 0 },
+		{ "deny: true\naction: dry-run\n", "--deny --action dry-run", 0 },
+		{ "allow: false\nrate: 5/s\nalgo: gcra\n", "--rate 5/s --algo gcra", 0 },
+		/* The value's refusals: at the key. */
+		{ "proto: tcp\ndport: 99999\nallow: true\n", "--proto tcp --dport 99999 --allow",
+		  7 },
+		{ "src: 10.0.0.1/8\ndeny: true\n", "--src 10.0.0.1/8 --deny", 6 },
+		{ "deny: true\nsrc: [10.0.0.0/8, x]\n", "--deny --src 10.0.0.0/8 --src x", 7 },
+		{ "rate: ten\n", "--rate ten", 6 },
+		{ "window: 48h\nrate: 10\nalgo: fixed-window\n",
+		  "--window 48h --rate 10 --algo fixed-window", 6 },
+		/* The rule's as a whole: at the key it is about... */
+		{ "dport: 80\nallow: true\n", "--dport 80 --allow", 6 },
+		{ "proto: udp\ntcp-flags: syn\ndeny: true\n", "--proto udp --tcp-flags syn --deny",
+		  7 },
+		{ "deny: true\nallow: true\n", "--deny --allow", 7 },
+		{ "deny: true\nrate: 10\n", "--deny --rate 10", 6 },
+		{ "deny: true\nblock: 1s\n", "--deny --block 1s", 7 },
+		{ "allow: true\non-insert-fail: drop\n", "--allow --on-insert-fail drop", 7 },
+		{ "rate: 10\nclock: coarse\n", "--rate 10 --clock coarse", 7 },
+		{ "rate: 1mbit\nburst: 100\n", "--rate 1mbit --burst 100", 7 },
+		{ "rate: 2.5\nalgo: fixed-window\n", "--rate 2.5 --algo fixed-window", 6 },
+		{ "rate: 10\nalgo: fixed-window\nburst: 5\n",
+		  "--rate 10 --algo fixed-window --burst 5", 8 },
+		/* ... or at the rule, about none. */
+		{ "proto: tcp\n", "--proto tcp", 5 },
+		{ "burst: 5\n", "--burst 5", 5 },
+	};
+	char path[64], text[512], cli_err[RL_ERRLEN], err[RL_ERRLEN], want[600], a[1024], b[1024];
+
+	/* src: [] warns that the rule matches nothing, twice: expected (the runner resets it). */
+	rl_verbose = -1;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *copy = strdup(cases[i].words), *save = NULL, *words[32] = { "r" };
+		const char *k = cases[i].keys;
+		size_t n = 1, off;
+		struct rl_apply_file f;
+		struct rl_rule r;
+		int ret1, ret2;
+
+		if (!ASSERT_TRUE(copy != NULL, "strdup"))
+			return;
+		for (char *t = strtok_r(copy, " ", &save); t && n < 31;
+		     t = strtok_r(NULL, " ", &save))
+			words[n++] = t;
+		words[n] = NULL;
+		off = (size_t)snprintf(
+			text, sizeof(text),
+			"interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: r\n");
+		/* Each key line indented under the rule. */
+		while (*k && off < sizeof(text)) {
+			size_t len = strcspn(k, "\n");
+
+			off += (size_t)snprintf(text + off, sizeof(text) - off, "        %.*s\n",
+						(int)len, k);
+			k += len + (k[len] == '\n');
+		}
+		cli_err[0] = err[0] = '\0';
+		ret1 = rl_rule_parse(&r, NULL, (const char *const *)words, cli_err,
+				     sizeof(cli_err));
+		if (!write_file(path, sizeof(path), "%s", text)) {
+			free(copy);
+			if (!ret1)
+				rl_rule_free(&r);
+			return;
+		}
+		ret2 = rl_apply_load(&f, path, err, sizeof(err));
+		unlink(path);
+		ASSERT_EQ(ret2, ret1, cases[i].words);
+		if (!ret1 && !ret2) {
+			rl_rule_format(&r, a, sizeof(a));
+			rl_rule_format(&f.ifs[0].rules.rules[0], b, sizeof(b));
+			ASSERT_STREQ(b, a, cases[i].words);
+			ASSERT_EQ(cases[i].line, 0, "the case expects a refusal");
+		} else if (ret1 && ret2) {
+			/* rule add names the option "--KEY"; the file, at its key, "KEY". */
+			snprintf(want, sizeof(want), "%s:%d: eth0: rule r: %s", path, cases[i].line,
+				 cli_err +
+					 (cases[i].line > 5 && !strncmp(cli_err, "--", 2) ? 2 : 0));
+			ASSERT_STREQ(err, want, cases[i].words);
+		}
+		if (!ret1)
+			rl_rule_free(&r);
+		if (!ret2)
+			rl_apply_free(&f);
+		free(copy);
+	}
+}

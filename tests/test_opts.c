@@ -8,7 +8,11 @@
 #include <string.h>
 #include "opts.h"
 #include "rules.h"
+#include "sync_agent.h"
+/* After sync_agent.h: its interval macros and these must be the same, or this fails to build. */
+#include "sync_defs.h"
 #include "test.h"
+#include "xdp_attach.h"
 
 static int parse(struct rl_args *a, unsigned int groups, int max_pos, const char *const *words,
 		 char *err, size_t errlen)
@@ -213,4 +217,134 @@ TEST(opts_documented)
 	}
 	free(help);
 	free(man);
+}
+
+/*
+ * The table stores a choice as its index and sits below the units whose
+ * enums those indexes are (it includes neither): the orders must agree.
+ */
+_Static_assert(RL_MODE_NATIVE == 0 && RL_MODE_SKB == 1, "--mode: index = enum rl_mode");
+_Static_assert(RL_SYNC_FB_LOCAL == 0 && RL_SYNC_FB_SHARE == 1,
+	       "--fallback: index = enum rl_sync_fallback");
+
+TEST(opts_choices_are_the_enums)
+{
+	static const char *const w[] = { "--mode", "skb", NULL };
+	static const char *const s[] = { "--fallback", "share", "--interval", "1m", NULL };
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	rl_args_defaults(&a);
+	ASSERT_EQ(a.mode, RL_MODE_NATIVE, "default mode");
+	ASSERT_EQ(a.sync_fallback, RL_SYNC_FB_LOCAL, "default fallback");
+	ASSERT_EQ(a.sync_interval_ns, RL_SYNC_INTERVAL_DEFAULT_NS, "default interval");
+	if (ASSERT_OK(parse(&a, RL_G_ATTACH, 0, w, err, sizeof(err)), err))
+		ASSERT_EQ(a.mode, RL_MODE_SKB, "--mode skb");
+	if (ASSERT_OK(parse(&a, RL_G_SYNC, 0, s, err, sizeof(err)), err)) {
+		ASSERT_EQ(a.sync_fallback, RL_SYNC_FB_SHARE, "--fallback share");
+		ASSERT_EQ(a.sync_interval_ns, RL_SYNC_INTERVAL_MAX_NS, "--interval 1m, the most");
+	}
+}
+
+/*
+ * rl_opt_give() is what the command line does with --NAME VALUE: the same
+ * fields (the rule's too), the same options recorded as given, and the
+ * same message about the value, which the command line prefixes "--NAME: ".
+ */
+TEST(opts_give_is_the_flag)
+{
+	static const struct {
+		unsigned int groups;
+		const char *name, *val; /* val NULL: a flag */
+	} cases[] = {
+		{ RL_G_POLICY, "rate", "10" },
+		{ RL_G_POLICY, "rate", "1mbit" },
+		{ RL_G_POLICY, "rate", "ten" },
+		{ RL_G_POLICY, "rate", "0" },
+		{ RL_G_POLICY, "burst", "5" },
+		{ RL_G_POLICY, "burst", "0" },
+		{ RL_G_POLICY, "algo", "gcra" },
+		{ RL_G_POLICY, "algo", "leaky" },
+		{ RL_G_POLICY, "window", "1500ms" },
+		{ RL_G_POLICY, "window", "2d" },
+		{ RL_G_POLICY, "window", "48h" },
+		{ RL_G_POLICY, "prefix6", "129" },
+		{ RL_G_LIMITER, "action", "dry-run" },
+		{ RL_G_LIMITER, "action", "x" },
+		{ RL_G_LIMITER, "clock", "coarse" },
+		{ RL_G_ATTACH, "mode", "skb" },
+		{ RL_G_ATTACH, "mode", "hw" },
+		{ RL_G_ATTACH, "max-sources", "4096" },
+		{ RL_G_ATTACH, "max-sources", "0" },
+		{ RL_G_ATTACH, "share", "eth1" },
+		{ RL_G_SYNC, "interval", "0" },
+		{ RL_G_SYNC, "interval", "10ms" },
+		{ RL_G_SYNC, "fallback", "nope" },
+		{ RL_G_RULE, "src", "10.0.0.0/8,2001:db8::/32" },
+		{ RL_G_RULE, "src", "" },
+		{ RL_G_RULE, "src", "10.0.0.1/8" },
+		{ RL_G_RULE, "src", "10.0.0.0/8," },
+		{ RL_G_RULE, "src-file", "/nonexistent" },
+		{ RL_G_RULE, "proto", "udp" },
+		{ RL_G_RULE, "proto", "256" },
+		{ RL_G_RULE, "dport", "1024-65535" },
+		{ RL_G_RULE, "dport", "90-80" },
+		{ RL_G_RULE, "dport", "99999" },
+		{ RL_G_RULE, "tcp-flags", "SA/SA" },
+		{ RL_G_RULE, "tcp-flags", "SA/S" },
+		{ RL_G_RULE, "tcp-flags", "x" },
+		{ RL_G_RULE, "block", "1m" },
+		{ RL_G_RULE, "block", "9000h" },
+		{ RL_G_RULE, "allow", NULL },
+		{ RL_G_RULE, "before", "web" },
+	};
+	char cli_err[RL_ERRLEN], err[RL_ERRLEN], want[RL_ERRLEN + 32], what[96];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char word[64];
+		const struct rl_opt *o = rl_opt_find(cases[i].name, cases[i].groups);
+		struct rl_rule r1, r2;
+		struct rl_args a, b;
+		int ret1, ret2;
+
+		snprintf(what, sizeof(what), "--%s %s", cases[i].name,
+			 cases[i].val ? cases[i].val : "");
+		if (!ASSERT_TRUE(o != NULL, what))
+			continue;
+		snprintf(word, sizeof(word), "--%s", cases[i].name);
+		cli_err[0] = err[0] = '\0';
+		rl_rule_init(&r1);
+		rl_rule_init(&r2);
+		/* The command line's way, with a rule to write into. */
+		{
+			char *argv[4] = { "cmd", word, (char *)cases[i].val, NULL };
+
+			rl_args_defaults(&a);
+			a.rule = &r1;
+			ret1 = rl_args_parse(&a, cases[i].groups, 0, cases[i].val ? 3 : 2, argv,
+					     cli_err, sizeof(cli_err));
+		}
+		rl_args_defaults(&b);
+		b.rule = &r2;
+		ret2 = rl_opt_give(&b, o, cases[i].val, err, sizeof(err));
+		ASSERT_EQ(ret2, ret1, what);
+		if (ret1) {
+			snprintf(want, sizeof(want), "--%s: %s", cases[i].name, err);
+			ASSERT_STREQ(cli_err, want, what);
+		} else {
+			/* Every field, the given options among them; the rule apart. */
+			a.rule = b.rule = NULL;
+			ASSERT_TRUE(!memcmp(&a, &b, sizeof(a)), what);
+			ASSERT_TRUE(r1.src_given == r2.src_given && r1.n4 == r2.n4 &&
+					    r1.n6 == r2.n6 &&
+					    !memcmp(&r1.l4, &r2.l4, sizeof(r1.l4)),
+				    what);
+			ASSERT_TRUE(!r1.n4 || !memcmp(r1.src4, r2.src4, r1.n4 * sizeof(*r1.src4)),
+				    what);
+			ASSERT_TRUE(!r1.n6 || !memcmp(r1.src6, r2.src6, r1.n6 * sizeof(*r1.src6)),
+				    what);
+		}
+		rl_rule_free(&r1);
+		rl_rule_free(&r2);
+	}
 }
