@@ -3,6 +3,8 @@
  * Header parsing for the XDP program. One contract for every parser: check
  * the bounds of the header before any read, advance the cursor past it and
  * return what comes next, or a negative enum rl_malformed-based code.
+ *
+ * Includes include/ headers and libbpf's only (the bench's programs use it too).
  */
 #ifndef RL_PARSING_H
 #define RL_PARSING_H

@@ -5,72 +5,25 @@
  * runs first on every packet when there are rules and returns the verdict of
  * the rule that matched, or -1 to let the default rule (the code that was
  * there before rules) decide. With no rules, rl_rules.n is the constant 0 and
- * the verifier removes all of this.
+ * the verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
- * Included by xdp_ratelimit.bpf.c after rl_now() and its maps.
+ * Includes parsing.h, verdict.h, clock.h, maps.h and include/ headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
 
+#include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
 #include "rl_block.h"
 #include "rl_rules.h"
-
-/* The rule set; not const, for the same reason as rl_cfg. */
-struct rl_rules_cfg rl_rules SEC(".rodata.cfg");
-
-/*
- * Two pairs of prefix tries: a change fills the pair not in use, loads a
- * program bound to it and swaps it in, then empties the other (user/lib/rulemaps.c).
- * Not preallocated (LPM tries never are): sized for the most prefixes.
- */
-#define RL_LPM_MAP(name, key_t)                       \
-	struct {                                      \
-		__uint(type, BPF_MAP_TYPE_LPM_TRIE);  \
-		__type(key, key_t);                   \
-		__type(value, struct rl_lpm_val);     \
-		__uint(max_entries, RL_MAX_PREFIXES); \
-		__uint(map_flags, BPF_F_NO_PREALLOC); \
-	} name SEC(".maps")
-
-RL_LPM_MAP(rl_src4a, struct rl_lpm4);
-RL_LPM_MAP(rl_src6a, struct rl_lpm6);
-RL_LPM_MAP(rl_src4b, struct rl_lpm4);
-RL_LPM_MAP(rl_src6b, struct rl_lpm6);
-
-/* The port table (RL_PORT_TABLE); a change fills the half of the pair not in use. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, __u64);
-	__uint(max_entries, RL_PORT_TABLE);
-} rl_ports SEC(".maps");
-
-/* Per-source state of limit rules, keyed by rule slot and generation. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct rl_rstate_key);
-	__type(value, struct rl_block_state);
-	__uint(max_entries, RL_RULE_MAX_SOURCES);
-} rl_rstate SEC(".maps");
-
-/* Per-rule counters, by slot ("default"'s are rl_counters). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__type(key, __u32);
-	__type(value, struct rl_rule_counters);
-	__uint(max_entries, RL_RULE_SLOTS);
-} rl_rcnt SEC(".maps");
-
-/* A copy of rl_rules, for rule list, the next load and bpftool; the program never reads it. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__type(key, __u32);
-	__type(value, struct rl_rules_cfg);
-	__uint(max_entries, 1);
-} rl_rcfg SEC(".maps");
+#include "maps.h"
+#include "clock.h"
+#include "parsing.h"
+#include "verdict.h"
 
 /*
  * L4 fields, when some rule asks for them. No L4 (RL_PKT_L4 clear) for a

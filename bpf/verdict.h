@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* The per-verdict counting every packet ends with (xdp_ratelimit; bench_steps, as it was). */
+/*
+ * The per-verdict counting every packet ends with (xdp_ratelimit; bench_steps, as it was).
+ * Includes include/ headers only.
+ */
 #ifndef RL_VERDICT_H
 #define RL_VERDICT_H
 

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * IPv4 sources in rl_wide4 (RL_TABLE4_WIDE): the sets of rl_sets4 in the
+ * wide layout of include/rl_sa.h, for the policies whose state does not fit
+ * a slot word (rl_sa_check()). Four ways of an identity word, whose pending
+ * bit is a lock, and a whole state word. The hit's first round in line
+ * (wide_hit4()), the rest out of line (limit_wide4()), the insertion
+ * (wide_miss4()) and the sync agent's charge (charge_wide4()).
+ *
+ * Includes state.h, carry.h, clock.h, maps.h and include/ headers only.
+ */
+#ifndef RL_BPF_TABLE4_WIDE_H
+#define RL_BPF_TABLE4_WIDE_H
+
+#include <linux/bpf.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include "rl_common.h"
+#include "rl_sa.h"
+#include "maps.h"
+#include "clock.h"
+#include "state.h"
+#include "carry.h"
+
+/*
+ * rl_wide4 (the wide layout of include/rl_sa.h): the set of IPv4 source
+ * @addr and its identity. The lookup cannot fail (idx < max_entries).
+ */
+static __always_inline struct rl_sa_set *wide_set(__be32 addr, __u64 *id)
+{
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	__u32 idx = h & ((1U << bits) - 1);
+
+	*id = rl_sa_id(h, rl_cfg.gen, bits);
+	return bpf_map_lookup_elem(&rl_wide4, &idx);
+}
+
+/*
+ * One round on way @i of @set, whose identity word was read as @w (used,
+ * unlocked): its state, then over the limit if the identity word still
+ * reads @w, or within it if the lock from @w is taken, in which case the
+ * next state is stored and the way released with its version moved on.
+ * As sa_hit4(): 1, 0, or RL_ROUND_LOST when another CPU changed the way.
+ */
+static __always_inline int wide_round(struct rl_kcounters *cnt, struct rl_sa_set *set, int i,
+				      __u64 w, __u64 now, __u64 tk, __u64 cost)
+{
+	__u64 st = *(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i], next;
+
+	if (!rl_step_at(&rl_cfg.params, st, now, tk, cost, &next)) {
+		if (*(volatile __u64 *)&set->w[i] == w)
+			return 0;
+	} else if (__sync_val_compare_and_swap(&set->w[i], w, w | RL_SA_PEND) == w) {
+		*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] = next;
+		/* Only the holder writes a locked word: the CAS orders, it cannot fail. */
+		__sync_val_compare_and_swap(&set->w[i], w | RL_SA_PEND,
+					    rl_sa_wide_next(w, rl_sa_bits));
+		return 1;
+	}
+	cnt->cas_retries++;
+	return RL_ROUND_LOST;
+}
+
+/* The way of rl_wide4's @set whose identity is @id, and its identity word in *w; -1 if none. */
+static __always_inline int wide_find(struct rl_sa_set *set, __u64 id, __u64 *w)
+{
+	__u64 idm = rl_sa_id_mask(rl_sa_bits);
+	int i;
+
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		*w = *(volatile __u64 *)&set->w[i];
+		if ((*w & idm) == id)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Reads of a locked identity word before a round counts as lost: a holder
+ * keeps the lock for one store and one compare-and-swap, far shorter than
+ * the RL_CAS_TRIES rounds a waiting CPU would otherwise use up in a row.
+ */
+#define RL_WIDE_SPIN 64
+
+/*
+ * The identity word of way @i of @set read as @w, read again while it is
+ * locked (bounded). A global function, called only on a locked word: in
+ * line, its loop in each of limit_wide4()'s rounds is more states than the
+ * verifier explores.
+ */
+__noinline __u64 wide_unlocked(struct rl_sa_set *set, int i, __u64 w)
+{
+	if (!set || i < 0 || i >= RL_SA_WIDE_WAYS)
+		return w;
+	for (int j = 0; j < RL_WIDE_SPIN && (w & RL_SA_PEND); j++)
+		w = *(volatile __u64 *)&set->w[i];
+	return w;
+}
+
+/* The first round of limit_wide4(), in line in the main program, as sa_hit4(). */
+static __always_inline int wide_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	struct rl_sa_set *set;
+	__u64 id, w = 0;
+	int i;
+
+	set = wide_set(addr, &id);
+	if (!set) /* cannot happen; limit_wide4() counts it */
+		return RL_ROUND_LOST;
+	i = wide_find(set, id, &w);
+	if (i < 0 || i >= RL_SA_WIDE_WAYS)
+		return RL_NOT_HELD;
+	if (w & RL_SA_PEND) { /* locked by another CPU */
+		cnt->cas_retries++;
+		return RL_ROUND_LOST;
+	}
+	return wide_round(cnt, set, i, w, now, tick(cnt, now), cost);
+}
+
+/*
+ * limit_sa4() for rl_wide4: at most RL_CAS_TRIES rounds (less @lost), each
+ * a wide_round() on the source's way; RL_NOT_HELD on a miss.
+ */
+__noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
+{
+	struct rl_sa_set *set;
+	__u64 id, w = 0, tk;
+	int i, t, ret;
+
+	if (!cnt)
+		return -1;
+	set = wide_set(addr, &id);
+	if (!set) { /* cannot happen: idx < max_entries */
+		cnt->insert_failed++;
+		return -1;
+	}
+	tk = tick(cnt, now);
+	for (t = lost ? 1 : 0; t < RL_CAS_TRIES; t++) {
+		i = wide_find(set, id, &w);
+		if (i < 0 || i >= RL_SA_WIDE_WAYS)
+			return RL_NOT_HELD;
+		if (w & RL_SA_PEND)
+			w = wide_unlocked(set, i, w);
+		if ((w & RL_SA_PEND) || (w & rl_sa_id_mask(rl_sa_bits)) != id) {
+			cnt->cas_retries++;
+			continue;
+		}
+		ret = wide_round(cnt, set, i, w, now, tk, cost);
+		if (ret != RL_ROUND_LOST)
+			return ret;
+	}
+	cnt->cas_exhausted++;
+	return RL_CAS_LOST;
+}
+
+/*
+ * sa_miss4() for rl_wide4: the victim an empty way, else the unlocked one
+ * whose state is least ahead of the reference; lock it from the identity
+ * word read (a failure: RL_RETRY_LOOKUP), look for another copy of the
+ * source in the other ways (one: restore the word, RL_RETRY_LOOKUP), then
+ * store the first state and release the way under the source's identity.
+ * A way released without its state written gets its old word back, as a
+ * reader that saw it expects.
+ */
+__noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u64 ref, tk, id, idm, w, next, st, vw = 0, lock;
+	__s64 best = 0x7fffffffffffffffLL;
+	struct rl_sa_set *set;
+	int i, victim = -1, pass;
+
+	if (!cnt)
+		return -1;
+	set = wide_set(addr, &id);
+	if (!set)
+		return -1;
+	idm = rl_sa_id_mask(rl_sa_bits);
+	tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, tk);
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->w[i];
+		if (!(w & RL_SA_USED)) { /* empty: never used, or its source deleted */
+			victim = i;
+			vw = w;
+			break;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		ahead = (__s64)(*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] - ref);
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			vw = w;
+		}
+	}
+	if (victim < 0 || victim >= RL_SA_WIDE_WAYS)
+		return RL_RETRY_LOOKUP;
+	/* The way's version goes on with the new source: a reader of the old one sees a change. */
+	lock = id | RL_SA_PEND | (vw & rl_sa_state_mask(rl_sa_bits));
+	if (__sync_val_compare_and_swap(&set->w[victim], vw, lock) != vw)
+		return RL_RETRY_LOOKUP;
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		if (i == victim)
+			continue;
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) == id)
+			break;
+	}
+	if (i < RL_SA_WIDE_WAYS) {
+		/* Another copy is being inserted or is in: ours goes, the way as it was. */
+		__sync_val_compare_and_swap(&set->w[victim], lock, vw);
+		return RL_RETRY_LOOKUP;
+	}
+	st = sa_first_state(cnt, addr, now);
+	pass = rl_step_at(&rl_cfg.params, st, now, tk, cost, &next);
+	if (!pass)
+		next = st;
+	*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + victim] = next;
+	__sync_val_compare_and_swap(&set->w[victim], lock, rl_sa_wide_next(lock, rl_sa_bits));
+	cnt->new_sources++;
+	return pass;
+}
+
+/*
+ * Fleet sync's charge (bpf/charge.h): charge_sa4() for rl_wide4, the charge
+ * in the lock of the source's way, as wide_round() stores a pass; a full
+ * bucket or window (nothing to store) when the identity word still reads as
+ * it did around the state.
+ */
+__noinline int charge_wide4(__be32 addr, __u64 now, __u64 units)
+{
+	__u64 id, idm = rl_sa_id_mask(rl_sa_bits), w, st, next;
+	struct rl_sa_set *set;
+	int i, t;
+
+	set = wide_set(addr, &id);
+	if (!set)
+		return 0;
+	i = wide_find(set, id, &w);
+	if (i < 0 || i >= RL_SA_WIDE_WAYS)
+		return 0;
+	for (t = 0; t < RL_CAS_TRIES; t++) {
+		w = *(volatile __u64 *)&set->w[i];
+		if ((w & idm) != id)
+			return 0; /* evicted meanwhile */
+		if (w & RL_SA_PEND)
+			continue;
+		st = *(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i];
+		if (!rl_charge(&rl_cfg.params, st, now, units, &next)) {
+			if (*(volatile __u64 *)&set->w[i] == w)
+				return 1;
+			continue;
+		}
+		if (__sync_val_compare_and_swap(&set->w[i], w, w | RL_SA_PEND) != w)
+			continue;
+		*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] = next;
+		__sync_val_compare_and_swap(&set->w[i], w | RL_SA_PEND,
+					    rl_sa_wide_next(w, rl_sa_bits));
+		return 1;
+	}
+	return -1;
+}
+
+#endif /* RL_BPF_TABLE4_WIDE_H */
