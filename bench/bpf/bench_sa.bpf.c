@@ -70,6 +70,7 @@
  * packets its copies' states hold, those evicted included.
  */
 #include "parsing.h"
+#include "sa_set.h" /* the product's steps on a set: the study runs the same code */
 #include "rl_algo.h"
 #include "bench_sa.h"
 
@@ -288,7 +289,7 @@ int sa_set_prog(struct xdp_md *ctx)
 	struct sa_set *set;
 	__u32 h, idx;
 	__be32 addr;
-	int i, t;
+	int t;
 
 	if (sa_source(ctx, &addr, &len))
 		return XDP_PASS;
@@ -305,20 +306,12 @@ int sa_set_prog(struct xdp_md *ctx)
 		return sa_count(verdict, len, 0, 0);
 	vt = rl_vt(&p, now);
 	for (t = 0; t < RL_CAS_TRIES; t++) {
-		int hit = -1, pend = 0, victim = -1;
-		__s64 best = 0x7fffffffffffffffLL;
-		__u64 vw = 0, st;
+		int hit, victim, twin;
+		__u64 vw, st;
 
-		for (i = 0; i < SA_WAYS; i++) {
-			w = *(volatile __u64 *)&set->w[i];
-			if ((w & idm) == id) {
-				hit = i;
-				pend = !!(w & SA_PEND);
-				break;
-			}
-		}
+		SA_FIND(set, id, idm, hit, w);
 		if (hit >= 0) {
-			if (pend) {
+			if (w & SA_PEND) {
 				retries++;
 				continue;
 			}
@@ -335,24 +328,7 @@ int sa_set_prog(struct xdp_md *ctx)
 			continue;
 		}
 		/* Miss: an empty slot, else the one least ahead of the clock. */
-		for (i = 0; i < SA_WAYS; i++) {
-			__s64 ahead;
-
-			w = *(volatile __u64 *)&set->w[i];
-			if (!w) {
-				victim = i;
-				vw = 0;
-				break;
-			}
-			if (w & SA_PEND)
-				continue;
-			ahead = (__s64)(sa_state_get(w, vt, bits) - vt);
-			if (ahead < best) {
-				best = ahead;
-				victim = i;
-				vw = w;
-			}
-		}
+		SA_VICTIM(set, vt, bits, victim, vw);
 		if (victim < 0 || victim >= SA_WAYS) {
 			retries++;
 			continue;
@@ -362,14 +338,8 @@ int sa_set_prog(struct xdp_md *ctx)
 			continue;
 		}
 		sa_acct_evict(vw, vt, bits);
-		for (i = 0; i < SA_WAYS; i++) {
-			if (i == victim)
-				continue;
-			w = *(volatile __u64 *)&set->w[i];
-			if ((w & idm) == id)
-				break;
-		}
-		if (i < SA_WAYS) {
+		SA_TWIN(set, victim, id, idm, twin);
+		if (twin) {
 			/* Another copy is being inserted or is in: ours goes. */
 			__sync_val_compare_and_swap(&set->w[victim], id | SA_PEND, 0);
 			retries++;

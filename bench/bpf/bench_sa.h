@@ -68,7 +68,22 @@ struct sa_test_acct {
 	__u64 twins; /* hits that found their source published in two slots */
 };
 
-/* The hash of a source (address in host order) in generation @gen. */
+/*
+ * The layout is the product's (include/rl_sa.h), but for the smaller tables
+ * the study allows (SA_SET_BITS_MIN): the identity and state functions below
+ * are the product's, and bench_sa.bpf.c runs the product's steps on a set
+ * (bpf/sa_set.h).
+ */
+_Static_assert(SA_WAYS == RL_SA_WAYS && SA_USED == RL_SA_USED && SA_PEND == RL_SA_PEND &&
+		       SA_GEN_SHIFT == RL_SA_GEN_SHIFT && SA_STATE_BASE == RL_SA_STATE_BASE &&
+		       sizeof(struct sa_set) == sizeof(struct rl_sa_set),
+	       "the study's slot word is the product's");
+
+/*
+ * The hash of a source (address in host order) in generation @gen: the
+ * product's mix, salted by the whole generation (rl_sa_hash() salts by the
+ * generation mod 4; the study only uses generation 1).
+ */
 static inline __u32 sa_hash(__u32 addr, __u32 gen)
 {
 	return rl_sa_mix32(addr ^ (gen * 0x9e3779b9U));
@@ -77,18 +92,17 @@ static inline __u32 sa_hash(__u32 addr, __u32 gen)
 /* Used bit, generation and tag of a source with hash @h: compared under sa_id_mask(). */
 static inline __u64 sa_id(__u32 h, __u32 gen, __u32 set_bits)
 {
-	return SA_USED | ((__u64)(gen & 3) << SA_GEN_SHIFT) |
-	       ((__u64)(h >> set_bits) << (SA_STATE_BASE + set_bits));
+	return rl_sa_id(h, gen, set_bits);
 }
 
 static inline __u64 sa_state_mask(__u32 set_bits)
 {
-	return (1ULL << (SA_STATE_BASE + set_bits)) - 1;
+	return rl_sa_state_mask(set_bits);
 }
 
 static inline __u64 sa_id_mask(__u32 set_bits)
 {
-	return ~(SA_PEND | sa_state_mask(set_bits));
+	return rl_sa_id_mask(set_bits);
 }
 
 /*
@@ -97,9 +111,7 @@ static inline __u64 sa_id_mask(__u32 set_bits)
  */
 static inline __u64 sa_state_get(__u64 w, __u64 vt, __u32 set_bits)
 {
-	__u32 sh = 64 - SA_STATE_BASE - set_bits;
-
-	return vt + (__u64)((__s64)((w - vt) << sh) >> sh);
+	return rl_sa_get(w, vt, set_bits);
 }
 
 #endif /* RL_BENCH_SA_H */
