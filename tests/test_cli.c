@@ -352,10 +352,12 @@ static const struct json_case json_cases[] = {
 	{ "rule add --json", 2,
 	  "{\"error\":\"rule add: give an interface and a rule name" SEE_RULE "\"}\n" },
 	{ "rule add IFB r1 --bogus --json", 2,
-	  "{\"error\":\"rule add: unknown option '--bogus'\"}\n" },
-	/* A rule's words are the rule's: --json is not one of them, but says how to report it. */
-	{ "rule add IFB r1 --rate 10 --json", 2,
-	  "{\"error\":\"rule add: unknown option '--json'\"}\n" },
+	  "{\"error\":\"rule add: unknown option '--bogus'" SEE_RULE "\"}\n" },
+	/* --json is an option of rule add as of every command, and parsed with the rule's. */
+	{ "rule add IFB r1 --json --rate 10 --src", 2,
+	  "{\"error\":\"rule add: --src needs a value" SEE_RULE "\"}\n" },
+	{ "rule add IFB r1 --rate 10 --json --json", 2,
+	  "{\"error\":\"rule add: --json is given twice" SEE_RULE "\"}\n" },
 	/* Before the command only the global options: no --json there. */
 	{ "--json status", 2, "" },
 };

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "rl_common.h"
+#include "rule.h"
 
 #define IFACE_CMD(g) (RL_G_JSON | (g))
 
@@ -377,64 +378,69 @@ int rl_cmd_select(const struct rl_cmd *parent, int argc, char **argv)
 	return 2;
 }
 
-int rl_cmd_run(const struct rl_cmd *parent, const struct rl_cmd *cmd, int argc, char **argv)
+/* rl_cmd_run() once the command's rule, if any, is set up. */
+static int run(const struct rl_cmd *parent, const struct rl_cmd *cmd, struct rl_args *a, int argc,
+	       char **argv)
 {
 	/* Whose --help a message points to: rule's for rule del. */
 	const char *doc = parent ? parent->name : cmd->name;
 	char err[RL_ERRLEN], name[64];
-	struct rl_args a;
 	int ret;
 
-	if (cmd->subs)
-		return rl_cmd_select(cmd, argc, argv);
 	snprintf(name, sizeof(name), "%s%s%s", parent ? parent->name : "", parent ? " " : "",
 		 cmd->name);
-	rl_args_defaults(&a);
-	if (cmd->groups & RL_CMD_RAW) {
-		if (cmd->groups & ~(RL_CMD_RAW | RL_CMD_HIDDEN)) {
-			/* Its own options are errors here: the command's parser judges them. */
-			rl_cmd_parse(&a, RL_G_GLOBAL | RL_G_JSON, sizeof(a.pos) / sizeof(a.pos[0]),
-				     argc, argv, err, sizeof(err));
-			if (a.help) {
-				rl_cmd_usage(stdout, cmd);
-				return 0;
-			}
-			if (a.json)
-				rl_json_errors = true;
-			rl_args_defaults(&a);
-		}
-		a.argc = argc;
-		a.argv = argv;
-		return cmd->fn(&a);
-	}
 	/* Every word parsed before the first error is reported, so that it is JSON with --json. */
-	ret = rl_cmd_parse(&a, cmd->groups | RL_G_GLOBAL, cmd->max_pos, argc, argv, err,
+	ret = rl_cmd_parse(a, cmd->groups | RL_G_GLOBAL, cmd->max_pos, argc, argv, err,
 			   sizeof(err));
-	if (a.json)
+	if (a->json)
 		rl_json_errors = true;
 	if (ret) {
 		pr_err("%s: %s (see " RL_PROG " %s --help)", name, err, doc);
 		return 2;
 	}
-	rl_verbose += a.verbose;
-	if (a.help) {
+	rl_verbose += a->verbose;
+	if (a->help) {
 		rl_cmd_usage(stdout, cmd);
 		return 0;
 	}
-	if (a.version && a.npos) {
-		pr_err("%s: --version takes no argument ('%s' is given with it)", name, a.pos[0]);
+	if (a->version && a->npos) {
+		pr_err("%s: --version takes no argument ('%s' is given with it)", name, a->pos[0]);
 		return 2;
 	}
-	if (a.version) {
+	if (a->version) {
 		printf(RL_PROG " " RL_VERSION "\n");
 		return 0;
 	}
-	if (a.npos < cmd->min_pos) {
+	if (a->npos < cmd->min_pos) {
 		pr_err("%s: give %s (see " RL_PROG " %s --help)", name,
 		       cmd->fn == cmd_apply ? "a FILE" : "an interface name", doc);
 		return 2;
 	}
-	return cmd->fn(&a);
+	return cmd->fn(a);
+}
+
+int rl_cmd_run(const struct rl_cmd *parent, const struct rl_cmd *cmd, int argc, char **argv)
+{
+	struct rl_rule rule;
+	struct rl_args a;
+	int ret;
+
+	if (cmd->subs)
+		return rl_cmd_select(cmd, argc, argv);
+	rl_args_defaults(&a);
+	if (cmd->groups & RL_CMD_RAW) {
+		a.argc = argc;
+		a.argv = argv;
+		return cmd->fn(&a);
+	}
+	if (!(cmd->groups & RL_G_RULE))
+		return run(parent, cmd, &a, argc, argv);
+	/* A rule's options (rule add) go into a rule: the command takes it, or it is freed here. */
+	rl_rule_init(&rule);
+	a.rule = &rule;
+	ret = run(parent, cmd, &a, argc, argv);
+	rl_rule_free(&rule);
+	return ret;
 }
 
 int cmd_help(const struct rl_args *a)

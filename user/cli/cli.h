@@ -29,10 +29,7 @@ struct rl_cmd {
 
 /*
  * In rl_cmd.groups: the command parses its own words (a->argc, a->argv), as
- * rule add hands a rule's words to rl_rule_parse(); its groups are what it
- * documents. If it has any, --help and --json are still the CLI's: learnt
- * from the option parser over its words, whose other errors the command
- * finds itself.
+ * help takes any words and never fails; nothing is parsed for it.
  */
 #define RL_CMD_RAW (1U << 31)
 /* In rl_cmd.groups: dispatched but not listed (help), in --help, the man page or completion. */
@@ -52,7 +49,9 @@ const struct rl_cmd *rl_cmd_find(const struct rl_cmd *cmds, const char *word);
 int rl_cmd_select(const struct rl_cmd *parent, int argc, char **argv);
 /*
  * Parse a command's arguments (argv[0] is the command; @parent the command
- * it is a subcommand of, or NULL) and run it: its exit status.
+ * it is a subcommand of, or NULL) and run it: its exit status. A command
+ * with the rule options (RL_G_RULE: rule add) gets them in a->rule, a rule of
+ * its own to take (rl_ruleset_add()); what it leaves is freed after it.
  */
 int rl_cmd_run(const struct rl_cmd *parent, const struct rl_cmd *cmd, int argc, char **argv);
 /*

@@ -118,33 +118,35 @@ static int target_commit(struct rule_target *l, const char *what)
 	return ret < 0;
 }
 
-/* rule add IFACE NAME [RULE OPTIONS]: a->argv[0] is "add". */
+/*
+ * rule add IFACE NAME [RULE OPTIONS]: parsed by rl_cmd_run() with the rule's
+ * options into a->rule, which is the command's to take (rl_cmd_run() frees
+ * what it leaves).
+ */
 static int cmd_rule_add(const struct rl_args *a)
 {
-	const char *before = NULL;
+	const char *before = NULL, *about = NULL;
 	char err[RL_ERRLEN] = "";
 	struct rule_target l;
-	struct rl_rule r;
 	int ret;
 
-	if (a->argc < 3) {
+	if (a->npos < 2) {
 		pr_err("rule add: give an interface and a rule name (see " RL_PROG " rule --help)");
 		return 2;
 	}
 	/* The rule first: a bad one is refused before the limiter is looked at. */
-	ret = rl_rule_parse(&r, &before, (const char *const *)a->argv + 2, err, sizeof(err));
+	ret = rl_rule_from_args(a->rule, a->pos[1], a, &before, &about, err, sizeof(err));
 	if (ret) {
+		if (about)
+			rl_about_cli(err, sizeof(err), about);
 		pr_err("rule add: %s", err);
 		return 2;
 	}
-	if (target_open(&l, a->argv[1], true)) {
-		rl_rule_free(&r);
+	if (target_open(&l, a->pos[0], true))
 		return 1;
-	}
-	ret = rl_ruleset_add(&l.set, &r, before, err, sizeof(err));
+	ret = rl_ruleset_add(&l.set, a->rule, before, err, sizeof(err));
 	if (ret) {
 		pr_err("rule add: %s", err);
-		rl_rule_free(&r);
 		target_close(&l);
 		return 1;
 	}
@@ -212,17 +214,15 @@ static int cmd_rule_list(const struct rl_args *a)
 
 /*
  * rule's subcommands (rl_cmds[]'s rule row points here). Their --help is
- * rule's; a synopsis is what follows "xdp-ratelimit rule NAME". rule add is
- * raw: its words after IFACE go to rl_rule_parse(), through the same option
- * table, and its groups are the options it documents and completes.
+ * rule's; a synopsis is what follows "xdp-ratelimit rule NAME". Each checks
+ * its words itself, for its message.
  */
 const struct rl_cmd rl_rule_cmds[] = {
-	{ "add", cmd_rule_add, NULL, RL_CMD_RAW | RL_G_RULE | RL_G_POLICY, 2, 2,
+	{ "add", cmd_rule_add, NULL, RL_G_JSON | RL_G_RULE | RL_G_POLICY | RL_G_LIMITER, 0, 2,
 	  "IFACE NAME [--src CIDR[,CIDR...]] [--src-file FILE] [--proto PROTO] "
 	  "[--dport N|N-M] [--tcp-flags FLAGS] (--allow | --deny | --rate RATE [POLICY OPTIONS] "
 	  "[--action dry-run] [--block DUR]) [--before NAME]",
 	  "add a rule", "" },
-	/* Two words at most, each checked by the command for its message. */
 	{ "del", cmd_rule_del, NULL, RL_G_JSON, 0, 2, "IFACE NAME", "delete a rule", "" },
 	{ "list", cmd_rule_list, NULL, RL_G_JSON, 0, 2, "IFACE [--json]", "list the rules", "" },
 	{ NULL },
