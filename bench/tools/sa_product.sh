@@ -14,10 +14,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 src=$(dirname "$0")/sa_product.c
 d=$tree
-# bench.o holds rl-bench's main(): renamed, the rest of it is linked as is.
-objcopy --redefine-sym main=rl_bench_main "$d/build/bench/bench.o" "$tmp/bench.o"
+# Every object of rl-bench but main.o (its main() and phase table).
 gcc -O2 -D_GNU_SOURCE -I"$d/include" -I"$d/user/lib" -I"$d/build" -I"$d/bench" \
-	-I"$d/build/bench" "$src" "$tmp/bench.o" $(ls "$d"/build/bench/*.o | grep -v '/bench\.o$' | grep -v '\.bpf\.o$') \
+	-I"$d/build/bench" "$src" $(ls "$d"/build/bench/*.o | grep -v '/main\.o$' | grep -v '\.bpf\.o$') \
 	"$d/build/libxdp-ratelimit.a" -lxdp -lbpf -lelf -lz -lpthread -lm -o "$tmp/m"
 for i in $(seq "$runs"); do
 	RL_BENCH_TABLE4=lru "$tmp/m" "$rounds" 2>/dev/null | sed "s/^/base $i /" >>"$tmp/r"
