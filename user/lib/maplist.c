@@ -5,15 +5,21 @@
 #include "rl_skel.h"
 
 const char *const rl_map_names[RL_N_MAPS] = {
-#define RL_MAP_NAME(field, pin, skel) #pin,
+#define RL_MAP_NAME(field, pin, skel, size) #pin,
 	RL_MAPS(RL_MAP_NAME)
 #undef RL_MAP_NAME
+};
+
+const enum rl_map_size rl_map_sizes[RL_N_MAPS] = {
+#define RL_MAP_SIZE(field, pin, skel, size) size,
+	RL_MAPS(RL_MAP_SIZE)
+#undef RL_MAP_SIZE
 };
 
 void rl_skel_maps(const struct xdp_ratelimit *skel, struct bpf_map *maps[RL_N_MAPS])
 {
 	struct bpf_map *m[] = {
-#define RL_SKEL_MAP(field, pin, skel_map) skel->maps.skel_map,
+#define RL_SKEL_MAP(field, pin, skel_map, size) skel->maps.skel_map,
 		RL_MAPS(RL_SKEL_MAP)
 #undef RL_SKEL_MAP
 	};

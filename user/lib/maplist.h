@@ -5,44 +5,61 @@
  * skeleton's maps in the same order (rl_skel_maps()), and from those the
  * reuse of live maps, the layouts checked and the fds closed.
  *
- * Each row is X(field, pin, skel):
+ * Each row is X(field, pin, skel, size):
  *   field  its fd in struct rl_pins (p->field), and its index RL_MAP_field
  *   pin    its name in the pin directory, the object's name for it
  *   skel   its member of the skeleton's maps: the object's name, but for
  *          rl_evctl, the section .data.evctl, which libbpf calls data_evctl
+ *   size   how its entries are counted (enum rl_map_size below)
  * The order is the pins' order; a new map is a new row.
  */
 #ifndef RL_MAPLIST_H
 #define RL_MAPLIST_H
 
+/*
+ * How a map is sized (rl_map_entries() of user/lib/prog.h). A feature's map
+ * has one entry while the feature is off (the code that would look it up is
+ * not in the program: the feature is compiled in), and is made anew at full
+ * size, swapped in with the program that turns the feature on.
+ */
+enum rl_map_size {
+	RL_SIZE_OBJ, /* as the BPF object declares it (an LPM trie's memory grows with it) */
+	RL_SIZE_TABLE4, /* IPv4 sources: the policy's table full, the others one entry */
+	RL_SIZE_SRC6, /* IPv6 sources: --max-sources6 */
+	RL_SIZE_RSTATE, /* states of limit rules: only with a limit rule */
+	RL_SIZE_PORTS, /* the port table: only with a rule that matches ports */
+	RL_SIZE_SYNC4, /* sync counting's tables: only while counting is on */
+	RL_SIZE_SYNC6,
+};
+
 #define RL_MAPS(X)                                                                                   \
 	/* The sources, the policy's copy and its slot, the counters. */                             \
-	X(state4, rl_state4, rl_state4)                                                              \
-	X(state6, rl_state6, rl_state6)                                                              \
-	X(config, rl_config, rl_config)                                                              \
-	X(ctl, rl_ctl, rl_ctl)                                                                       \
-	X(counters, rl_counters, rl_counters)                                                        \
+	X(state4, rl_state4, rl_state4, RL_SIZE_TABLE4)                                              \
+	X(state6, rl_state6, rl_state6, RL_SIZE_SRC6)                                                \
+	X(config, rl_config, rl_config, RL_SIZE_OBJ)                                                 \
+	X(ctl, rl_ctl, rl_ctl, RL_SIZE_OBJ)                                                          \
+	X(counters, rl_counters, rl_counters, RL_SIZE_OBJ)                                           \
 	/* Drop samples: include/rl_events.h. */                                                     \
-	X(events, rl_events, rl_events)                                                              \
-	X(evctl, rl_evctl, data_evctl)                                                               \
-	X(evcpu, rl_evcpu, rl_evcpu)                                                                 \
+	X(events, rl_events, rl_events, RL_SIZE_OBJ)                                                 \
+	X(evctl, rl_evctl, data_evctl, RL_SIZE_OBJ)                                                  \
+	X(evcpu, rl_evcpu, rl_evcpu, RL_SIZE_OBJ)                                                    \
 	/* Rules (user/lib/rulemaps.h): their copy, counters, per-source states, prefix tries. */    \
-	X(rcfg, rl_rcfg, rl_rcfg)                                                                    \
-	X(rcnt, rl_rcnt, rl_rcnt)                                                                    \
-	X(rstate, rl_rstate, rl_rstate)                                                              \
-	X(src4a, rl_src4a, rl_src4a)                                                                 \
-	X(src6a, rl_src6a, rl_src6a)                                                                 \
-	X(src4b, rl_src4b, rl_src4b)                                                                 \
-	X(src6b, rl_src6b, rl_src6b)                                                                 \
-	X(ports, rl_ports, rl_ports)                                                                 \
+	X(rcfg, rl_rcfg, rl_rcfg, RL_SIZE_OBJ)                                                       \
+	X(rcnt, rl_rcnt, rl_rcnt, RL_SIZE_OBJ)                                                       \
+	X(rstate, rl_rstate, rl_rstate, RL_SIZE_RSTATE)                                              \
+	X(src4a, rl_src4a, rl_src4a, RL_SIZE_OBJ)                                                    \
+	X(src6a, rl_src6a, rl_src6a, RL_SIZE_OBJ)                                                    \
+	X(src4b, rl_src4b, rl_src4b, RL_SIZE_OBJ)                                                    \
+	X(src6b, rl_src6b, rl_src6b, RL_SIZE_OBJ)                                                    \
+	X(ports, rl_ports, rl_ports, RL_SIZE_PORTS)                                                  \
 	/* Fleet sync (include/rl_sync.h): the switches, counter tables, the agent's status. */      \
-	X(sync4, rl_sync4, rl_sync4)                                                                 \
-	X(sync6, rl_sync6, rl_sync6)                                                                 \
-	X(sc4a, rl_sc4a, rl_sc4a)                                                                    \
-	X(sc4b, rl_sc4b, rl_sc4b)                                                                    \
-	X(sc6a, rl_sc6a, rl_sc6a)                                                                    \
-	X(sc6b, rl_sc6b, rl_sc6b)                                                                    \
-	X(sync_status, rl_sync_status, rl_sync_status)                                               \
+	X(sync4, rl_sync4, rl_sync4, RL_SIZE_OBJ)                                                    \
+	X(sync6, rl_sync6, rl_sync6, RL_SIZE_OBJ)                                                    \
+	X(sc4a, rl_sc4a, rl_sc4a, RL_SIZE_SYNC4)                                                     \
+	X(sc4b, rl_sc4b, rl_sc4b, RL_SIZE_SYNC4)                                                     \
+	X(sc6a, rl_sc6a, rl_sc6a, RL_SIZE_SYNC6)                                                     \
+	X(sc6b, rl_sc6b, rl_sc6b, RL_SIZE_SYNC6)                                                     \
+	X(sync_status, rl_sync_status, rl_sync_status, RL_SIZE_OBJ)                                  \
 	/*                                                                                         \
 	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the                               \
 	 * set-associative rl_sets4 and wide4 its wide layout rl_wide4                             \
@@ -50,13 +67,13 @@
 	 * table4), the others have a single entry. sweep: the timer that                          \
 	 * sweeps sets4.                                                                           \
 	 */ \
-	X(sets4, rl_sets4, rl_sets4)                                                                 \
-	X(sweep, rl_sweep, rl_sweep)                                                                 \
-	X(wide4, rl_wide4, rl_wide4)
+	X(sets4, rl_sets4, rl_sets4, RL_SIZE_TABLE4)                                                 \
+	X(sweep, rl_sweep, rl_sweep, RL_SIZE_OBJ)                                                    \
+	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4)
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {
-#define RL_MAP_INDEX(field, pin, skel) RL_MAP_##field,
+#define RL_MAP_INDEX(field, pin, skel, size) RL_MAP_##field,
 	RL_MAPS(RL_MAP_INDEX)
 #undef RL_MAP_INDEX
 		RL_N_MAPS
@@ -69,7 +86,7 @@ enum {
 struct rl_pins {
 	union {
 		struct {
-#define RL_PINS_FIELD(field, pin, skel) int field;
+#define RL_PINS_FIELD(field, pin, skel, size) int field;
 			RL_MAPS(RL_PINS_FIELD)
 #undef RL_PINS_FIELD
 		};
@@ -81,6 +98,9 @@ _Static_assert(sizeof(struct rl_pins) == RL_N_MAPS * sizeof(int), "one fd per ma
 
 /* The pin names, in the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
+
+/* How each is sized, in the same order. */
+extern const enum rl_map_size rl_map_sizes[RL_N_MAPS];
 
 /* The skeleton's maps in struct rl_pins order. */
 struct xdp_ratelimit;

@@ -64,6 +64,110 @@ static int free_fds(void)
 	return (int)rl.rlim_cur - (open - 1);
 }
 
+/* Does a rule of @rules limit (and so keep per-source states)? */
+static bool rules_limit(const struct rl_rules_cfg *rules)
+{
+	for (__u32 i = 0; i < rules->n && i < RL_RULE_SLOTS; i++)
+		if (rules->r[i].action == RL_RULE_LIMIT)
+			return true;
+	return false;
+}
+
+/* Is the feature that sizes map @i on in the program for @cfg and @rules? */
+static bool feature_on(int i, const struct rl_config *cfg, const struct rl_rules_cfg *rules)
+{
+	switch (rl_map_sizes[i]) {
+	case RL_SIZE_RSTATE:
+		return rules_limit(rules);
+	case RL_SIZE_PORTS:
+		return rules->need_ports;
+	case RL_SIZE_SYNC4:
+	case RL_SIZE_SYNC6:
+		return cfg->sync_count;
+	default:
+		return false;
+	}
+}
+
+/* The entries of map @i at full size, on tables of @max4 IPv4 and @max6 IPv6 sources. */
+static __u32 feature_full(int i, __u32 max4, __u32 max6)
+{
+	switch (rl_map_sizes[i]) {
+	case RL_SIZE_RSTATE:
+		/* The rules' sources: never more than the default rule's table. */
+		return max4 < RL_RULE_MAX_SOURCES ? max4 : RL_RULE_MAX_SOURCES;
+	case RL_SIZE_PORTS:
+		return RL_PORT_TABLE;
+	case RL_SIZE_SYNC4:
+		/* Sync counters: at most one entry per tracked source. */
+		return max4;
+	case RL_SIZE_SYNC6:
+		return max6;
+	default:
+		return 0;
+	}
+}
+
+bool rl_map_is_feature(int i)
+{
+	return feature_full(i, 1, 1) != 0;
+}
+
+__u32 rl_map_entries(int i, const struct rl_config *cfg, const struct rl_rules_cfg *rules,
+		     __u32 max4, __u32 max6)
+{
+	if (!rl_map_is_feature(i))
+		return 0;
+	return feature_on(i, cfg, rules) ? feature_full(i, max4, max6) : 1;
+}
+
+/* New maps: the features' at the size @cfg and @rules need (@full: all at full size). */
+static int feature_sizes(struct xdp_ratelimit *skel, const struct rl_config *cfg,
+			 const struct rl_rules_cfg *rules, __u32 max4, __u32 max6, bool full)
+{
+	struct bpf_map *maps[RL_N_MAPS];
+	int ret = 0;
+
+	rl_skel_maps(skel, maps);
+	for (int i = 0; i < RL_N_MAPS && !ret; i++)
+		if (rl_map_is_feature(i))
+			ret = bpf_map__set_max_entries(
+				maps[i], full ? feature_full(i, max4, max6) :
+						rl_map_entries(i, cfg, rules, max4, max6));
+	return ret;
+}
+
+/*
+ * The live maps @p for a program that turns on what @cfg and @rules do: a
+ * feature's map of one entry would make it wrong (a rule limiting one
+ * source at a time, counts lost), so refuse it rather than load it. The
+ * caller makes them at full size first (rl_feature_maps()).
+ */
+static int reuse_fits(const struct rl_pins *p, const struct rl_config *cfg,
+		      const struct rl_rules_cfg *rules, char *err, size_t errlen)
+{
+	for (int i = 0; i < RL_N_MAPS; i++) {
+		struct bpf_map_info info = {};
+		__u32 len = sizeof(info);
+
+		if (!rl_map_is_feature(i) || !feature_on(i, cfg, rules))
+			continue;
+		if (bpf_obj_get_info_by_fd(p->fd[i], &info, &len)) {
+			snprintf(err, errlen, "couldn't inspect %s: %s", rl_map_names[i],
+				 strerror(errno));
+			return -errno;
+		}
+		if (info.max_entries <= 1) {
+			snprintf(err, errlen,
+				 "%s has one entry, and this program needs it whole: it is made "
+				 "with the program that turns it on",
+				 rl_map_names[i]);
+			return -ENOSPC;
+		}
+	}
+	return 0;
+}
+
 /* Load the program on the live maps @p rather than new ones. */
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
@@ -84,6 +188,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 {
 	struct xdp_ratelimit *skel;
 	__u32 max4 = o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES, bits;
+	__u32 max6 = o->max_sources6 ?: RL_MAX_SOURCES6_FOR(max4);
 	int ret, avail = free_fds(), need = RL_LOAD_FDS_EXTRA;
 	struct bpf_map *map;
 
@@ -137,6 +242,9 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		}
 	}
 	if (o->reuse) {
+		ret = reuse_fits(o->reuse, cfg, &skel->rodata_cfg->rl_rules, err, errlen);
+		if (ret)
+			goto fail;
 		ret = reuse_maps(skel, o->reuse);
 		if (!ret && o->reuse_clock > 0)
 			ret = bpf_map__reuse_fd(skel->maps.rl_clock, o->reuse_clock);
@@ -157,24 +265,11 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_wide4, wide ? 1U << bits : 1);
 		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_state6,
-						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
-		/* Rules' sources: never more than the default rule's table. */
-		/* Sync counters: at most one entry per tracked source. */
-		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_sc4a,
-						       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
-		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_sc4b,
-						       o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES);
-		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_sc6a,
-						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
-		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_sc6b,
-						       o->max_sources6 ?: RL_DEFAULT_MAX_SOURCES6);
-		if (!ret && o->max_sources4 && o->max_sources4 < RL_RULE_MAX_SOURCES)
-			ret = bpf_map__set_max_entries(skel->maps.rl_rstate, o->max_sources4);
+			ret = bpf_map__set_max_entries(skel->maps.rl_state6, max6);
+		/* The features' maps: one entry unless the policy or the rules turn them on. */
+		ret = ret   ?:
+			      feature_sizes(skel, cfg, &skel->rodata_cfg->rl_rules, max4, max6,
+					    o->both_tables4);
 		if (ret) {
 			snprintf(err, errlen, "couldn't size the source tables: %s",
 				 strerror(-ret));

@@ -20,8 +20,10 @@ struct rl_prog_opts {
 	const struct rl_pins *reuse; /* the maps of a live limiter, or NULL: new maps */
 	__u32 max_sources4, max_sources6; /* table sizes of new maps (0: the defaults) */
 	/*
-	 * New maps: both IPv4 tables at full size (tests, benchmarks), rather
-	 * than the one the policy uses (cfg->table4) and a stand-in.
+	 * New maps: every table at full size (tests, benchmarks): both IPv4
+	 * tables rather than the one the policy uses (cfg->table4) and a
+	 * stand-in, and the maps of every feature (rule states, the port
+	 * table, sync counters) rather than those @cfg and the rules turn on.
 	 */
 	bool both_tables4;
 	bool test_clock; /* read the clock from rl_clock (tests) */
@@ -46,6 +48,15 @@ void rl_prog_destroy(struct xdp_ratelimit *skel);
 /* The program's fd, and its maps' fds in struct rl_pins (owned by the skeleton). */
 int rl_prog_fd(const struct xdp_ratelimit *skel);
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds);
+/*
+ * The entries map @i (RL_MAP_*) needs in the program for @cfg and @rules, on
+ * tables of @max4 IPv4 and @max6 IPv6 sources, if it is a feature's
+ * (rl_map_is_feature(): sync counters, rule states, the port table): full
+ * when the feature is on, 1 when off. 0 for the other maps.
+ */
+__u32 rl_map_entries(int i, const struct rl_config *cfg, const struct rl_rules_cfg *rules,
+		     __u32 max4, __u32 max6);
+bool rl_map_is_feature(int i);
 /* The sync charge program's fd and its batch map's (loaded with rl_prog_opts.charge). */
 int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd);
 

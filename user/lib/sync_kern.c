@@ -60,8 +60,6 @@ static void init(struct rl_sync_kern *k)
 
 int rl_sync_counting(struct rl_sync_kern *k, bool on, char *err, size_t errlen)
 {
-	struct rl_prog_opts po = { .reuse = &k->pins };
-	struct xdp_ratelimit *skel;
 	struct rl_config cfg;
 	int lock, ret;
 	__u32 active;
@@ -83,15 +81,12 @@ int rl_sync_counting(struct rl_sync_kern *k, bool on, char *err, size_t errlen)
 	if (!!cfg.sync_count == on)
 		goto out;
 	cfg.sync_count = on;
-	skel = rl_prog_open(&cfg, &po, err, errlen);
-	if (!skel) {
-		ret = -errno;
+	/* With its counter tables at full size (on) or one entry again (off). */
+	ret = rl_swap_live(&k->ifc, &k->pins, &cfg, err, errlen);
+	if (ret < 0)
 		goto out;
-	}
-	ret = rl_replace(&k->ifc, rl_prog_fd(skel), err, errlen);
-	rl_prog_destroy(skel);
-	if (ret)
-		goto out;
+	if (ret > 0)
+		fprintf(stderr, "xdp-ratelimit: warning: %s\n", err);
 	ret = rl_config_swap(&k->pins, &cfg, active);
 	if (ret)
 		snprintf(

@@ -708,48 +708,6 @@ static int swap_in(const struct rl_iface *ifc, const struct rl_pins *pins,
 	return ret;
 }
 
-int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
-		       const struct rl_config *def, const struct rl_rules_cfg *old,
-		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
-		       size_t errlen)
-{
-	struct rl_prog_opts po = { .reuse = pins, .rules = out };
-	struct xdp_ratelimit *skel;
-	char why[RL_ERRLEN];
-	__u64 ns = 0;
-	int ret;
-
-	ret = rl_rules_compile(set, old, out, why, sizeof(why));
-	if (!ret)
-		ret = rl_rules_fill(pins, set, out, old, &ns, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	pr_debug("source prefixes written in %llu ms", (unsigned long long)(ns / 1000000));
-	skel = rl_prog_open(def, &po, why, sizeof(why));
-	if (!skel) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: nothing changed", why);
-		return ret;
-	}
-	/* Attached, the program lives on without our references. */
-	ret = rl_replace(ifc, rl_prog_fd(skel), why, sizeof(why));
-	rl_prog_destroy(skel);
-	if (ret) {
-		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
-		snprintf(err, errlen, "%s%s", why,
-			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
-		return ret;
-	}
-	ret = rl_rules_commit(pins, out, why, sizeof(why));
-	if (ret) {
-		snprintf(err, errlen, "the new rules are live, but %s", why);
-		return 1;
-	}
-	return 0;
-}
-
 int rl_members_converge(const struct rl_iface *ifc, const struct rl_pins *pins,
 			const struct rl_config *cfg, char *err, size_t errlen)
 {
@@ -816,6 +774,223 @@ static int repin_members(const struct rl_iface *ifc, const char *name, int fd, c
 }
 
 /*
+ * The maps of the features @cfg and @rules turn on or off that *@np (the
+ * maps to load the program on) does not have at the size they need
+ * (rl_map_entries(): full for a feature on, one entry for one off): made
+ * anew in *@np, each like the map it replaces (type, key, value, flags,
+ * BTF); *@made says which (bits of RL_MAP_*). Changes nothing live.
+ */
+static int feature_maps(struct rl_pins *np, const struct rl_config *cfg,
+			const struct rl_rules_cfg *rules, __u32 *made, char *err, size_t errlen)
+{
+	struct bpf_map_info i6 = {};
+	__u32 zero = 0, len = sizeof(i6), max4, want = 0;
+	struct rl_ctl ctl = {};
+	int ret = 0, i;
+
+	*made = 0;
+	if (bpf_map_lookup_elem(np->ctl, &zero, &ctl) ||
+	    bpf_obj_get_info_by_fd(np->state6, &i6, &len)) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't read the size of the source tables: %s",
+			 strerror(errno));
+		return ret;
+	}
+	max4 = ctl.max_sources4 ?: RL_DEFAULT_MAX_SOURCES;
+	for (i = 0; i < RL_N_MAPS; i++) {
+		LIBBPF_OPTS(bpf_map_create_opts, o);
+		struct bpf_map_info info = {};
+		int fd, btf = -1;
+
+		want = rl_map_entries(i, cfg, rules, max4, i6.max_entries);
+		len = sizeof(info);
+		if (!want)
+			continue;
+		if (bpf_obj_get_info_by_fd(np->fd[i], &info, &len)) {
+			ret = -errno;
+			goto fail;
+		}
+		if (info.max_entries == want)
+			continue;
+		o.map_flags = info.map_flags;
+		/* Its BTF too, so that bpftool prints its entries as the object's. */
+		if (info.btf_id)
+			btf = bpf_btf_get_fd_by_id(info.btf_id);
+		if (btf >= 0) {
+			o.btf_fd = btf;
+			o.btf_key_type_id = info.btf_key_type_id;
+			o.btf_value_type_id = info.btf_value_type_id;
+		}
+		fd = bpf_map_create(info.type, info.name, info.key_size, info.value_size, want, &o);
+		ret = -errno;
+		if (btf >= 0)
+			close(btf);
+		if (fd < 0)
+			goto fail;
+		np->fd[i] = fd;
+		*made |= 1U << i;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "couldn't make %s with %u entries: %s", rl_map_names[i], want,
+		 strerror(-ret));
+	for (int j = 0; j < i; j++)
+		if (*made & (1U << j))
+			close(np->fd[j]);
+	*made = 0;
+	return ret;
+}
+
+/* The maps feature_maps() made (@made of *@np): the pins and the program hold them now. */
+static void feature_close(const struct rl_pins *np, __u32 made)
+{
+	for (int i = 0; i < RL_N_MAPS; i++)
+		if (made & (1U << i))
+			close(np->fd[i]);
+}
+
+/*
+ * Point the switches of sync counting (rl_sync4, rl_sync6: the outer maps
+ * the program reads) at the first counter table of each family of @p, if
+ * @made replaced it: while the program that counts is live, the tables it
+ * counts into are full size. Turning counting on, it is done before that
+ * program's swap (the live one does not count); off, after it.
+ */
+static int feature_switch(const struct rl_pins *p, __u32 made)
+{
+	__u32 zero = 0;
+
+	if ((made & (1U << RL_MAP_sc4a)) && bpf_map_update_elem(p->sync4, &zero, &p->sc4a, BPF_ANY))
+		return -errno;
+	if ((made & (1U << RL_MAP_sc6a)) && bpf_map_update_elem(p->sync6, &zero, &p->sc6a, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+/* The maps feature_maps() made, pinned for every member in place of those they replace. */
+static int feature_pin(const struct rl_iface *ifc, const struct rl_pins *np, __u32 made, char *err,
+		       size_t errlen)
+{
+	int ret = 0;
+
+	for (int i = 0; i < RL_N_MAPS && !ret; i++)
+		if (made & (1U << i))
+			ret = repin_members(ifc, rl_map_names[i], np->fd[i], err, errlen);
+	return ret;
+}
+
+/*
+ * The program for @cfg and @rules swapped in on @np, the live maps with the
+ * features' made by feature_maps() (@made), the sync switches moved on the
+ * way (feature_switch()): < 0 and nothing changed, with the switches back
+ * on the tables of @pins; 0.
+ */
+static int feature_swap(const struct rl_iface *ifc, const struct rl_pins *pins,
+			const struct rl_pins *np, __u32 made, const struct rl_config *cfg,
+			const struct rl_rules_cfg *rules, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	if (cfg->sync_count)
+		ret = feature_switch(np, made);
+	if (ret) {
+		snprintf(err, errlen, "couldn't switch sync counting to its new tables: %s",
+			 strerror(-ret));
+		feature_switch(pins, made);
+		return ret;
+	}
+	ret = swap_in(ifc, np, cfg, rules, err, errlen);
+	if (ret && ret != -ENOTRECOVERABLE) {
+		feature_switch(pins, made);
+		return ret;
+	}
+	/* Counting off now: its one-entry tables in place of the full ones. */
+	if (!cfg->sync_count && feature_switch(np, made))
+		pr_warn("couldn't switch sync counting to its one-entry tables: %s",
+			strerror(errno));
+	return ret;
+}
+
+int rl_swap_live(const struct rl_iface *ifc, struct rl_pins *pins, const struct rl_config *cfg,
+		 char *err, size_t errlen)
+{
+	struct rl_rules_cfg *rules = malloc(sizeof(*rules));
+	struct rl_pins np = *pins;
+	char why[RL_ERRLEN];
+	__u32 made = 0;
+	int ret;
+
+	if (!rules) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	ret = rl_rules_read(pins, rules);
+	if (ret) {
+		snprintf(err, errlen, "couldn't read the live rules: %s", strerror(-ret));
+		goto out;
+	}
+	ret = feature_maps(&np, cfg, rules, &made, err, errlen);
+	if (!ret)
+		ret = feature_swap(ifc, pins, &np, made, cfg, rules, err, errlen);
+	if (ret) {
+		feature_close(&np, made);
+		goto out;
+	}
+	if (feature_pin(ifc, &np, made, why, sizeof(why))) {
+		snprintf(err, errlen, "the new program is live, but %s", why);
+		ret = 1;
+	}
+	/* @pins follows: the maps live now in place of those replaced. */
+	for (int i = 0; i < RL_N_MAPS; i++)
+		if (made & (1U << i)) {
+			close(pins->fd[i]);
+			pins->fd[i] = np.fd[i];
+		}
+out:
+	free(rules);
+	return ret;
+}
+
+int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
+		       const struct rl_config *def, const struct rl_rules_cfg *old,
+		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
+		       size_t errlen)
+{
+	struct rl_pins np = *pins;
+	char why[RL_ERRLEN];
+	__u32 made = 0;
+	__u64 ns = 0;
+	int ret;
+
+	ret = rl_rules_compile(set, old, out, why, sizeof(why));
+	/* The rules' maps they turn on, at full size, before they are filled. */
+	if (!ret)
+		ret = feature_maps(&np, def, out, &made, why, sizeof(why));
+	if (!ret)
+		ret = rl_rules_fill(&np, set, out, old, &ns, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s: nothing changed", why);
+		goto out;
+	}
+	pr_debug("source prefixes written in %llu ms", (unsigned long long)(ns / 1000000));
+	ret = feature_swap(ifc, pins, &np, made, def, out, why, sizeof(why));
+	if (ret) {
+		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
+		snprintf(err, errlen, "%s%s", why,
+			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
+		goto out;
+	}
+	if (feature_pin(ifc, &np, made, why, sizeof(why)) ||
+	    rl_rules_commit(&np, out, why, sizeof(why))) {
+		snprintf(err, errlen, "the new rules are live, but %s", why);
+		ret = 1;
+	}
+out:
+	feature_close(&np, made);
+	return ret;
+}
+
+/*
  * A set whose policy needs the other IPv4 table (rl_table4_choose()): make
  * that table at full size in *np (a copy of @pins), to load the new program
  * on. Its program carries each source over from the previous table (the
@@ -854,8 +1029,8 @@ int rl_set_live(const struct rl_iface *ifc, const struct rl_pins *pins, const st
 
 /*
  * The rules the new program carries, in *@rules: those of @set compiled
- * against the live ones (*@old) and written into the tries the live program
- * does not read, or (@set NULL) the live ones. Changes nothing live.
+ * against the live ones (*@old), or (@set NULL) the live ones. Changes
+ * nothing live.
  */
 static int stage_rules(const struct rl_pins *pins, const struct rl_ruleset *set,
 		       struct rl_rules_cfg **old, struct rl_rules_cfg **rules, char *err,
@@ -881,8 +1056,6 @@ static int stage_rules(const struct rl_pins *pins, const struct rl_ruleset *set,
 		return 0;
 	}
 	ret = rl_rules_compile(set, *old, *rules, why, sizeof(why));
-	if (!ret)
-		ret = rl_rules_fill(pins, set, *rules, *old, NULL, why, sizeof(why));
 	if (ret)
 		snprintf(err, errlen, "rules: %s: nothing changed", why);
 	return ret;
@@ -897,7 +1070,7 @@ int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
 	struct rl_pins np = *pins, fin;
 	bool sw = false;
 	char why[RL_ERRLEN];
-	__u32 bits, a;
+	__u32 bits, a, made = 0;
 	int ret, stand_in = -1;
 
 	*moved = 0;
@@ -924,8 +1097,17 @@ int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
 		}
 		sw = true;
 	}
+	/* The maps of the features the new policy and rules turn on (or off). */
+	ret = feature_maps(&np, &c, rules, &made, why, sizeof(why));
+	/* The rules' prefixes, into the tries the live program does not read. */
+	if (!ret && set)
+		ret = rl_rules_fill(&np, set, rules, old_rules, NULL, why, sizeof(why));
+	if (ret) {
+		snprintf(err, errlen, "%s%s: nothing changed", set ? "rules: " : "", why);
+		goto out;
+	}
 	/* The commit point: one program with the new policy and the new rules. */
-	ret = swap_in(ifc, &np, &c, rules, why, sizeof(why));
+	ret = feature_swap(ifc, pins, &np, made, &c, rules, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "%s%s", why,
 			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
@@ -943,8 +1125,13 @@ int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
 		ret = 1;
 		goto out;
 	}
+	if (feature_pin(ifc, &np, made, why, sizeof(why))) {
+		snprintf(err, errlen, "the new policy is live, but %s", why);
+		ret = 1;
+		goto out;
+	}
 	if (set) {
-		ret = rl_rules_commit(pins, rules, why, sizeof(why));
+		ret = rl_rules_commit(&np, rules, why, sizeof(why));
 		if (ret) {
 			snprintf(err, errlen, "the new policy and rules are live, but %s", why);
 			ret = 1;
@@ -1010,6 +1197,7 @@ out:
 		close(stand_in);
 	if (sw)
 		close(*table4_fd(&np, c.table4));
+	feature_close(&np, made);
 	free(old_rules);
 	free(rules);
 	return ret;

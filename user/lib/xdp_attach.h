@@ -92,6 +92,18 @@ int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
 		       const struct rl_ruleset *set, struct rl_rules_cfg *out, char *err,
 		       size_t errlen);
 /*
+ * Load the program for @cfg (the live rules) on the live maps @pins and swap
+ * it in on @ifc and on every member, as set does but with nothing else
+ * changed (sync_kern.c turns counting on and off with it). The maps of the
+ * features @cfg turns on are made at full size before the swap, those it
+ * turns off again with one entry (rl_map_entries()), and pinned after it;
+ * @pins then holds the maps live (those it replaced are closed). < 0:
+ * nothing changed; 0: done; 1: the program is live but a pin couldn't be
+ * replaced (@err says which).
+ */
+int rl_swap_live(const struct rl_iface *ifc, struct rl_pins *pins, const struct rl_config *cfg,
+		 char *err, size_t errlen);
+/*
  * A command killed between the members of a shared limiter leaves them
  * running different programs (both on its maps, one with the policy before).
  * If they do, swap in the program for @cfg, the live copy, on every member:
