@@ -26,11 +26,17 @@
 #define RL_DEFAULT_MAX_SOURCES 1048576
 #define RL_MAX_SOURCES_LIMIT   (64U << 20)
 /*
- * IPv6 sources have their own table, a quarter of the IPv4 one unless set
- * (--max-sources6): a /64 is one source by default, and an IPv6 entry costs
- * 96 bytes of kernel memory against 80 for IPv4.
+ * IPv6 sources have their own table (an LRU hash), a sixteenth of
+ * --max-sources unless set (--max-sources6): a /64 is one source by
+ * default, and an IPv6 entry costs 96 bytes of kernel memory against 32 for
+ * an IPv4 one in rl_sets4, so a sixteenth adds 6 bytes per IPv4 source
+ * whatever --max-sources is (65536 and 6 MiB for the default). A quarter
+ * would be 24 bytes, most of the 48 a source may cost (docs/design.md,
+ * "Memory").
  */
-#define RL_DEFAULT_MAX_SOURCES6 (RL_DEFAULT_MAX_SOURCES / 4)
+#define RL_SOURCES6_RATIO	  16
+#define RL_MAX_SOURCES6_FOR(max4) ((max4) / RL_SOURCES6_RATIO ?: 1)
+#define RL_DEFAULT_MAX_SOURCES6	  (RL_DEFAULT_MAX_SOURCES / RL_SOURCES6_RATIO)
 
 /*
  * Compare-and-swap attempts on one source before the packet is dropped and
