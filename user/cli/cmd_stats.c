@@ -13,6 +13,7 @@
 #include "config.h"
 #include "env.h"
 #include "json_writer.h"
+#include "memory.h"
 #include "pins.h"
 #include "rulemaps.h"
 #include "xdp_attach.h"
@@ -217,6 +218,9 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 {
 	struct rl_rules_cfg cfg;
 	bool rules = !rl_rules_read(pins, &cfg) && cfg.n;
+	/* The kernel memory of its maps (user/lib/memory.h), shown when it can be read. */
+	struct rl_memory mem;
+	bool has_mem = !rl_memory_read(pins, &mem) && mem.max_sources4;
 
 	if (json) {
 		struct rl_json w;
@@ -227,6 +231,8 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 		for (size_t i = 0; i < N_FIELDS; i++)
 			jw_uint_field(&w, fields[i].name, get(c, i));
 		jw_uint_field(&w, "sources", sources);
+		if (has_mem)
+			jw_uint_field(&w, "memory_bytes", mem.total);
 		if (rules)
 			print_rules(&w, pins, &cfg, c, sources);
 		print_sync(&w, pins);
@@ -238,6 +244,10 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 	for (size_t i = 0; i < N_FIELDS; i++)
 		printf("  %-18s %llu\n", fields[i].name, (unsigned long long)get(c, i));
 	printf("  %-18s %llu\n", "sources", (unsigned long long)sources);
+	if (has_mem)
+		printf("  %-18s %llu bytes (%.1f MiB, %.1f B per IPv4 source of %u)\n", "memory",
+		       (unsigned long long)mem.total, mem.total / 1048576.0,
+		       (double)mem.total / mem.max_sources4, mem.max_sources4);
 	if (rules)
 		print_rules(NULL, pins, &cfg, c, sources);
 	print_sync(NULL, pins);
