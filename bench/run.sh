@@ -29,6 +29,8 @@ build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 cd "$top"
+# BUILD relative to the tree or absolute: from here on, absolute.
+case $build in /*) ;; *) build=$top/$build ;; esac
 res=$here/results
 quick=${RL_BENCH_QUICK:-0}
 
@@ -55,8 +57,8 @@ make --no-print-directory BUILD="$build" "$build/xdp-ratelimit" "$build/rl-bench
 mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
 ulimit -l unlimited 2>/dev/null || true
 
-bench=$top/$build/rl-bench
-cli=$top/$build/xdp-ratelimit
+bench=$build/rl-bench
+cli=$build/xdp-ratelimit
 [ -x "$bench" ] && [ -x "$cli" ] || die "build failed"
 
 # --- names, cleanup -----------------------------------------------------------
@@ -274,7 +276,7 @@ EOF
 			--hashlimit-name "rlb$id" --hashlimit-htable-size 65536 \
 			--hashlimit-htable-max 262144 --hashlimit-htable-expire 120000 -j DROP ;;
 	xdpdrop)
-		ip -n "$ns_rx" link set dev "$if_rx" xdpdrv obj "$top/$build/bench/bench_drop.bpf.o" sec xdp ;;
+		ip -n "$ns_rx" link set dev "$if_rx" xdpdrv obj "$build/bench/bench_drop.bpf.o" sec xdp ;;
 	esac
 }
 

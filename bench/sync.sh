@@ -31,8 +31,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 cd "$top"
 quick=${RL_BENCH_QUICK:-0}
-cli=$top/$build/xdp-ratelimit
-bench=$top/$build/rl-bench
+case $build in /*) ;; *) build=$top/$build ;; esac
+cli=$build/xdp-ratelimit
+bench=$build/rl-bench
 
 die() { echo "bench sync: $*" >&2; exit 1; }
 say() { echo "bench sync: $*" >&2; }
