@@ -9,8 +9,6 @@
 #include "opts.h"
 #include "rules.h"
 #include "sync_agent.h"
-/* After sync_agent.h: its interval macros and these must be the same, or this fails to build. */
-#include "sync_defs.h"
 #include "test.h"
 #include "xdp_attach.h"
 

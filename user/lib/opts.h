@@ -114,7 +114,11 @@ void rl_args_defaults(struct rl_args *a);
  * any order and words that are not options into a->pos (at most
  * @max_pos). A repeated option, an unknown one, a bad value or too many
  * words is -EINVAL with a message in @err that names it. With @max_pos < 0,
- * stops at the first word and returns its index (argc if none).
+ * stops at the first word and returns its index (argc if none). Options are
+ * taken in order (argv is never permuted), so on an error getopt's optind is
+ * the index of the word after the one at fault (or still on a cluster of
+ * short options stopped in its middle): the CLI resumes there to find
+ * --json and --help past the error (rl_cmd_parse(), user/cli/cli.c).
  */
 int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
 		  char *err, size_t errlen);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "sync_defs.h"
 #include "sync_kern.h"
 #include "sync_redis.h"
 
@@ -26,9 +27,6 @@ enum rl_sync_fallback {
 	RL_SYNC_FB_SHARE = 1, /* the limit divided by the nodes last seen */
 };
 
-#define RL_SYNC_INTERVAL_DEFAULT_NS 100000000ULL /* 100 ms */
-#define RL_SYNC_INTERVAL_MIN_NS	    1000000ULL /* 1 ms: below, a round trip takes longer */
-#define RL_SYNC_INTERVAL_MAX_NS	    60000000000ULL /* 1 min: past it, keys would live for ages */
 /* How long the first connection may take: an unreachable host fails in this time. */
 #define RL_SYNC_CONNECT_TIMEOUT_NS 1000000000ULL
 /* Key expiry: 10 intervals, at least 2 s, so a node missing a few round trips keeps its keys. */

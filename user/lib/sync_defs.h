@@ -3,8 +3,7 @@
  * The limits of sync --interval, below both the option table that checks
  * them and the sync agent that runs at them: the table must not depend on
  * the agent (and, through it, on the kernel side of the sync). sync_agent.h
- * defines the same macros, token for token, until it includes this header
- * instead: a translation unit that sees both fails to build if they differ.
+ * includes it.
  */
 #ifndef RL_SYNC_DEFS_H
 #define RL_SYNC_DEFS_H
