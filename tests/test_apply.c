@@ -165,7 +165,7 @@ TEST(apply_load_model)
 	ASSERT_EQ(a->line, 3, "its line");
 	ASSERT_EQ(a->mode, RL_MODE_SKB, "mode");
 	ASSERT_EQ(a->max_sources, 4096, "max-sources");
-	ASSERT_EQ(a->max_sources6, 1024, "max-sources6 defaults to a quarter");
+	ASSERT_EQ(a->max_sources6, 256, "max-sources6 defaults to a sixteenth");
 	ASSERT_EQ(a->pol.rate_num * 60, a->pol.rate_den * 30, "rate 30/m");
 	ASSERT_EQ(a->cfg.burst, 7, "burst");
 	ASSERT_EQ(a->o.action, RL_ACTION_DRY_RUN, "action");
@@ -697,7 +697,7 @@ static const struct refused_file refused[] = {
 	{ "a live mode change", "  %s:\n    mode: native\n    rate: 500\n", 1,
 	  "%1$s:5: %2$s: mode: the limiter runs in skb mode" },
 	{ "a live table size change", "  %s:\n    mode: skb\n    rate: 500\n    max-sources6: 77\n",
-	  1, "%1$s:5: %2$s: max-sources6: the live table holds 262144" },
+	  1, "%1$s:5: %2$s: max-sources6: the live table holds 65536" },
 	{ "a bad value", "  %s:\n    mode: skb\n    rate: fast\n", 2, NULL },
 	/* Rules for the first interface: none goes live either. */
 	{ "a bad rule on the second",

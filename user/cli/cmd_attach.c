@@ -12,6 +12,7 @@
 #include "json_writer.h"
 #include "live.h"
 #include "lock.h"
+#include "memory.h"
 #include "pins.h"
 #include "probe.h"
 #include "prog.h"
@@ -151,7 +152,8 @@ static int attach_share(const struct rl_args *a)
 
 int cmd_attach(const struct rl_args *a)
 {
-	__u32 max6 = a->max_sources6 ? (__u32)a->max_sources6 : (__u32)(a->max_sources / 4 ?: 1);
+	__u32 max6 = a->max_sources6 ? (__u32)a->max_sources6 :
+				       RL_MAX_SOURCES6_FOR((__u32)a->max_sources);
 	struct rl_config cfg;
 	struct rl_iface ifc;
 	struct rl_json w;
@@ -432,8 +434,10 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	struct rl_live live;
 	const struct rl_config *cfg = &live.cfg;
 	struct rl_member m[RL_MAX_MEMBERS];
+	struct rl_memory mem;
 	char err[RL_ERRLEN], desc[256], shares[512] = "";
 	int ret, nm, nshares = 0;
+	bool has_mem;
 
 	if (rl_iface_get(name, &ifc, err, sizeof(err)) ||
 	    rl_pins_open(&ifc, &pins, err, sizeof(err))) {
@@ -441,6 +445,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		return 1;
 	}
 	ret = rl_live_read(&ifc, &pins, &live, err, sizeof(err));
+	/* The kernel memory of its maps (user/lib/memory.h), shown when it can be read. */
+	has_mem = !ret && !rl_memory_read(&pins, &mem) && mem.max_sources4;
 	rl_pins_close(&pins);
 	if (ret) {
 		pr_err("%s", err);
@@ -467,6 +473,8 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_string_field(w, "mode", rl_attach_mode(&ifc));
 		jw_uint_field(w, "max_sources", live.max_sources);
 		jw_uint_field(w, "max_sources6", live.max_sources6);
+		if (has_mem)
+			jw_uint_field(w, "memory_bytes", mem.total);
 		jw_uint_field(w, "prog_id", rl_attached_prog_id(&ifc));
 		jw_string_field(w, "pins", ifc.pindir);
 		jw_name(w, "shares_with");
@@ -482,6 +490,10 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		printf("%s: attached (%s, program %u), %u IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
 		       ifc.name, rl_attach_mode(&ifc), rl_attached_prog_id(&ifc), live.max_sources,
 		       live.max_sources6, ifc.pindir, describe(cfg, desc, sizeof(desc)));
+		if (has_mem)
+			printf("  kernel memory: %llu bytes (%.1f MiB, %.1f B per IPv4 source)\n",
+			       (unsigned long long)mem.total, mem.total / 1048576.0,
+			       (double)mem.total / mem.max_sources4);
 		if (nshares)
 			printf("  shares its limiter (source table and counters) with: %s\n",
 			       shares);

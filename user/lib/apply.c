@@ -392,7 +392,7 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 	ifc->mode = a.mode;
 	ifc->max_sources = a.max_sources;
 	/* attach's default, so that the file and the live table compare. */
-	ifc->max_sources6 = max6_given ? a.max_sources6 : (a.max_sources / 4 ?: 1);
+	ifc->max_sources6 = max6_given ? a.max_sources6 : RL_MAX_SOURCES6_FOR(a.max_sources);
 	ifc->pol = a.pol;
 	ifc->o = a.o;
 	if (share)
