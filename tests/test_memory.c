@@ -205,6 +205,56 @@ out:
 	rl_ns_destroy(&ns);
 }
 
+/*
+ * The CLI's defaults are the library's: attach with no size option, and
+ * status reports the memory of every map, at most PER_SOURCE_MAX bytes per
+ * IPv4 source, in both forms; the figure is the sum over the pins.
+ */
+TEST_FLAGS(memory_cli_status, RL_TEST_ROOT)
+{
+	char args[128], err[RL_ERRLEN] = "", *out = NULL, *p;
+	unsigned long long bytes = 0;
+	struct rl_memory mem = {};
+	struct rl_iface ifc;
+	struct rl_pins pins;
+	struct rl_ns ns;
+	int self = -1;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespace pair"))
+		return;
+	snprintf(args, sizeof(args), "attach %s --rate 100 --burst 10", ns.rx_if);
+	if (!rl_ns_cli_ok(&ns, "attach with the defaults", args))
+		goto out;
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s --json", ns.rx_if), 0,
+		      "status --json")) {
+		p = strstr(out, "\"memory_bytes\":");
+		if (ASSERT_TRUE(p != NULL, "status --json: memory_bytes"))
+			bytes = strtoull(p + strlen("\"memory_bytes\":"), NULL, 10);
+		ASSERT_CONTAINS(out, "\"max_sources6\":65536", "status --json: the IPv6 default");
+	}
+	free(out);
+	out = NULL;
+	printf("    status: %llu bytes, %.1f per IPv4 source\n", bytes,
+	       (double)bytes / RL_DEFAULT_MAX_SOURCES);
+	ASSERT_TRUE(bytes > 0 &&
+			    bytes <= (unsigned long long)PER_SOURCE_MAX * RL_DEFAULT_MAX_SOURCES,
+		    "status: at most 48 B per IPv4 source with the defaults");
+	self = enter(ns.rx);
+	if (ASSERT_TRUE(self >= 0, "enter") && open_limiter(ns.rx_if, &ifc, &pins)) {
+		if (ASSERT_OK(rl_memory_read(&pins, &mem), err))
+			ASSERT_EQ(mem.total, bytes, "status shows the sum over the pins");
+		rl_pins_close(&pins);
+	}
+	leave(self);
+	self = -1;
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s", ns.rx_if), 0, "status"))
+		ASSERT_CONTAINS(out, "kernel memory: ", "status: the memory line");
+	free(out);
+out:
+	leave(self);
+	rl_ns_destroy(&ns);
+}
+
 /* Passed and dropped by the limiter on ns's receiving side. */
 static bool counted(struct rl_ns *ns, __u64 *passed, __u64 *dropped)
 {
