@@ -149,17 +149,23 @@ const struct rl_opt rl_opt_table[] = {
 	  "support)." },
 	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL, NULL,
 	  RL_G_ATTACH,
-	  "IPv4 sources tracked at once (default 1048576, up to 67108864). Most policies use a "
-	  "set-associative table: four 8-byte slots each, in 64-byte sets of eight, rounded up "
-	  "to a power of two of sets (32 MiB for the default, 1 MiB at least); when a source's "
-	  "set is full, the one least ahead of the clock (which waited longest since it last "
-	  "passed) is forgotten. A policy whose states do not fit its slots (very long bursts, "
-	  "wide byte windows) uses an LRU table instead: 80 bytes per source, the least "
-	  "recently seen forgotten when it is full." },
+	  "IPv4 sources tracked at once (default 1048576, up to 67108864). Each costs 32 bytes "
+	  "of kernel memory in the set-associative table most policies use (four 8-byte slots "
+	  "per source, in 64-byte sets of eight, rounded up to a power of two of sets, so up "
+	  "to 64 bytes, and 1 MiB at least), and 6 more in the IPv6 table sized from it: 39 "
+	  "MiB for the default, every map counted (status and stats show it). When a "
+	  "source's set is full, the one least ahead of the clock (which waited longest since "
+	  "it last passed) is forgotten. A policy whose states do not fit its slots (very "
+	  "long bursts, wide byte windows) uses an LRU table instead: 80 bytes per source, the "
+	  "least recently seen forgotten when it is full. Rules that limit add 104 bytes per "
+	  "source they track (up to 262144 of them: 26 MiB), a --dport rule 2 MiB, and fleet "
+	  "sync 32 bytes per source while an agent runs: these maps are made when the first "
+	  "rule or agent needs them and given back after the last." },
 	{ "max-sources6", 0, RL_OPT_U64, "N", A(max_sources6), 0, 1, RL_MAX_SOURCES_LIMIT, NULL,
 	  NULL, RL_G_ATTACH,
-	  "IPv6 sources tracked at once, in a table of their own (default: a quarter of "
-	  "--max-sources; each is one --prefix6 network), 96 bytes each." },
+	  "IPv6 sources tracked at once, in a table of their own (default: a sixteenth of "
+	  "--max-sources, 65536; each is one --prefix6 network), 96 bytes of kernel memory "
+	  "each (6 MiB for the default), and 32 more while a sync agent runs." },
 
 	{ "share", 0, RL_OPT_STRING, "IFACE", A(share), 0, 0, 0, NULL, NULL, RL_G_ATTACH,
 	  "Share the limiter attached to IFACE (of this network namespace) instead of making "
@@ -290,7 +296,7 @@ void rl_args_defaults(struct rl_args *a)
 	rl_opts_defaults(&a->o);
 	a->mode = 0; /* native */
 	a->max_sources = RL_DEFAULT_MAX_SOURCES;
-	a->max_sources6 = 0; /* a quarter of max_sources */
+	a->max_sources6 = 0; /* a sixteenth of max_sources: RL_MAX_SOURCES6_FOR() */
 	a->top_n = 10;
 	a->one_in = 1;
 	a->max_rate = 100;
