@@ -196,7 +196,7 @@ struct rl_kcounters {
 	/*
 	 * Not counters: this CPU's last window k and its start k * W, which
 	 * spare the window algorithms the 128-bit multiply of rl_window()
-	 * while now stays in that window (bpf/xdp_ratelimit.bpf.c, tick()).
+	 * while now stays in that window (bpf/clock.h, tick()).
 	 * Checked at every use, so any content is safe; userspace ignores them.
 	 */
 	__u64 win_k, win_start;

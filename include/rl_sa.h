@@ -54,7 +54,7 @@ struct rl_sa_set {
 };
 
 /*
- * The sweep (bpf/xdp_ratelimit.bpf.c, sweep_cb()): a BPF timer that every
+ * The sweep (bpf/sweep.h, sweep_cb()): a BPF timer that every
  * RL_SA_SWEEP_TICK_NS rewrites the idle states of 1/2^RL_SA_SWEEP_PARTS of
  * the sets, so each slot is swept once per RL_SA_SWEEP_PASS_NS (6.4 s),
  * whatever the table's size. A slot is misread only if the clock passes it
@@ -75,7 +75,7 @@ struct rl_sa_set {
 /* The value of rl_sweep: the timer and where the sweep is (read by status). */
 struct rl_sweep {
 	struct bpf_timer t;
-	__u64 armed; /* 1 once an insertion armed the timer */
+	__u64 armed; /* 1 once a load armed the timer (rl_sweep_arm) */
 	__u64 next; /* the next set to sweep */
 	__u64 passes; /* whole passes over the table */
 	__u64 swept; /* states rewritten */
@@ -176,7 +176,7 @@ RL_INLINE __u64 rl_sa_get(__u64 w, __u64 ref, __u32 bits)
  * the identity word again (a drop: nothing written) or locks from it, stores
  * the next state and releases (a pass). Exact as the single-word protocol
  * is, and for the same reasons, with the lock in place of the compare-and-
- * swap of the whole word (bpf/xdp_ratelimit.bpf.c, limit_wide4()). The
+ * swap of the whole word (bpf/table4_wide.h, limit_wide4()). The
  * reads rely on the loads staying in program order, as on x86-64.
  */
 #define RL_SA_WIDE_WAYS 4

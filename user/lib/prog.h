@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The XDP program built for one configuration: the configuration is compiled
- * into its read-only data before load (see bpf/xdp_ratelimit.bpf.c), so
+ * into its read-only data before load (see bpf/maps.h), so
  * every change of policy loads a new program, which reuses the live maps.
  */
 #ifndef RL_PROG_H
