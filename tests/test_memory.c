@@ -268,6 +268,42 @@ static bool counted(struct rl_ns *ns, __u64 *passed, __u64 *dropped)
 }
 
 /*
+ * In ns's receiving namespace: the features' maps as features() expects them
+ * and, with @what, the memory as per_source() reports it. False if the
+ * limiter could not be opened.
+ */
+static bool rx_features(struct rl_ns *ns, bool rules, bool ports, bool sync, const char *what,
+			bool bounded)
+{
+	struct rl_iface ifc;
+	struct rl_pins pins;
+	int self = enter(ns->rx);
+	bool ok = ASSERT_TRUE(self >= 0, "enter") && open_limiter(ns->rx_if, &ifc, &pins);
+
+	if (ok) {
+		features(&pins, rules, ports, sync);
+		if (what)
+			per_source(&pins, what, bounded);
+		rl_pins_close(&pins);
+	}
+	leave(self);
+	return ok;
+}
+
+/* Send @fl and count what the limiter passed and dropped of it. */
+static bool flow_counted(struct rl_ns *ns, struct rl_flow *fl, __u64 *passed, __u64 *dropped)
+{
+	__u64 p0 = 0, d0 = 0, p1 = 0, d1 = 0;
+
+	if (!counted(ns, &p0, &d0) || !ASSERT_OK(rl_flow_start(ns, fl), "flow") ||
+	    !ASSERT_OK(rl_flow_wait(fl), "flow") || !counted(ns, &p1, &d1))
+		return false;
+	*passed = p1 - p0;
+	*dropped = d1 - d0;
+	return true;
+}
+
+/*
  * rule add with a limit and a port turns rl_rstate and rl_ports on: pinned
  * whole, and 200 sources limited each on its own (with a one-entry
  * rl_rstate they would push each other out and pass all); a rule without a
@@ -283,7 +319,7 @@ TEST_FLAGS(memory_rules_on_off, RL_TEST_ROOT)
 			      .count = 800,
 			      .gap = "50us" };
 	char dir[PATH_MAX], args[256], *cmd = NULL, *err = NULL;
-	__u64 p0 = 0, d0 = 0, p1 = 0, d1 = 0;
+	__u64 passed = 0, dropped = 0;
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	__u32 rstate_id = 0;
@@ -340,14 +376,13 @@ TEST_FLAGS(memory_rules_on_off, RL_TEST_ROOT)
 	rl_pins_close(&pins);
 	leave(self);
 	self = -1;
-	if (!counted(&ns, &p0, &d0) || !ASSERT_OK(rl_flow_start(&ns, &fl), "flow") ||
-	    !ASSERT_OK(rl_flow_wait(&fl), "flow") || !counted(&ns, &p1, &d1))
+	if (!flow_counted(&ns, &fl, &passed, &dropped))
 		goto out;
 	printf("    a limit rule, 256 sources x ~3 packets: %llu passed, %llu dropped\n",
-	       (unsigned long long)(p1 - p0), (unsigned long long)(d1 - d0));
+	       (unsigned long long)passed, (unsigned long long)dropped);
 	/* seq counts the last byte through its 256 values: 800 packets, 256 sources. */
-	ASSERT_LE(p1 - p0, 256 + 64, "each source passes about its burst of 1");
-	ASSERT_TRUE(d1 - d0 >= 400, "the rest are dropped by the rule");
+	ASSERT_LE(passed, 256 + 64, "each source passes about its burst of 1");
+	ASSERT_TRUE(dropped >= 400, "the rest are dropped by the rule");
 
 	/* A rule that only allows needs neither map; with it, the limit rule keeps them. */
 	snprintf(args, sizeof(args), "rule add %s ok --src 198.19.0.0/24 --allow", ns.rx_if);
@@ -356,19 +391,12 @@ TEST_FLAGS(memory_rules_on_off, RL_TEST_ROOT)
 	snprintf(args, sizeof(args), "rule del %s dns", ns.rx_if);
 	if (!rl_ns_cli_ok(&ns, "rule del", args))
 		goto out;
-	self = enter(ns.rx);
-	if (!ASSERT_TRUE(self >= 0, "enter") || !open_limiter(ns.rx_if, &ifc, &pins))
+	if (!rx_features(&ns, false, false, false, "an allow rule left", true))
 		goto out;
-	features(&pins, false, false, false);
-	per_source(&pins, "an allow rule left", true);
-	rl_pins_close(&pins);
-	leave(self);
-	self = -1;
 	/* The default policy decides them again: all pass. */
-	if (!counted(&ns, &p0, &d0) || !ASSERT_OK(rl_flow_start(&ns, &fl), "flow") ||
-	    !ASSERT_OK(rl_flow_wait(&fl), "flow") || !counted(&ns, &p1, &d1))
+	if (!flow_counted(&ns, &fl, &passed, &dropped))
 		goto out;
-	ASSERT_EQ(d1 - d0, 0, "after rule del nothing is dropped");
+	ASSERT_EQ(dropped, 0, "after rule del nothing is dropped");
 out:
 	leave(self);
 	free(cmd);
@@ -470,6 +498,11 @@ static bool apply_file(struct rl_ns *ns, char *path, size_t len, const char *bod
 	return true;
 }
 
+/* The limit rule of memory_rules_on_off, as apply's YAML. */
+#define DNS_RULE_YAML                                                                       \
+	"    rules:\n      - name: dns\n        src: [198.18.0.0/24]\n        proto: udp\n" \
+	"        dport: 53\n        rate: 1\n        burst: 1\n"
+
 /*
  * apply: an attach with a limit rule on a port makes the rules' maps whole
  * from the start (rl_attach_rules()); a set that drops the rules makes them
@@ -484,73 +517,47 @@ TEST_FLAGS(memory_apply_rules, RL_TEST_ROOT)
 			      .count = 800,
 			      .gap = "50us" };
 	char path[64] = "", args[128], *out = NULL;
-	__u64 p0 = 0, d0 = 0, p1 = 0, d1 = 0;
-	struct rl_iface ifc;
-	struct rl_pins pins;
+	__u64 passed = 0, dropped = 0;
 	struct rl_ns ns;
-	int self = -1;
 
 	if (!ASSERT_OK(rl_ns_create(&ns), "namespace pair"))
 		return;
 	if (!apply_file(&ns, path, sizeof(path),
-			"    rate: 100000\n    burst: 100000\n    rules:\n"
-			"      - name: dns\n        src: [198.18.0.0/24]\n        proto: udp\n"
-			"        dport: 53\n        rate: 1\n        burst: 1\n"))
+			"    rate: 100000\n    burst: 100000\n" DNS_RULE_YAML))
 		goto out;
 	snprintf(args, sizeof(args), "apply %s", path);
 	if (!rl_ns_cli_ok(&ns, "apply: attach with a rule", args))
 		goto out;
-	self = enter(ns.rx);
-	if (!ASSERT_TRUE(self >= 0, "enter") || !open_limiter(ns.rx_if, &ifc, &pins))
+	if (!rx_features(&ns, true, true, false, NULL, false))
 		goto out;
-	features(&pins, true, true, false);
-	rl_pins_close(&pins);
-	leave(self);
-	self = -1;
-	if (!counted(&ns, &p0, &d0) || !ASSERT_OK(rl_flow_start(&ns, &fl), "flow") ||
-	    !ASSERT_OK(rl_flow_wait(&fl), "flow") || !counted(&ns, &p1, &d1))
+	if (!flow_counted(&ns, &fl, &passed, &dropped))
 		goto out;
 	printf("    apply with a limit rule, 256 sources x ~3 packets: %llu passed, %llu dropped\n",
-	       (unsigned long long)(p1 - p0), (unsigned long long)(d1 - d0));
-	ASSERT_LE(p1 - p0, 256 + 64, "each source passes about its burst of 1");
+	       (unsigned long long)passed, (unsigned long long)dropped);
+	ASSERT_LE(passed, 256 + 64, "each source passes about its burst of 1");
 	unlink(path);
 	if (!apply_file(&ns, path, sizeof(path), "    rate: 200000\n    burst: 200000\n"))
 		goto out;
 	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply %s", path), 0, "apply: set, no rules"))
 		goto out;
-	self = enter(ns.rx);
-	if (!ASSERT_TRUE(self >= 0, "enter") || !open_limiter(ns.rx_if, &ifc, &pins))
+	if (!rx_features(&ns, false, false, false, "after apply without rules", true))
 		goto out;
-	features(&pins, false, false, false);
-	per_source(&pins, "after apply without rules", true);
-	rl_pins_close(&pins);
-	leave(self);
-	self = -1;
 	/* A set that brings the rule back grows them again, in its one swap. */
 	unlink(path);
 	if (!apply_file(&ns, path, sizeof(path),
-			"    rate: 300000\n    burst: 300000\n    rules:\n"
-			"      - name: dns\n        src: [198.18.0.0/24]\n        proto: udp\n"
-			"        dport: 53\n        rate: 1\n        burst: 1\n"))
+			"    rate: 300000\n    burst: 300000\n" DNS_RULE_YAML))
 		goto out;
 	snprintf(args, sizeof(args), "apply %s", path);
 	if (!rl_ns_cli_ok(&ns, "apply: set with a rule", args))
 		goto out;
-	self = enter(ns.rx);
-	if (!ASSERT_TRUE(self >= 0, "enter") || !open_limiter(ns.rx_if, &ifc, &pins))
+	if (!rx_features(&ns, true, true, false, NULL, false))
 		goto out;
-	features(&pins, true, true, false);
-	rl_pins_close(&pins);
-	leave(self);
-	self = -1;
-	if (!counted(&ns, &p0, &d0) || !ASSERT_OK(rl_flow_start(&ns, &fl), "flow") ||
-	    !ASSERT_OK(rl_flow_wait(&fl), "flow") || !counted(&ns, &p1, &d1))
+	if (!flow_counted(&ns, &fl, &passed, &dropped))
 		goto out;
 	printf("    apply set with the rule again: %llu passed, %llu dropped\n",
-	       (unsigned long long)(p1 - p0), (unsigned long long)(d1 - d0));
-	ASSERT_LE(p1 - p0, 256 + 64, "each source limited by the rule again");
+	       (unsigned long long)passed, (unsigned long long)dropped);
+	ASSERT_LE(passed, 256 + 64, "each source limited by the rule again");
 out:
-	leave(self);
 	if (*path)
 		unlink(path);
 	free(out);
