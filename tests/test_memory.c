@@ -112,41 +112,6 @@ static void features(const struct rl_pins *pins, bool rules, bool ports, bool sy
 	ASSERT_EQ(entries(pins->sc6b) > 1, sync, "rl_sc6b whole only while counting");
 }
 
-/*
- * Does the verified program @prog_fd still refer to map @map_fd (an ld_imm64
- * of it left after the verifier removed the code it proved dead)? 1, 0, -1.
- */
-static int refers_to(int prog_fd, int map_fd)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info), id = id_of(map_fd), n;
-	struct bpf_insn *insns;
-	int found = 0;
-
-	if (!id || bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return -1;
-	n = info.xlated_prog_len / sizeof(*insns);
-	insns = calloc(n, sizeof(*insns));
-	if (!insns)
-		return -1;
-	memset(&info, 0, sizeof(info));
-	info.xlated_prog_len = n * sizeof(*insns);
-	info.xlated_prog_insns = (__u64)(unsigned long)insns;
-	len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
-		free(insns);
-		return -1;
-	}
-	for (__u32 i = 0; i < n; i++)
-		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
-		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD ||
-		     insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
-		    (__u32)insns[i].imm == id)
-			found = 1;
-	free(insns);
-	return found;
-}
-
 /* The limiter on @ifc opened as @pins: its program reads no map of a feature that is off. */
 static void dead_when_off(const struct rl_iface *ifc, const struct rl_pins *pins)
 {
@@ -155,18 +120,21 @@ static void dead_when_off(const struct rl_iface *ifc, const struct rl_pins *pins
 
 	if (!ASSERT_EQ(rl_prog_alone(ifc->ifindex, &prog, &mode), 1, "our program"))
 		return;
-	ASSERT_EQ(refers_to(prog, pins->ports), 0, "no port rule: no load of rl_ports left");
-	ASSERT_EQ(refers_to(prog, pins->sync4), 0, "no counting: no load of rl_sync4 left");
-	ASSERT_EQ(refers_to(prog, pins->sync6), 0, "no counting: no load of rl_sync6 left");
-	ASSERT_EQ(refers_to(prog, pins->state4), 0, "rl_sets4's policy: no load of rl_state4");
-	ASSERT_EQ(refers_to(prog, pins->wide4), 0, "rl_sets4's policy: no load of rl_wide4");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->ports), 0,
+		  "no port rule: no load of rl_ports left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync4), 0, "no counting: no load of rl_sync4 left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync6), 0, "no counting: no load of rl_sync6 left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->state4), 0,
+		  "rl_sets4's policy: no load of rl_state4");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->wide4), 0,
+		  "rl_sets4's policy: no load of rl_wide4");
 	/*
 	 * No rules: none of their code is left. With rules but none that
 	 * limits, rl_rule_apply() (a global function, verified for any rule)
 	 * keeps its lookup of rl_rstate, reached only for a limit rule: a
 	 * hash, whose one entry a lookup misses, never out of bounds.
 	 */
-	ASSERT_EQ(refers_to(prog, pins->rstate), 0, "no rules: no load of rl_rstate left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->rstate), 0, "no rules: no load of rl_rstate left");
 	close(prog);
 }
 

@@ -272,40 +272,6 @@ static struct rl_state_key key6(const char *a, __u32 gen)
 	return k;
 }
 
-/* Does the verified program @prog_fd refer to map @map_fd (an ld_imm64 of it left after the verifier)? */
-static int refers_to(int prog_fd, int map_fd)
-{
-	struct bpf_prog_info info = {};
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(info), mlen = sizeof(mi), n;
-	struct bpf_insn *insns;
-	int found = 0;
-
-	if (bpf_obj_get_info_by_fd(map_fd, &mi, &mlen) ||
-	    bpf_obj_get_info_by_fd(prog_fd, &info, &len))
-		return -1;
-	n = info.xlated_prog_len / sizeof(*insns);
-	insns = calloc(n, sizeof(*insns));
-	if (!insns)
-		return -1;
-	memset(&info, 0, sizeof(info));
-	info.xlated_prog_len = n * sizeof(*insns);
-	info.xlated_prog_insns = (__u64)(unsigned long)insns;
-	len = sizeof(info);
-	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
-		free(insns);
-		return -1;
-	}
-	for (__u32 i = 0; i < n; i++)
-		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
-		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD ||
-		     insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
-		    (__u32)insns[i].imm == mi.id)
-			found = 1;
-	free(insns);
-	return found;
-}
-
 TEST_FLAGS(sync_counting_off_counts_nothing, RL_TEST_ROOT)
 {
 	struct rl_sync_kern *k;
@@ -329,12 +295,12 @@ TEST_FLAGS(sync_counting_off_counts_nothing, RL_TEST_ROOT)
 	ASSERT_EQ(n, 0, "nothing drained");
 	free(v);
 	/* Zero cost: the verifier removed the counting code, and with it the maps' loads. */
-	ASSERT_EQ(refers_to(p.prog_fd, p.maps.sync4), 0, "off: no load of rl_sync4 left");
-	ASSERT_EQ(refers_to(p.prog_fd, p.maps.sync6), 0, "off: no load of rl_sync6 left");
+	ASSERT_EQ(rl_prog_refers_to(p.prog_fd, p.maps.sync4), 0, "off: no load of rl_sync4 left");
+	ASSERT_EQ(rl_prog_refers_to(p.prog_fd, p.maps.sync6), 0, "off: no load of rl_sync6 left");
 	cfg.sync_count = 1;
 	if (rl_prog_configure(&p, 0, &cfg)) {
-		ASSERT_EQ(refers_to(p.prog_fd, p.maps.sync4), 1, "on: rl_sync4 loaded");
-		ASSERT_EQ(refers_to(p.prog_fd, p.maps.sync6), 1, "on: rl_sync6 loaded");
+		ASSERT_EQ(rl_prog_refers_to(p.prog_fd, p.maps.sync4), 1, "on: rl_sync4 loaded");
+		ASSERT_EQ(rl_prog_refers_to(p.prog_fd, p.maps.sync6), 1, "on: rl_sync6 loaded");
 	}
 	rl_sync_kern_close(k, false);
 	rl_prog_close(&p);

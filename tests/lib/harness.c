@@ -122,3 +122,37 @@ bool rl_prog_counters(struct rl_prog *p, struct rl_counters *sum)
 {
 	return ASSERT_OK(rl_counters_sum(p->counters_fd, sum), "read rl_counters");
 }
+
+/* See harness.h. */
+int rl_prog_refers_to(int prog_fd, int map_fd)
+{
+	struct bpf_prog_info info = {};
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(info), mlen = sizeof(mi), n;
+	struct bpf_insn *insns;
+	int found = 0;
+
+	if (bpf_obj_get_info_by_fd(map_fd, &mi, &mlen) ||
+	    bpf_obj_get_info_by_fd(prog_fd, &info, &len))
+		return -1;
+	n = info.xlated_prog_len / sizeof(*insns);
+	insns = calloc(n, sizeof(*insns));
+	if (!insns)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = n * sizeof(*insns);
+	info.xlated_prog_insns = (__u64)(unsigned long)insns;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(prog_fd, &info, &len)) {
+		free(insns);
+		return -1;
+	}
+	for (__u32 i = 0; i < n; i++)
+		if (insns[i].code == (BPF_LD | BPF_DW | BPF_IMM) &&
+		    (insns[i].src_reg == BPF_PSEUDO_MAP_FD ||
+		     insns[i].src_reg == BPF_PSEUDO_MAP_VALUE) &&
+		    (__u32)insns[i].imm == mi.id)
+			found = 1;
+	free(insns);
+	return found;
+}

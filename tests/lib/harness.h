@@ -49,5 +49,11 @@ bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struc
 int rl_prog_run(struct rl_prog *p, __u64 now, const void *frame, __u32 len, __u32 repeat);
 /* The per-CPU counters summed over every possible CPU. */
 bool rl_prog_counters(struct rl_prog *p, struct rl_counters *sum);
+/*
+ * Does the verified program @prog_fd still refer to map @map_fd (an ld_imm64
+ * of it left after the verifier removed the code it proved dead)? 1, 0, or
+ * -1 if it cannot be read.
+ */
+int rl_prog_refers_to(int prog_fd, int map_fd);
 
 #endif /* RL_HARNESS_H */
