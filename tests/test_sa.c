@@ -593,3 +593,70 @@ out:
 	rl_sa_unmap(&wm);
 	flood_stop(&fl);
 }
+
+/*
+ * A walk that the kernel overtakes (top, #26): the walk's first callback
+ * moves the clock 2 s on and sends a packet from every source, as the idle
+ * sweep and passing packets do while a walk of a large table takes seconds.
+ * No state may then be read back newer than the clock handed with it: with
+ * one clock read before the walk, the sources visited after the callback
+ * showed 2 s ahead, 2000% of a 100 ms bucket.
+ */
+struct overtaken {
+	struct flood *fl;
+	__u64 later;
+	__u32 nsrc, seen, ahead;
+	__u64 worst;
+};
+
+#define OVERTAKE_BASE 0xc6120100 /* 198.18.1.0 */
+
+static int overtake_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
+{
+	struct overtaken *o = ctx;
+	const struct rl_params *p = &o->fl->cfg.params;
+	/* The most a packet leaves: a full bucket plus one packet (no sync here). */
+	__u64 ahead, cap = p->tau + p->unit_cost;
+
+	if (!o->seen++)
+		for (__u32 i = 0; i < o->nsrc; i++)
+			if (send_from(o->fl, OVERTAKE_BASE + i, o->later) < 0)
+				return -EIO;
+	if (k->gen != o->fl->cfg.gen)
+		return 0;
+	ahead = rl_ahead(p, state, rl_vt(p, read_ns));
+	if (ahead > o->worst)
+		o->worst = ahead;
+	o->ahead += ahead > cap;
+	return 0;
+}
+
+static void overtaken_walk(int table4)
+{
+	const __u64 t0 = 1000 * MSEC;
+	struct overtaken o = { .nsrc = 256, .later = t0 + 2000 * MSEC };
+	struct flood fl;
+
+	o.fl = &fl;
+	if (!flood_start_on(&fl, (const char *const[]){ "--rate", "100", "--burst", "10", NULL },
+			    table4))
+		goto out;
+	for (__u32 i = 0; i < o.nsrc; i++)
+		if (send_from(&fl, OVERTAKE_BASE + i, t0) < 0)
+			goto out;
+	if (!ASSERT_OK(rl_state_walk(&fl.p.maps, overtake_one, &o), "walk"))
+		goto out;
+	printf("    %s: %u sources walked, %u read newer than their clock (worst %.0f%% of the bucket)\n",
+	       table4 == RL_TABLE4_WIDE ? "rl_wide4" : "rl_sets4", o.seen, o.ahead,
+	       100.0 * (double)o.worst / (double)fl.cfg.params.tau);
+	ASSERT_EQ(o.seen, o.nsrc, "every source walked once");
+	ASSERT_EQ(o.ahead, 0, "no state newer than the clock it is read with");
+out:
+	flood_stop(&fl);
+}
+
+TEST_FLAGS(sa_walk_overtaken_by_kernel, RL_TEST_ROOT)
+{
+	overtaken_walk(RL_TABLE4_SA);
+	overtaken_walk(RL_TABLE4_WIDE);
+}

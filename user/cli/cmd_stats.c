@@ -499,6 +499,13 @@ struct top_row {
 	double used; /* fraction of the limit in use; >= 1: over */
 	double credit; /* cost units that would pass now */
 	double wait_s; /* until the next packet of cost 1 (or 64 bytes) passes */
+	/*
+	 * The state read was newer than the clock read with it, further ahead
+	 * than the policy can store: shown at the most the policy allows
+	 * (rl_state_walk() reads the clock after each state, so this takes a
+	 * clock that is not monotonic, or a bug).
+	 */
+	bool clamped;
 };
 
 static int cmp_rows(const void *a, const void *b)
@@ -516,9 +523,20 @@ static void source_state(const struct rl_config *cfg, __u64 state, __u64 now, st
 	if (p->algo == RL_ALGO_TOKEN_BUCKET || p->algo == RL_ALGO_GCRA) {
 		double vt_per_ns = (double)p->vt_mult / (double)(1ULL << RL_VT_SHIFT);
 		__u64 ahead = rl_ahead(p, state, rl_vt(p, now));
+		/*
+		 * Packets never take a state past a full bucket plus the
+		 * largest packet (policy.c: h); fleet sync charges may add a
+		 * debt up to the largest storable TAT.
+		 */
+		__u64 cap = cfg->sync_count ? p->ahead_max - RL_SKEW_VT :
+					      p->tau + p->unit_cost * (p->bytes ? RL_MAX_FRAME : 1);
 		double need = p->algo == RL_ALGO_GCRA ? 1 : (double)(probe * p->unit_cost);
-		double excess = (double)ahead + need - (double)p->tau;
+		double excess;
 
+		r->clamped = ahead > cap;
+		if (r->clamped)
+			ahead = cap;
+		excess = (double)ahead + need - (double)p->tau;
 		r->used = p->tau ? (double)ahead / (double)p->tau : 1;
 		r->credit = ((double)p->tau - (double)ahead) / (double)p->unit_cost;
 		if (r->credit < 0)
@@ -530,6 +548,9 @@ static void source_state(const struct rl_config *cfg, __u64 state, __u64 now, st
 
 		__u64 pc, cc;
 
+		/* A state already in the next window: counted from its start. */
+		k = rl_window_ahead(p, state, k, &e);
+		r->clamped = false;
 		rl_window_counts(p, state, k, &pc, &cc);
 		prev = (double)pc;
 		cur = (double)cc;
@@ -572,11 +593,10 @@ static int top_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, voi
 	struct rl_key key = k->src;
 	struct rl_src *seen;
 	/*
-	 * The clock just before the state was read: a batch read of a large
-	 * table takes milliseconds, and a clock read after it would show a
-	 * source at its limit as partly refilled. The state may be a little
-	 * newer than this, which the algorithms read as "ahead" (see
-	 * rl_ahead(), rl_window_ahead()): a limited source shows as used.
+	 * The clock read just after the state: the state is never newer. A
+	 * walk of a large table takes seconds on a busy machine, and a clock
+	 * read once before it showed the sources the idle sweep or a packet
+	 * rewrote since as far over their limit.
 	 */
 	__u64 now = read_ns;
 	int created;
@@ -628,6 +648,7 @@ int cmd_top(const struct rl_args *a)
 	char src[RL_KEY_STRLEN], w[32];
 	bool json = a->json;
 	struct rl_json jw;
+	size_t clamped = 0;
 	__u32 active;
 	int ret = 1, r;
 
@@ -646,6 +667,8 @@ int cmd_top(const struct rl_args *a)
 	}
 	rows = t.rows;
 	nrows = t.nrows;
+	for (size_t i = 0; i < nrows; i++)
+		clamped += rows[i].clamped;
 	qsort(rows, nrows, sizeof(*rows), cmp_rows);
 	if (nrows > n)
 		nrows = n;
@@ -654,6 +677,7 @@ int cmd_top(const struct rl_args *a)
 		jw_start_object(&jw);
 		jw_string_field(&jw, "iface", ifc.name);
 		jw_string_field(&jw, "unit", cfg.params.bytes ? "bytes" : "packets");
+		jw_uint_field(&jw, "clamped", clamped);
 		jw_name(&jw, "sources");
 		jw_start_array(&jw);
 	} else {
@@ -668,6 +692,7 @@ int cmd_top(const struct rl_args *a)
 			jw_double_field(&jw, "used", "%.4f", rows[i].used);
 			jw_double_field(&jw, "credit", "%.3f", rows[i].credit);
 			jw_double_field(&jw, "next_pass_s", "%.9f", rows[i].wait_s);
+			jw_bool_field(&jw, "clamped", rows[i].clamped);
 			jw_end_object(&jw);
 		} else {
 			printf("%-40s %7.1f%% %14.2f %10s\n", src, rows[i].used * 100,
@@ -678,6 +703,9 @@ int cmd_top(const struct rl_args *a)
 		jw_end_array(&jw);
 	else if (!nrows)
 		printf("(no sources seen under the current configuration)\n");
+	if (!json && clamped)
+		printf("(%zu source%s read newer than the clock: shown at the most the policy allows)\n",
+		       clamped, clamped == 1 ? "" : "s");
 	/* Sources that rules with --block hold, with the time left. */
 	if (!json)
 		fflush(stdout);

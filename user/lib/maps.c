@@ -245,13 +245,20 @@ static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 	int r, ret;
 
 	for (;;) {
-		__u64 read_ns = real_ns();
+		__u64 read_ns;
 
 		cnt = WALK_BATCH;
 		r = bpf_map_lookup_batch(fd, in, &out, v4 ? (void *)keys4 : (void *)keys, vals,
 					 &cnt, NULL);
 		if (r && errno != ENOENT)
 			return -errno;
+		/*
+		 * After the batch: a packet may write an entry while the batch is
+		 * read, and its state must not be newer than the clock it is
+		 * shown against (it would look over its limit). A source at its
+		 * limit shows as refilled by the time the batch took, which it is.
+		 */
+		read_ns = real_ns();
 		for (__u32 i = 0; i < cnt; i++) {
 			if (v4) {
 				memset(&k, 0, sizeof(k));
@@ -355,8 +362,8 @@ static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn 
 	struct rl_config cfg;
 	struct rl_sa_map m;
 	struct rl_state_key k;
-	__u64 now = mono_ns();
 	__u32 active;
+	__u64 now;
 
 	if (!sets_in_place(fd))
 		return 0;
@@ -384,6 +391,16 @@ static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn 
 			} else if (!(w & RL_SA_USED) || (w & RL_SA_PEND)) {
 				continue;
 			}
+			/*
+			 * The clock after the slot's load, never one read before
+			 * the walk: a walk of a large table takes seconds on a
+			 * busy machine, and the sweep or a packet rewrites a slot
+			 * with the kernel's clock of that moment. Read against an
+			 * older clock that state would look ahead by the time
+			 * since, far over any limit. Read after, it is at most as
+			 * new as the clock (see rl_state_fn).
+			 */
+			now = mono_ns();
 			memset(&k, 0, sizeof(k));
 			k.src.addr[2] = htonl(0xffff);
 			k.src.addr[3] = rl_sa_addr(&m, idx, w);

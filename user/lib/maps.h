@@ -51,8 +51,9 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
  * Every tracked source of both tables (IPv4 keys as IPv4-mapped IPv6), in
  * batches: @fn may change the tables between calls. A non-zero return from
  * @fn stops the walk and is returned. @read_ns is CLOCK_MONOTONIC (the
- * packet clock) read just before the batch that holds the entry: the state
- * is at least that recent.
+ * packet clock) read just after the entry (or the batch that holds it) was
+ * read: the state is never newer than @read_ns, so a source never shows
+ * more used than the policy lets it be.
  */
 typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx);
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx);
