@@ -439,9 +439,10 @@ static double top_used(const char *json, const char *src)
 	char pat[80];
 	const char *p;
 
-	snprintf(pat, sizeof(pat), "\"source\":\"%s\",\"used\":", src);
+	snprintf(pat, sizeof(pat), "\"source\":\"%s\",", src);
 	p = json ? strstr(json, pat) : NULL;
-	return p ? strtod(p + strlen(pat), NULL) : -1;
+	p = p ? strstr(p, "\"used\":") : NULL;
+	return p ? strtod(p + strlen("\"used\":"), NULL) : -1;
 }
 
 /* Two sources, two fates: one under its limit never loses a packet, the other is limited. */
@@ -497,6 +498,19 @@ TEST_FLAGS(e2e_two_sources, RL_TEST_ROOT)
 		ASSERT_TRUE(top_used(td.out, "198.18.0.11") > 0.9, "the flood has used its burst");
 		ASSERT_TRUE(top_used(td.out, "198.18.0.10") < 0.5, "the good source has not");
 	}
+	/* One source looked up: under the default policy; one never seen: exit 1. */
+	free(td.out);
+	td.out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &td.out, NULL, "top %s --source 198.18.0.11 --json", ns.rx_if), 0,
+		  "top --source");
+	ASSERT_CONTAINS(td.out, "[{\"source\":\"198.18.0.11\",\"rule\":\"default\"",
+			"the flooding source, under the default policy");
+	ASSERT_TRUE(td.out && !strstr(td.out, "198.18.0.10"), "only that source");
+	free(td.out);
+	td.out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &td.out, NULL, "top %s --source 198.18.0.99", ns.rx_if), 1,
+		  "top --source of a source never seen");
+	ASSERT_CONTAINS(td.out, "198.18.0.99 is not tracked", "says so");
 out:
 	free(td.out);
 	for (int i = 0; i < 2; i++)

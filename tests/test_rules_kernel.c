@@ -865,8 +865,28 @@ TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 	out = NULL;
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --json", ns.rx_if), 0, "top --json");
 	ASSERT_CONTAINS(out, "\"blocked\":[{", "top --json lists it");
+	/* Among the sources too, under the rule that tracks it (#26). */
+	ASSERT_CONTAINS(out, "{\"source\":\"" RL_NS_TX_ADDR4 "\",\"rule\":\"dns\"",
+			"top lists the rule's source with the rule's name");
 	free(out);
 	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --source %s", ns.rx_if, RL_NS_TX_ADDR4), 0,
+		  "top --source");
+	ASSERT_CONTAINS(out, "dns ", "the rule's state of that source");
+	ASSERT_CONTAINS(out, "(blocked)", "blocked by it");
+	ASSERT_TRUE(out && !strstr(out, "BLOCKED"), "one source: no blocked table");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --source 198.18.77.77 --json", ns.rx_if), 1,
+		  "top --source of a source not tracked: 1");
+	ASSERT_CONTAINS(out, "\"sources\":[]", "no row");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, &err, "top %s --source 198.18.0.300", ns.rx_if), 2,
+		  "top --source of no address: 2");
+	ASSERT_CONTAINS(err, "198.18.0.300", "names it");
+	free(err);
+	err = NULL;
 	ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "unblock %s %s", ns.rx_if, RL_NS_TX_ADDR4), 0,
 		  "unblock");
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "blocked %s", ns.rx_if), 0, "blocked after");

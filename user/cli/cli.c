@@ -76,13 +76,16 @@ const struct rl_cmd rl_cmds[] = {
 	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
 	  "or not-running when its process is gone), group and node, the age of its last "
 	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
-	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
+	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N] [--source ADDR]",
 	  "the sources nearest to or over their limit",
-	  "Lists the N sources nearest to or over their limit, with their state: USED is the "
-	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
+	  "Lists the N sources nearest to or over their limit, the default policy's and those "
+	  "that rule limits track (RULE: default, or the rule's name), with their state: USED "
+	  "is the part of the burst (or window limit) in use, CREDIT what would pass right now "
 	  "(packets, or bytes with a byte rate), NEXT how long until its next packet would pass "
-	  "(for a byte rate: a 64-byte packet). Then the sources blocked by rules with "
-	  "--block, with the rule and the time left.\n" },
+	  "(for a byte rate: a 64-byte packet; for a source a rule blocks: the time left). Then "
+	  "the sources blocked by rules with --block, with the rule and the time left. Each "
+	  "state is shown against the clock read just after it; a state that is still further "
+	  "ahead than the policy can store is shown at the most it can (clamped in --json).\n" },
 	{ "events", cmd_events, NULL, IFACE_CMD(RL_G_EVENTS), 1, 1,
 	  "IFACE [--json | --pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
 	  "show samples of the packets the limiter drops",

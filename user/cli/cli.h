@@ -81,13 +81,26 @@ int cmd_help(const struct rl_args *a);
 int cmd_blocked(const struct rl_args *a);
 int cmd_unblock(const struct rl_args *a);
 int cmd_sync(const struct rl_args *a);
+struct rl_pins;
+struct rl_config;
+struct rl_json;
+struct rl_rstate_key;
+struct rl_krule;
+struct rl_block_state;
+struct rl_rules_cfg;
+/*
+ * Every state of rl_rstate that a live rule of @cfg owns: @fn(key, its rule,
+ * the state, the packet clock read just after it). Keys are collected
+ * first, so that @fn may delete.
+ */
+typedef int (*rl_rule_state_fn)(const struct rl_rstate_key *k, const struct rl_krule *r,
+				const struct rl_block_state *s, __u64 now, void *ctx);
+int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			rl_rule_state_fn fn, void *ctx);
 /*
  * The sources blocked by rules, with the time left: a table (@w NULL, none
  * printed when none is blocked) or a "blocked" array in the object @w is in.
  */
-struct rl_pins;
-struct rl_config;
-struct rl_json;
 int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w);
 
 #endif /* RL_CLI_H */

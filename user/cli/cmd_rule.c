@@ -246,22 +246,27 @@ static const struct rl_krule *key_rule(const struct rl_rules_cfg *cfg,
 	return NULL;
 }
 
-/*
- * Every blocked source: @fn(key, its rule, ns left) for each. A walk of
- * rl_rstate; keys are collected first so that @fn may delete.
- */
-typedef int (*blocked_fn)(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
-			  void *ctx);
+/* The packet clock: bpf_ktime_get_ns() is CLOCK_MONOTONIC, the coarse one its _COARSE. */
+static __u64 packet_clock(__u32 clock)
+{
+	struct timespec ts;
+	__u64 now = clock == RL_CLOCK_COARSE ? 0 : mono_ns();
 
-static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
-			blocked_fn fn, void *ctx)
+	if (!now) {
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+		now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	}
+	return now;
+}
+
+int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			rl_rule_state_fn fn, void *ctx)
 {
 	struct rl_rstate_key k, next, *keys = NULL;
 	struct rl_block_state s;
 	size_t n = 0, cap = 0;
 	void *prev = NULL;
 	int ret = 0;
-	__u64 now;
 
 	while (!bpf_map_get_next_key(pins->rstate, prev, &next)) {
 		k = next;
@@ -278,24 +283,44 @@ static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *c
 		}
 		keys[n++] = k;
 	}
-	/* The packet clock: bpf_ktime_get_ns() is CLOCK_MONOTONIC, the coarse one its _COARSE. */
-	now = clock == RL_CLOCK_COARSE ? 0 : mono_ns();
-	if (!now) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-		now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	}
 	for (size_t i = 0; i < n && !ret; i++) {
 		const struct rl_krule *r = key_rule(cfg, &keys[i]);
 
 		if (!r || bpf_map_lookup_elem(pins->rstate, &keys[i], &s))
 			continue;
-		if (s.until > now)
-			ret = fn(&keys[i], r, s.until - now, ctx);
+		/* The clock after the state, never older than it (see rl_state_walk()). */
+		ret = fn(&keys[i], r, &s, packet_clock(clock), ctx);
 	}
 	free(keys);
 	return ret;
+}
+
+/*
+ * Every blocked source: @fn(key, its rule, ns left) for each. A walk of
+ * rl_rstate; keys are collected first so that @fn may delete.
+ */
+typedef int (*blocked_fn)(const struct rl_rstate_key *k, const struct rl_krule *r, __u64 left,
+			  void *ctx);
+
+struct blocked_walk {
+	blocked_fn fn;
+	void *ctx;
+};
+
+static int blocked_one(const struct rl_rstate_key *k, const struct rl_krule *r,
+		       const struct rl_block_state *s, __u64 now, void *ctx)
+{
+	struct blocked_walk *b = ctx;
+
+	return s->until > now ? b->fn(k, r, s->until - now, b->ctx) : 0;
+}
+
+static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			blocked_fn fn, void *ctx)
+{
+	struct blocked_walk b = { fn, ctx };
+
+	return rl_rule_states_walk(pins, cfg, clock, blocked_one, &b);
 }
 
 struct blocked_out {

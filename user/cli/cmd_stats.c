@@ -15,6 +15,7 @@
 #include "json_writer.h"
 #include "memory.h"
 #include "pins.h"
+#include "rl_block.h"
 #include "rulemaps.h"
 #include "xdp_attach.h"
 #include "source.h"
@@ -506,6 +507,9 @@ struct top_row {
 	 * clock that is not monotonic, or a bug).
 	 */
 	bool clamped;
+	bool blocked; /* a rule with --block holds it: NEXT is the time left */
+	const char *rule; /* the rule whose limit tracks it, NULL: the default policy */
+	__u8 prefix4, prefix6; /* its key's prefixes, to print it */
 };
 
 static int cmp_rows(const void *a, const void *b)
@@ -584,13 +588,50 @@ struct top_walk {
 	struct rl_srctab tab;
 	struct top_row *rows;
 	size_t nrows, cap;
+	bool one; /* --source: only rows whose key holds @addr */
+	struct rl_key addr;
 };
+
+/* A new row, its key set; NULL when out of memory. */
+static struct top_row *top_add(struct top_walk *t, const struct rl_key *key, const char *rule,
+			       unsigned int prefix4, unsigned int prefix6)
+{
+	struct top_row *r;
+
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct top_row *nr = realloc(t->rows, cap * sizeof(*nr));
+
+		if (!nr)
+			return NULL;
+		t->rows = nr;
+		t->cap = cap;
+	}
+	r = &t->rows[t->nrows++];
+	memset(r, 0, sizeof(*r));
+	r->key = *key;
+	r->rule = rule;
+	r->prefix4 = (__u8)prefix4;
+	r->prefix6 = (__u8)prefix6;
+	return r;
+}
+
+/* Does the source @key (masked by @prefix4/@prefix6) hold --source's address? */
+static bool top_holds(const struct top_walk *t, const struct rl_key *key, unsigned int prefix4,
+		      unsigned int prefix6)
+{
+	struct rl_key m = t->addr;
+
+	rl_key_mask(&m, prefix4, prefix6);
+	return !memcmp(&m, key, sizeof(m));
+}
 
 static int top_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
 	struct top_walk *t = ctx;
 	const struct rl_config *cfg = t->cfg;
 	struct rl_key key = k->src;
+	struct top_row *row;
 	struct rl_src *seen;
 	/*
 	 * The clock read just after the state: the state is never newer. A
@@ -611,6 +652,8 @@ static int top_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, voi
 		rl_key_mask(&key, cfg->prefix4, cfg->prefix6);
 		state = rl_carry_state(cfg, state, now);
 	}
+	if (t->one && !top_holds(t, &key, cfg->prefix4, cfg->prefix6))
+		return 0;
 	seen = rl_srctab_get(&t->tab, &key, &created);
 	if (!seen)
 		return -ENOMEM;
@@ -620,50 +663,100 @@ static int top_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, voi
 		return 0;
 	}
 	seen->state = t->nrows;
-	if (t->nrows == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct top_row *nr = realloc(t->rows, cap * sizeof(*nr));
-
-		if (!nr)
-			return -ENOMEM;
-		t->rows = nr;
-		t->cap = cap;
-	}
-	t->rows[t->nrows].key = key;
-	source_state(cfg, state, now, &t->rows[t->nrows]);
-	t->nrows++;
+	row = top_add(t, &key, NULL, cfg->prefix4, cfg->prefix6);
+	if (!row)
+		return -ENOMEM;
+	source_state(cfg, state, now, row);
 	return 0;
 }
 
-int cmd_top(const struct rl_args *a)
+/* A source that a rule's limit tracks, as the default policy's are shown. */
+static int top_rule_one(const struct rl_rstate_key *k, const struct rl_krule *r,
+			const struct rl_block_state *s, __u64 now, void *ctx)
 {
-	struct top_walk t = {};
+	struct top_walk *t = ctx;
+	struct top_row *row;
+
+	if (r->action != RL_RULE_LIMIT)
+		return 0;
+	if (t->one && !top_holds(t, &k->src, r->cfg.prefix4, r->cfg.prefix6))
+		return 0;
+	row = top_add(t, &k->src, r->name, r->cfg.prefix4, r->cfg.prefix6);
+	if (!row)
+		return -ENOMEM;
+	if (s->until > now) {
+		row->blocked = true;
+		row->used = 1;
+		row->wait_s = (double)(s->until - now) / 1e9;
+		return 0;
+	}
+	source_state(&r->cfg, s->state, now, row);
+	return 0;
+}
+
+/*
+ * --source: the default policy's state that holds the address, looked up
+ * rather than walked for (a walk of a large table takes seconds). One not
+ * moved yet from the previous generation (after a set) is found by a walk.
+ */
+static int top_lookup(const struct rl_pins *pins, struct top_walk *t)
+{
+	const struct rl_config *cfg = t->cfg;
+	struct rl_state_key k = { .src = t->addr, .gen = cfg->gen };
+	struct timespec ts;
+	__u64 val;
+	int r;
+
+	rl_key_mask(&k.src, cfg->prefix4, cfg->prefix6);
+	r = rl_state_lookup(pins, &k, &val);
+	if (r == -ENOENT)
+		return cfg->has_prev ? rl_state_walk(pins, top_one, t) : 0;
+	if (r)
+		return r;
+	/* The clock after the state, as rl_state_walk() reads it. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return top_one(&k, val, (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec, t);
+}
+
+/* One view of top: the table, or with --json one object. */
+static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const struct rl_pins *pins)
+{
+	struct top_walk t = { .one = a->top_source != NULL };
+	struct rl_rules_cfg rules;
 	struct top_row *rows;
 	__u64 n = a->top_n;
-	size_t nrows;
+	size_t nrows, clamped = 0;
 	struct rl_config cfg;
-	struct rl_iface ifc;
-	struct rl_pins pins;
-	const char *name = a->pos[0];
 	char src[RL_KEY_STRLEN], w[32];
-	bool json = a->json;
+	bool json = a->json, has_rules;
 	struct rl_json jw;
-	size_t clamped = 0;
 	__u32 active;
 	int ret = 1, r;
 
-	if (open_iface(name, &ifc, &pins))
-		return 1;
+	if (t.one && rl_key_parse(a->top_source, &t.addr)) {
+		pr_err("top: --source: '%s' is not an IPv4 or IPv6 address", a->top_source);
+		return 2;
+	}
 	rl_srctab_init(&t.tab);
-	if (rl_config_read(&pins, &cfg, &active)) {
-		pr_err("couldn't read the configuration of '%s': %s", name, strerror(errno));
+	if (rl_config_read(pins, &cfg, &active)) {
+		pr_err("couldn't read the configuration of '%s': %s", ifc->name, strerror(errno));
 		goto out;
 	}
 	t.cfg = &cfg;
-	r = rl_state_walk(&pins, top_one, &t);
+	r = t.one ? top_lookup(pins, &t) : rl_state_walk(pins, top_one, &t);
 	if (r) {
-		pr_err("couldn't read the source tables of '%s': %s", name, strerror(-r));
+		pr_err("couldn't read the source tables of '%s': %s", ifc->name, strerror(-r));
 		goto out;
+	}
+	/* The sources that rule limits track, each under its rule's name. */
+	has_rules = !rl_rules_read(pins, &rules) && rules.n;
+	if (has_rules) {
+		r = rl_rule_states_walk(pins, &rules, cfg.clock, top_rule_one, &t);
+		if (r) {
+			pr_err("couldn't read the rule states of '%s': %s", ifc->name,
+			       strerror(-r));
+			goto out;
+		}
 	}
 	rows = t.rows;
 	nrows = t.nrows;
@@ -675,32 +768,43 @@ int cmd_top(const struct rl_args *a)
 	if (json) {
 		jw_init(&jw, stdout);
 		jw_start_object(&jw);
-		jw_string_field(&jw, "iface", ifc.name);
+		jw_string_field(&jw, "iface", ifc->name);
 		jw_string_field(&jw, "unit", cfg.params.bytes ? "bytes" : "packets");
+		if (t.one)
+			jw_string_field(&jw, "lookup", a->top_source);
 		jw_uint_field(&jw, "clamped", clamped);
 		jw_name(&jw, "sources");
 		jw_start_array(&jw);
 	} else {
-		printf("%-40s %8s %14s %10s\n", "SOURCE", "USED",
+		printf("%-40s %-15s %8s %14s %10s\n", "SOURCE", "RULE", "USED",
 		       cfg.params.bytes ? "CREDIT (B)" : "CREDIT (pkt)", "NEXT");
 	}
 	for (size_t i = 0; i < nrows; i++) {
-		rl_key_str(&rows[i].key, cfg.prefix4, cfg.prefix6, src, sizeof(src));
+		const struct top_row *row = &rows[i];
+
+		rl_key_str(&row->key, row->prefix4, row->prefix6, src, sizeof(src));
 		if (json) {
 			jw_start_object(&jw);
 			jw_string_field(&jw, "source", src);
-			jw_double_field(&jw, "used", "%.4f", rows[i].used);
-			jw_double_field(&jw, "credit", "%.3f", rows[i].credit);
-			jw_double_field(&jw, "next_pass_s", "%.9f", rows[i].wait_s);
-			jw_bool_field(&jw, "clamped", rows[i].clamped);
+			jw_string_field(&jw, "rule", row->rule ? row->rule : "default");
+			jw_double_field(&jw, "used", "%.4f", row->used);
+			jw_double_field(&jw, "credit", "%.3f", row->credit);
+			jw_double_field(&jw, "next_pass_s", "%.9f", row->wait_s);
+			jw_bool_field(&jw, "blocked", row->blocked);
+			jw_bool_field(&jw, "clamped", row->clamped);
 			jw_end_object(&jw);
 		} else {
-			printf("%-40s %7.1f%% %14.2f %10s\n", src, rows[i].used * 100,
-			       rows[i].credit, fmt_wait(rows[i].wait_s, w, sizeof(w)));
+			printf("%-40s %-15s %7.1f%% %14.2f %10s%s\n", src,
+			       row->rule ? row->rule : "default", row->used * 100, row->credit,
+			       fmt_wait(row->wait_s, w, sizeof(w)),
+			       row->blocked ? " (blocked)" : "");
 		}
 	}
 	if (json)
 		jw_end_array(&jw);
+	else if (!nrows && t.one)
+		printf("%s is not tracked on %s: no packet from it under the current configuration\n",
+		       a->top_source, ifc->name);
 	else if (!nrows)
 		printf("(no sources seen under the current configuration)\n");
 	if (!json && clamped)
@@ -709,17 +813,33 @@ int cmd_top(const struct rl_args *a)
 	/* Sources that rules with --block hold, with the time left. */
 	if (!json)
 		fflush(stdout);
-	r = rl_blocked_show(&pins, &cfg, json ? &jw : NULL);
-	if (r)
-		pr_warn("couldn't read the blocked sources of '%s': %s", name, strerror(-r));
+	if (!t.one) {
+		r = rl_blocked_show(pins, &cfg, json ? &jw : NULL);
+		if (r)
+			pr_warn("couldn't read the blocked sources of '%s': %s", ifc->name,
+				strerror(-r));
+	}
 	if (json) {
 		jw_end_object(&jw);
 		jw_end(&jw);
 	}
-	ret = 0;
+	/* --source: like grep, 1 when it is not tracked. */
+	ret = t.one && !t.nrows;
 out:
 	rl_srctab_free(&t.tab);
 	free(t.rows);
+	return ret;
+}
+
+int cmd_top(const struct rl_args *a)
+{
+	struct rl_iface ifc;
+	struct rl_pins pins;
+	int ret;
+
+	if (open_iface(a->pos[0], &ifc, &pins))
+		return 1;
+	ret = top_show(a, &ifc, &pins);
 	rl_pins_close(&pins);
 	return ret;
 }

@@ -195,6 +195,9 @@ const struct rl_opt rl_opt_table[] = {
 
 	{ "sources", 'n', RL_OPT_U64, "N", A(top_n), 0, 1, 1000000, NULL, NULL, RL_G_TOP,
 	  "How many sources to list (default 10)." },
+	{ "source", 0, RL_OPT_STRING, "ADDR", A(top_source), 0, 0, 0, NULL, NULL, RL_G_TOP,
+	  "Look one source up: the states that hold ADDR, the default policy's and each rule's "
+	  "(exit status 1 when none does)." },
 
 	{ "trace", 't', RL_OPT_STRING, "FILE", A(trace), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
 	  "Read the trace from FILE (default, or -: standard input)." },

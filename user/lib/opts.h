@@ -73,6 +73,7 @@ struct rl_args {
 	const char *share; /* attach --share: the interface whose limiter to share */
 	__u64 watch_s, count; /* stats --watch, --count */
 	__u64 top_n; /* top -n */
+	const char *top_source; /* top --source ADDR */
 	const char *trace; /* simulate --trace */
 	bool summary, quiet; /* simulate */
 	const char *rules; /* simulate --rules */
