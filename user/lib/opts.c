@@ -15,8 +15,6 @@
 
 #define A(field) offsetof(struct rl_args, field)
 
-static const char *const algo_choices[] = { "token-bucket", "gcra", "fixed-window",
-					    "sliding-window", NULL };
 /* Index = enum value: RL_ACTION_DROP, RL_ACTION_DRY_RUN. */
 static const char *const action_choices[] = { "drop", "dry-run", NULL };
 /* RL_FAIL_PASS, RL_FAIL_DROP; and malformed_drop 0, 1. */
@@ -97,7 +95,7 @@ const struct rl_opt rl_opt_table[] = {
 	{ "json", 'j', RL_OPT_FLAG, NULL, A(json), 0, 0, 0, NULL, NULL, RL_G_JSON,
 	  "Print the result as JSON (errors as {\"error\": \"...\"})." },
 
-	{ "algo", 0, RL_OPT_CUSTOM, "ALGO", 0, A(pol.algo_set), 0, 0, algo_choices, parse_algo,
+	{ "algo", 0, RL_OPT_CUSTOM, "ALGO", 0, A(pol.algo_set), 0, 0, rl_algo_names, parse_algo,
 	  RL_G_POLICY, "token-bucket (default), gcra, fixed-window or sliding-window." },
 	{ "rate", 0, RL_OPT_CUSTOM, "RATE", 0, A(pol.rate_set), 0, 0, NULL, parse_rate, RL_G_POLICY,
 	  "Packets per second (10, 2.5, 10kpps, 1mpps, 1gpps), per minute, hour or day (30/m, "
@@ -260,7 +258,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "lines and 64 MiB. May repeat, and add to --src. A file "
 	  "that lists nothing leaves the rule matching no source (with a warning), never any "
 	  "source." },
-	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, NULL, parse_proto, RL_G_RULE,
+	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, rl_proto_names, parse_proto, RL_G_RULE,
 	  "Match this L4 protocol: tcp, udp, icmp, icmpv6 or a number 0-255 (IPv4's protocol, "
 	  "IPv6's first next header: an extension header's number if there is one)." },
 	{ "dport", 0, RL_OPT_CUSTOM, "N|N-M", 0, 0, 0, 0, NULL, parse_dport, RL_G_RULE,
@@ -279,8 +277,8 @@ const struct rl_opt rl_opt_table[] = {
 	  NULL, RL_G_RULE,
 	  "With a limit policy: a source over the rule's limit is dropped whole (every packet "
 	  "reaching this rule) for DUR (1ns to 8784h), then starts afresh as a new source." },
-	{ "before", 0, RL_OPT_STRING, "NAME", A(before), 0, 0, 0, NULL, NULL, RL_G_RULE,
-	  "rule add: insert before rule NAME (default: last before the default rule)." },
+	{ "before", 0, RL_OPT_STRING, "RULE", A(before), 0, 0, 0, NULL, NULL, RL_G_RULE,
+	  "rule add: insert before rule RULE (default: last before the default rule)." },
 };
 
 const size_t rl_opt_count = sizeof(rl_opt_table) / sizeof(rl_opt_table[0]);
