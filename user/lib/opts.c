@@ -147,13 +147,16 @@ const struct rl_opt rl_opt_table[] = {
 	  "support)." },
 	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL, NULL,
 	  RL_G_ATTACH,
-	  "IPv4 sources tracked at once (default 1048576, up to 67108864). Each costs 32 bytes "
-	  "of kernel memory in the set-associative table most policies use (four 8-byte slots "
-	  "per source, in 64-byte sets of eight, rounded up to a power of two of sets, so up "
-	  "to 64 bytes, and 1 MiB at least), and 6 more in the IPv6 table sized from it: 39 "
-	  "MiB for the default, every map counted (status and stats show it). When a "
-	  "source's set is full, the one least ahead of the clock (which waited longest since "
-	  "it last passed) is forgotten. A policy whose states do not fit its slots (very "
+	  "The IPv4 sources the table is sized for (default 1048576, up to 67108864). The "
+	  "set-associative table most policies use gets four 8-byte slots per source, in "
+	  "64-byte sets of eight rounded up to a power of two of sets (1 MiB at least): N "
+	  "sources have room with sets filled unevenly, and an idle source stays until its "
+	  "set is full, so up to about 4N are tracked at once (stats counts them against the "
+	  "slots). Each of N costs 32 bytes of kernel memory there (up to 64 with the "
+	  "rounding), and 6 more in the IPv6 table sized from it: 39 MiB for the default, "
+	  "every map counted (status and stats show it). When a source's set is full, the "
+	  "one least ahead of the clock (which waited longest since it last passed) is "
+	  "forgotten. A policy whose states do not fit its slots (very "
 	  "long bursts, wide byte windows) uses an LRU table instead: 80 bytes per source, the "
 	  "least recently seen forgotten when it is full. Rules that limit add 104 bytes per "
 	  "source they track (up to 262144 of them: 26 MiB), a --dport rule 2 MiB, and fleet "
@@ -596,8 +599,7 @@ void rl_opts_usage(FILE *f, unsigned int groups)
 	}
 }
 
-/* Text for troff: a backslash doubled, a leading dot or quote escaped, '-' as \-. */
-static void man_text(FILE *f, const char *s)
+void rl_man_text(FILE *f, const char *s)
 {
 	if (*s == '.' || *s == '\'')
 		fputs("\\&", f);
@@ -622,15 +624,15 @@ void rl_opts_man(FILE *f, unsigned int groups)
 		if (opt->short_name)
 			fprintf(f, "\\fB\\-%c\\fR, ", opt->short_name);
 		fputs("\\fB\\-\\-", f);
-		man_text(f, opt->name);
+		rl_man_text(f, opt->name);
 		fputs("\\fR", f);
 		if (opt->arg) {
 			fputs(" \\fI", f);
-			man_text(f, opt->arg);
+			rl_man_text(f, opt->arg);
 			fputs("\\fR", f);
 		}
 		fputc('\n', f);
-		man_text(f, opt->help);
+		rl_man_text(f, opt->help);
 		fputc('\n', f);
 	}
 }

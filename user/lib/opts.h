@@ -159,5 +159,7 @@ int rl_args_given(const struct rl_args *a, unsigned int groups);
 void rl_opts_usage(FILE *f, unsigned int groups);
 /* The options of @groups as man(7) .TP entries. */
 void rl_opts_man(FILE *f, unsigned int groups);
+/* @s as troff text: a backslash as \e, a leading dot or quote escaped, '-' as \-. */
+void rl_man_text(FILE *f, const char *s);
 
 #endif /* RL_OPTS_H */
