@@ -376,7 +376,7 @@ static const struct help_case help_cases[] = {
 	{ "help status", "Usage: xdp-ratelimit status [IFACE]" },
 	{ "status --help", "Usage: xdp-ratelimit status [IFACE]" },
 	{ "status -h IFA", "Usage: xdp-ratelimit status [IFACE]" },
-	{ "help rule", "       xdp-ratelimit rule del IFACE NAME\n" },
+	{ "help rule", "       xdp-ratelimit rule del IFACE RULE\n" },
 	{ "rule --help", "       xdp-ratelimit rule list IFACE [--json] [-v] [-h]\n" },
 	{ "rule bogus -h", "Usage: xdp-ratelimit rule add IFACE NAME" },
 	{ "rule add --help", "Usage: xdp-ratelimit rule add IFACE NAME" },

@@ -16,10 +16,10 @@ const struct rl_cmd rl_cmds[] = {
 	{ "attach", cmd_attach, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
 	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS] | IFACE --share IFACE2",
 	  "attach the limiter to an interface",
-	  "Loads the limiter and attaches it to IFACE at XDP, through libxdp (sharing the "
-	  "interface with other XDP programs where libxdp's dispatcher works, else alone). The "
-	  "attachment outlives this command; its maps are pinned under " RL_PIN_ROOT
-	  "/ (root only).\n" },
+	  "Loads the limiter and attaches it to IFACE at XDP, alone: not behind libxdp's "
+	  "dispatcher, so that set can replace it in one atomic step; an interface that "
+	  "already has another XDP program is refused. The attachment outlives this command; "
+	  "its maps are pinned under " RL_PIN_ROOT "/ (root only).\n" },
 	{ "set", cmd_set, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER), 1, 1,
 	  "IFACE [POLICY OPTIONS]", "change the policy of a running limiter",
 	  "Changes the policy of a running limiter, with no detach and no packet lost. Options "
@@ -61,14 +61,12 @@ const struct rl_cmd rl_cmds[] = {
 	  "IFACE [--watch SECONDS [--count N]]", "counters, or live per-second rates with --watch",
 	  "Prints the limiter's counters, summed over CPUs. With --watch, prints every SECONDS "
 	  "the per-second rates until interrupted (or N lines with --count).\n"
-	  "Counters: rx_packets/rx_bytes (every frame), passed, dropped (XDP verdicts), limited "
-	  "(dropped for being over the limit), would_drop (over the limit in dry-run, passed), "
-	  "ipv4, ipv6, not_ip (passed untouched), malformed_* by reason, new_sources, carried "
-	  "(sources carried over by set), insert_failed, cas_retries, cas_exhausted, "
-	  "nd (IPv6 neighbour discovery, passed untouched), sync_lost (cost units fleet sync "
-	  "could not count); "
-	  "and sources, the sources tracked now (without --watch: it walks the table). With no "
-	  "set in between, new_sources - sources is how many the LRU table has forgotten.\n"
+	  "The counters are listed, each with what it counts, under COUNTERS in " RL_PROG
+	  "(8). Then sources, the sources tracked now (without --watch: it walks the tables), "
+	  "with the slots of the IPv4 table: the set-associative table has 4 per source of "
+	  "--max-sources and keeps idle sources until their set is full, so the count can "
+	  "reach about 4 times --max-sources. With no set in between, new_sources - sources "
+	  "is how many the tables have forgotten.\n"
 	  "With rules, also per rule: passed, dropped, allowed, denied, limited, blocked, "
 	  "would_drop and the sources it tracks; default's passed and dropped are the "
 	  "interface's less the other rules'. With --watch, each rule's rates after each "

@@ -221,9 +221,9 @@ const struct rl_cmd rl_rule_cmds[] = {
 	{ "add", cmd_rule_add, NULL, RL_G_JSON | RL_G_RULE | RL_G_POLICY | RL_G_LIMITER, 0, 2,
 	  "IFACE NAME [--src CIDR[,CIDR...]] [--src-file FILE] [--proto PROTO] "
 	  "[--dport N|N-M] [--tcp-flags FLAGS] (--allow | --deny | --rate RATE [POLICY OPTIONS] "
-	  "[--action dry-run] [--block DUR]) [--before NAME]",
+	  "[--action dry-run] [--block DUR]) [--before RULE]",
 	  "add a rule", "" },
-	{ "del", cmd_rule_del, NULL, RL_G_JSON, 0, 2, "IFACE NAME", "delete a rule", "" },
+	{ "del", cmd_rule_del, NULL, RL_G_JSON, 0, 2, "IFACE RULE", "delete a rule", "" },
 	{ "list", cmd_rule_list, NULL, RL_G_JSON, 0, 2, "IFACE [--json]", "list the rules", "" },
 	{ NULL },
 };

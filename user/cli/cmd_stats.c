@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
+#include "counters.h"
 #include "env.h"
 #include "json_writer.h"
 #include "memory.h"
@@ -21,46 +22,19 @@
 #include "source.h"
 #include "srctab.h"
 #include "sync_kern.h"
+#include "rl_sa.h"
 
-#define FIELD(name)                                       \
-	{                                                 \
-#name, offsetof(struct rl_counters, name) \
-	}
+/* The counters, by their names in the counter table (user/lib/counters.h). */
+#define N_FIELDS rl_counter_count
 
-static const struct {
-	const char *name;
-	size_t off;
-} fields[] = {
-	FIELD(rx_packets),
-	FIELD(rx_bytes),
-	FIELD(passed),
-	FIELD(passed_bytes),
-	FIELD(dropped),
-	FIELD(dropped_bytes),
-	FIELD(limited),
-	FIELD(would_drop),
-	FIELD(would_drop_bytes),
-	FIELD(ipv4),
-	FIELD(ipv6),
-	FIELD(not_ip),
-	{ "malformed_eth", offsetof(struct rl_counters, malformed[RL_BAD_ETH]) },
-	{ "malformed_vlan", offsetof(struct rl_counters, malformed[RL_BAD_VLAN]) },
-	{ "malformed_ipv4", offsetof(struct rl_counters, malformed[RL_BAD_IPV4]) },
-	{ "malformed_ihl", offsetof(struct rl_counters, malformed[RL_BAD_IHL]) },
-	{ "malformed_ipv6", offsetof(struct rl_counters, malformed[RL_BAD_IPV6]) },
-	FIELD(new_sources),
-	FIELD(carried),
-	FIELD(insert_failed),
-	FIELD(cas_retries),
-	FIELD(cas_exhausted),
-	FIELD(nd),
-	FIELD(sync_lost),
-};
-#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+static const char *field_name(size_t i)
+{
+	return rl_counter_table[i].name;
+}
 
 static __u64 get(const struct rl_counters *c, size_t i)
 {
-	return *(const __u64 *)((const char *)c + fields[i].off);
+	return *(const __u64 *)((const char *)c + rl_counter_table[i].off);
 }
 
 static volatile sig_atomic_t stop;
@@ -214,9 +188,28 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 	       (unsigned long long)st.redis_rx_bytes_total);
 }
 
-static void print_once(const char *iface, const struct rl_pins *pins, const struct rl_counters *c,
-		       __u64 sources, bool json)
+/*
+ * The room of the IPv4 table the policy uses: slots of rl_sets4 or rl_wide4
+ * (RL_SA_SLOTS_PER_SOURCE per source of --max-sources, a power of two of
+ * sets), or entries of rl_state4; 0 if it cannot be read.
+ */
+static __u64 table4_slots(const struct rl_pins *pins, __u32 table4)
 {
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int fd = table4 == RL_TABLE4_SA	  ? pins->sets4 :
+		 table4 == RL_TABLE4_WIDE ? pins->wide4 :
+					    pins->state4;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return table4 == RL_TABLE4_LRU ? info.max_entries : (__u64)info.max_entries * RL_SA_WAYS;
+}
+
+static void print_once(const char *iface, const struct rl_pins *pins, const struct rl_counters *c,
+		       __u64 sources, __u32 table4, bool json)
+{
+	__u64 slots = table4_slots(pins, table4);
 	struct rl_rules_cfg cfg;
 	bool rules = !rl_rules_read(pins, &cfg) && cfg.n;
 	/* The kernel memory of its maps (user/lib/memory.h), shown when it can be read. */
@@ -230,8 +223,9 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 		jw_start_object(&w);
 		jw_string_field(&w, "iface", iface);
 		for (size_t i = 0; i < N_FIELDS; i++)
-			jw_uint_field(&w, fields[i].name, get(c, i));
+			jw_uint_field(&w, field_name(i), get(c, i));
 		jw_uint_field(&w, "sources", sources);
+		jw_uint_field(&w, "table4_slots", slots);
 		if (has_mem)
 			jw_uint_field(&w, "memory_bytes", mem.total);
 		if (rules)
@@ -243,8 +237,20 @@ static void print_once(const char *iface, const struct rl_pins *pins, const stru
 	}
 	printf("%s:\n", iface);
 	for (size_t i = 0; i < N_FIELDS; i++)
-		printf("  %-18s %llu\n", fields[i].name, (unsigned long long)get(c, i));
-	printf("  %-18s %llu\n", "sources", (unsigned long long)sources);
+		printf("  %-18s %llu\n", field_name(i), (unsigned long long)get(c, i));
+	/*
+	 * What the count is against: a set-associative table keeps idle sources
+	 * until their slots are needed, so it can hold about 4x --max-sources.
+	 */
+	printf("  %-18s %llu", "sources", (unsigned long long)sources);
+	if (slots && table4 == RL_TABLE4_LRU)
+		printf(" (IPv4 table: %llu entries, LRU)", (unsigned long long)slots);
+	else if (slots && has_mem)
+		printf(" (IPv4 table: %llu slots, %u per source of --max-sources %u)",
+		       (unsigned long long)slots, RL_SA_SLOTS_PER_SOURCE, mem.max_sources4);
+	else if (slots)
+		printf(" (IPv4 table: %llu slots)", (unsigned long long)slots);
+	putchar('\n');
 	if (has_mem)
 		printf("  %-18s %llu bytes (%.1f MiB, %.1f B per IPv4 source of %u)\n", "memory",
 		       (unsigned long long)mem.total, mem.total / 1048576.0,
@@ -337,7 +343,7 @@ static void print_rates(const char *iface, const struct rl_counters *a, const st
 		jw_string_field(&w, "time", when);
 		jw_double_field(&w, "interval_s", "%.3f", dt);
 		for (size_t i = 0; i < N_FIELDS; i++) {
-			snprintf(key, sizeof(key), "%s_per_s", fields[i].name);
+			snprintf(key, sizeof(key), "%s_per_s", field_name(i));
 			jw_double_field(&w, key, "%.1f", (double)(get(b, i) - get(a, i)) / dt);
 		}
 		if (rb->cfg.n)
@@ -427,7 +433,7 @@ int cmd_stats(const struct rl_args *args)
 			pr_err("couldn't read the source table of '%s': %s", name, strerror(errno));
 			goto out;
 		}
-		print_once(ifc.name, &pins, &a, sources, json);
+		print_once(ifc.name, &pins, &a, sources, cfg.table4, json);
 		ret = 0;
 		goto out;
 	}

@@ -3,15 +3,20 @@
  * gen-man: xdp-ratelimit(8) from its one source, docs/xdp-ratelimit.8.in.
  * The prose is written by hand; each line "@OPTIONS NAME@" becomes the
  * options of NAME (global, policy, rules or a command) from the option table, so
- * the man page lists exactly the options the program takes. Fails if a
- * placeholder names nothing, or if an option or a command is left out, or
- * a subcommand (rule add) is not named in bold anywhere ("\fBrule add\fR").
+ * the man page lists exactly the options the program takes; "@COUNTERS@"
+ * becomes the counters of the counter table (user/lib/counters.h) and
+ * "@MAPS@" the pinned maps of RL_MAPS() (user/lib/maplist.h), each with what
+ * it holds. Fails if a placeholder names nothing, or if an option, a
+ * command, the counters or the maps are left out, or a subcommand (rule add)
+ * is not named in bold anywhere ("\fBrule add\fR").
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "counters.h"
+#include "maplist.h"
 
 /* The groups a placeholder stands for: a command's own, without policy and global. */
 static int groups_of(const char *name, unsigned int *groups)
@@ -37,8 +42,38 @@ static int groups_of(const char *name, unsigned int *groups)
 	return 0;
 }
 
+/* .TP entries: a bold name, then what it is, as a sentence. */
+static void entry(const char *name, const char *text)
+{
+	fputs(".TP\n.B ", stdout);
+	rl_man_text(stdout, name);
+	fputc('\n', stdout);
+	rl_man_text(stdout, text);
+	fputs(text[strlen(text) - 1] == '.' ? "\n" : ".\n", stdout);
+}
+
+static void print_counters(void)
+{
+	for (size_t i = 0; i < rl_counter_count; i++)
+		entry(rl_counter_table[i].name, rl_counter_table[i].help);
+}
+
+/* What a map holds starts in lower case in the table; a sentence here. */
+static void print_maps(void)
+{
+	char text[512];
+
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		snprintf(text, sizeof(text), "%s", rl_map_whats[i]);
+		if (text[0] >= 'a' && text[0] <= 'z')
+			text[0] = (char)(text[0] - 'a' + 'A');
+		entry(rl_map_names[i], text);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	int counters_seen = 0, maps_seen = 0;
 	unsigned int covered = 0, groups;
 	bool cmd_seen[32] = {}, sub_seen[32][8] = {};
 	const struct rl_cmd *cmd;
@@ -76,6 +111,16 @@ int main(int argc, char **argv)
 					sub_seen[c - rl_cmds][s - c->subs] = true;
 			}
 		}
+		if (!strcmp(line, "@COUNTERS@\n")) {
+			print_counters();
+			counters_seen++;
+			continue;
+		}
+		if (!strcmp(line, "@MAPS@\n")) {
+			print_maps();
+			maps_seen++;
+			continue;
+		}
 		if (sscanf(line, "@OPTIONS %63[a-z]@", name) != 1) {
 			fputs(line, stdout);
 			continue;
@@ -108,6 +153,12 @@ int main(int argc, char **argv)
 				ret = 1;
 			}
 		}
+	}
+	if (counters_seen != 1 || maps_seen != 1) {
+		fprintf(stderr,
+			"gen-man: %s: expected one @COUNTERS@ and one @MAPS@ line, found %d and %d\n",
+			argv[1], counters_seen, maps_seen);
+		ret = 1;
 	}
 	for (size_t i = 0; i < rl_opt_count; i++) {
 		if (!(rl_opt_table[i].group & covered)) {

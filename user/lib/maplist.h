@@ -5,12 +5,14 @@
  * skeleton's maps in the same order (rl_skel_maps()), and from those the
  * reuse of live maps, the layouts checked and the fds closed.
  *
- * Each row is X(field, pin, skel, size):
+ * Each row is X(field, pin, skel, size, what):
  *   field  its fd in struct rl_pins (p->field), and its index RL_MAP_field
  *   pin    its name in the pin directory, the object's name for it
  *   skel   its member of the skeleton's maps: the object's name, but for
  *          rl_evctl, the section .data.evctl, which libbpf calls data_evctl
  *   size   how its entries are counted (enum rl_map_size below)
+ *   what   what it holds, a phrase: the man page's FILES lists every map
+ *          with it (user/cli/gen_man.c)
  * The order is the pins' order; a new map is a new row.
  */
 #ifndef RL_MAPLIST_H
@@ -32,48 +34,79 @@ enum rl_map_size {
 	RL_SIZE_SYNC6,
 };
 
-#define RL_MAPS(X)                                                                                   \
-	/* The sources, the policy's copy and its slot, the counters. */                             \
-	X(state4, rl_state4, rl_state4, RL_SIZE_TABLE4)                                              \
-	X(state6, rl_state6, rl_state6, RL_SIZE_SRC6)                                                \
-	X(config, rl_config, rl_config, RL_SIZE_OBJ)                                                 \
-	X(ctl, rl_ctl, rl_ctl, RL_SIZE_OBJ)                                                          \
-	X(counters, rl_counters, rl_counters, RL_SIZE_OBJ)                                           \
-	/* Drop samples: include/rl_events.h. */                                                     \
-	X(events, rl_events, rl_events, RL_SIZE_OBJ)                                                 \
-	X(evctl, rl_evctl, data_evctl, RL_SIZE_OBJ)                                                  \
-	X(evcpu, rl_evcpu, rl_evcpu, RL_SIZE_OBJ)                                                    \
-	/* Rules (user/lib/rulemaps.h): their copy, counters, per-source states, prefix tries. */    \
-	X(rcfg, rl_rcfg, rl_rcfg, RL_SIZE_OBJ)                                                       \
-	X(rcnt, rl_rcnt, rl_rcnt, RL_SIZE_OBJ)                                                       \
-	X(rstate, rl_rstate, rl_rstate, RL_SIZE_RSTATE)                                              \
-	X(src4a, rl_src4a, rl_src4a, RL_SIZE_OBJ)                                                    \
-	X(src6a, rl_src6a, rl_src6a, RL_SIZE_OBJ)                                                    \
-	X(src4b, rl_src4b, rl_src4b, RL_SIZE_OBJ)                                                    \
-	X(src6b, rl_src6b, rl_src6b, RL_SIZE_OBJ)                                                    \
-	X(ports, rl_ports, rl_ports, RL_SIZE_PORTS)                                                  \
-	/* Fleet sync (include/rl_sync.h): the switches, counter tables, the agent's status. */      \
-	X(sync4, rl_sync4, rl_sync4, RL_SIZE_OBJ)                                                    \
-	X(sync6, rl_sync6, rl_sync6, RL_SIZE_OBJ)                                                    \
-	X(sc4a, rl_sc4a, rl_sc4a, RL_SIZE_SYNC4)                                                     \
-	X(sc4b, rl_sc4b, rl_sc4b, RL_SIZE_SYNC4)                                                     \
-	X(sc6a, rl_sc6a, rl_sc6a, RL_SIZE_SYNC6)                                                     \
-	X(sc6b, rl_sc6b, rl_sc6b, RL_SIZE_SYNC6)                                                     \
-	X(sync_status, rl_sync_status, rl_sync_status, RL_SIZE_OBJ)                                  \
-	/*                                                                                         \
-	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the                               \
-	 * set-associative rl_sets4 and wide4 its wide layout rl_wide4                             \
-	 * (include/rl_sa.h); the policy uses one of them (struct rl_config's                      \
-	 * table4), the others have a single entry. sweep: the timer that                          \
-	 * sweeps sets4.                                                                           \
+#define RL_MAPS(X)                                                                                  \
+	/* The sources, the policy's copy and its slot, the counters. */                            \
+	X(state4, rl_state4, rl_state4, RL_SIZE_TABLE4,                                             \
+	  "IPv4 sources in an LRU hash: the table of a policy whose states do not fit the"          \
+	  " slots of rl_sets4 (long bursts, wide byte windows), one entry otherwise")               \
+	X(state6, rl_state6, rl_state6, RL_SIZE_SRC6,                                               \
+	  "IPv6 sources (one per --prefix6 network) in an LRU hash of --max-sources6 "              \
+	  "entries")                                                                                \
+	X(config, rl_config, rl_config, RL_SIZE_OBJ,                                                \
+	  "a copy of the configuration compiled into the program, in two slots, for "               \
+	  "status and bpftool")                                                                     \
+	X(ctl, rl_ctl, rl_ctl, RL_SIZE_OBJ,                                                         \
+	  "which slot of rl_config is live, and the interface and network namespace the "           \
+	  "maps belong to")                                                                         \
+	X(counters, rl_counters, rl_counters, RL_SIZE_OBJ, "the per-CPU counters (see COUNTERS)")   \
+	/* Drop samples: include/rl_events.h. */                                                    \
+	X(events, rl_events, rl_events, RL_SIZE_OBJ, "the ring buffer of drop samples (events)")    \
+	X(evctl, rl_evctl, data_evctl, RL_SIZE_OBJ,                                                 \
+	  "the drop samples reader's switch: on, 1 in N, the cap and its window, the "              \
+	  "reader's pid")                                                                           \
+	X(evcpu, rl_evcpu, rl_evcpu, RL_SIZE_OBJ,                                                   \
+	  "per CPU, for drop samples: the countdown, samples sent, over the cap, lost")             \
+	/* Rules (user/lib/rulemaps.h): their copy, counters, per-source states, prefix tries. */   \
+	X(rcfg, rl_rcfg, rl_rcfg, RL_SIZE_OBJ,                                                      \
+	  "a readable copy of the rules: each rule's name, match, action and policy")               \
+	X(rcnt, rl_rcnt, rl_rcnt, RL_SIZE_OBJ, "the per-CPU counters of each rule")                 \
+	X(rstate, rl_rstate, rl_rstate, RL_SIZE_RSTATE,                                             \
+	  "the per-source states of limit rules (one entry without a limit rule)")                  \
+	X(src4a, rl_src4a, rl_src4a, RL_SIZE_OBJ,                                                   \
+	  "the rules' IPv4 source prefixes, an LPM trie; rl_src4b is its twin, filled "             \
+	  "while the program reads this one, so a rule change is one swap")                         \
+	X(src6a, rl_src6a, rl_src6a, RL_SIZE_OBJ,                                                   \
+	  "the rules' IPv6 source prefixes, an LPM trie, with its twin rl_src6b")                   \
+	X(src4b, rl_src4b, rl_src4b, RL_SIZE_OBJ, "the twin of rl_src4a")                           \
+	X(src6b, rl_src6b, rl_src6b, RL_SIZE_OBJ, "the twin of rl_src6a")                           \
+	X(ports, rl_ports, rl_ports, RL_SIZE_PORTS,                                                 \
+	  "the rules' destination ports (one entry without a --dport rule)")                        \
+	/* Fleet sync (include/rl_sync.h): the switches, counter tables, the agent's status. */     \
+	X(sync4, rl_sync4, rl_sync4, RL_SIZE_OBJ,                                                   \
+	  "fleet sync: the IPv4 counter table the program fills (rl_sc4a or rl_sc4b), "             \
+	  "while counting is on")                                                                   \
+	X(sync6, rl_sync6, rl_sync6, RL_SIZE_OBJ,                                                   \
+	  "fleet sync: the IPv6 counter table the program fills (rl_sc6a or rl_sc6b)")              \
+	X(sc4a, rl_sc4a, rl_sc4a, RL_SIZE_SYNC4,                                                    \
+	  "fleet sync: the units each IPv4 source passed since the agent last read them; "          \
+	  "rl_sc4b is its twin, the agent drains one while the program fills the other "            \
+	  "(one entry while no agent runs)")                                                        \
+	X(sc4b, rl_sc4b, rl_sc4b, RL_SIZE_SYNC4, "the twin of rl_sc4a")                             \
+	X(sc6a, rl_sc6a, rl_sc6a, RL_SIZE_SYNC6,                                                    \
+	  "fleet sync: the same for IPv6 sources, with its twin rl_sc6b")                           \
+	X(sc6b, rl_sc6b, rl_sc6b, RL_SIZE_SYNC6, "the twin of rl_sc6a")                             \
+	X(sync_status, rl_sync_status, rl_sync_status, RL_SIZE_OBJ,                                 \
+	  "the sync agent's status, as stats shows it")                                             \
+	/*                                                                                        \
+	 * IPv4 sources: state4 is the LRU hash rl_state4, sets4 the                              \
+	 * set-associative rl_sets4 and wide4 its wide layout rl_wide4                            \
+	 * (include/rl_sa.h); the policy uses one of them (struct rl_config's                     \
+	 * table4), the others have a single entry. sweep: the timer that                         \
+	 * sweeps sets4.                                                                          \
 	 */ \
-	X(sets4, rl_sets4, rl_sets4, RL_SIZE_TABLE4)                                                 \
-	X(sweep, rl_sweep, rl_sweep, RL_SIZE_OBJ)                                                    \
-	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4)
+	X(sets4, rl_sets4, rl_sets4, RL_SIZE_TABLE4,                                                \
+	  "IPv4 sources in the set-associative table most policies use: 64-byte sets of "           \
+	  "eight 8-byte slots, 4 slots per source of --max-sources (one entry when the "            \
+	  "policy uses another table)")                                                             \
+	X(sweep, rl_sweep, rl_sweep, RL_SIZE_OBJ,                                                   \
+	  "the timer that sweeps idle states out of rl_sets4")                                      \
+	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4,                                                \
+	  "IPv4 sources in the wide layout of rl_sets4, for policies whose states need 64"          \
+	  " bits (one entry otherwise)")
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {
-#define RL_MAP_INDEX(field, pin, skel, size) RL_MAP_##field,
+#define RL_MAP_INDEX(field, pin, skel, size, what) RL_MAP_##field,
 	RL_MAPS(RL_MAP_INDEX)
 #undef RL_MAP_INDEX
 		RL_N_MAPS
@@ -86,7 +119,7 @@ enum {
 struct rl_pins {
 	union {
 		struct {
-#define RL_PINS_FIELD(field, pin, skel, size) int field;
+#define RL_PINS_FIELD(field, pin, skel, size, what) int field;
 			RL_MAPS(RL_PINS_FIELD)
 #undef RL_PINS_FIELD
 		};
@@ -98,6 +131,9 @@ _Static_assert(sizeof(struct rl_pins) == RL_N_MAPS * sizeof(int), "one fd per ma
 
 /* The pin names, in the order of struct rl_pins. */
 extern const char *const rl_map_names[RL_N_MAPS];
+
+/* What each holds (the rows' what), in the same order. */
+extern const char *const rl_map_whats[RL_N_MAPS];
 
 /* How each is sized, in the same order. */
 extern const enum rl_map_size rl_map_sizes[RL_N_MAPS];

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <bpf/bpf.h>
 #include "config.h"
+#include "counters.h"
 #include "metrics.h"
 #include "rl_sa.h"
 #include "pins.h"
@@ -51,56 +52,6 @@ struct member {
 	int of;
 };
 
-#define C(f) offsetof(struct rl_counters, f)
-
-/*
- * The counters, in families: consecutive rows with the same name are one
- * metric with one HELP and TYPE line, told apart by @label.
- */
-static const struct {
-	const char *name, *label, *help;
-	size_t off;
-} counters[] = {
-	{ "packets_total", "verdict=\"passed\"", "Frames seen by the limiter, by XDP verdict.",
-	  C(passed) },
-	{ "packets_total", "verdict=\"dropped\"", NULL, C(dropped) },
-	{ "bytes_total", "verdict=\"passed\"", "Bytes of the frames seen, by XDP verdict.",
-	  C(passed_bytes) },
-	{ "bytes_total", "verdict=\"dropped\"", NULL, C(dropped_bytes) },
-	{ "limited_packets_total", NULL, "Frames dropped for being over the limit.", C(limited) },
-	{ "would_drop_packets_total", NULL,
-	  "Frames over the limit in dry-run (--action dry-run), passed.", C(would_drop) },
-	{ "would_drop_bytes_total", NULL, "Bytes of the frames counted as would-drop.",
-	  C(would_drop_bytes) },
-	{ "ip_packets_total", "family=\"ipv4\"", "Frames rate limited, by address family.",
-	  C(ipv4) },
-	{ "ip_packets_total", "family=\"ipv6\"", NULL, C(ipv6) },
-	{ "not_ip_packets_total", NULL,
-	  "Frames neither IPv4 nor IPv6 (ARP, ...), passed untouched.", C(not_ip) },
-	{ "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched.", C(nd) },
-	{ "malformed_packets_total", "reason=\"eth\"",
-	  "Frames not limited as IP because truncated or malformed, by reason.",
-	  C(malformed[RL_BAD_ETH]) },
-	{ "malformed_packets_total", "reason=\"vlan\"", NULL, C(malformed[RL_BAD_VLAN]) },
-	{ "malformed_packets_total", "reason=\"ipv4\"", NULL, C(malformed[RL_BAD_IPV4]) },
-	{ "malformed_packets_total", "reason=\"ihl\"", NULL, C(malformed[RL_BAD_IHL]) },
-	{ "malformed_packets_total", "reason=\"ipv6\"", NULL, C(malformed[RL_BAD_IPV6]) },
-	{ "new_sources_total", NULL, "Sources inserted into the source tables.", C(new_sources) },
-	{ "carried_sources_total", NULL,
-	  "Sources carried over from the previous configuration by set.", C(carried) },
-	{ "insert_failures_total", NULL,
-	  "Source inserts that failed (a map error, not a full table).", C(insert_failed) },
-	{ "cas_retries_total", NULL, "Compare-and-swap attempts on a source that lost a race.",
-	  C(cas_retries) },
-	{ "cas_exhausted_packets_total", NULL,
-	  "Frames dropped after every compare-and-swap attempt lost a race.", C(cas_exhausted) },
-	{ "sync_lost_units_total", NULL,
-	  "Passed cost units fleet sync could not count (its counter table was full).",
-	  C(sync_lost) },
-};
-
-#define N_COUNTERS (sizeof(counters) / sizeof(counters[0]))
-
 /* A label value: backslash, double quote and newline escaped, as the format wants. */
 static void label_value(FILE *f, const char *s)
 {
@@ -126,6 +77,35 @@ static void sample(FILE *f, const char *name, const struct ifdata *d)
 	fprintf(f, "xdp_ratelimit_%s{iface=\"", name);
 	label_value(f, d->p->name);
 	fprintf(f, "\",netns=\"%llu\"", (unsigned long long)d->p->netns_ino);
+}
+
+/*
+ * The counters are those of the counter table (user/lib/counters.h): a
+ * metric per row with a metric_help, its rows wherever they stand.
+ */
+static void print_counters(FILE *f, const struct ifdata *d, int n)
+{
+	for (size_t h = 0; h < rl_counter_count; h++) {
+		const struct rl_counter_info *fam = &rl_counter_table[h];
+
+		if (!fam->metric || !fam->metric_help)
+			continue;
+		family(f, fam->metric, "counter", fam->metric_help);
+		for (size_t m = h; m < rl_counter_count; m++) {
+			const struct rl_counter_info *c = &rl_counter_table[m];
+
+			if (!c->metric || strcmp(c->metric, fam->metric))
+				continue;
+			for (int i = 0; i < n; i++) {
+				sample(f, c->metric, &d[i]);
+				if (c->label)
+					fprintf(f, ",%s", c->label);
+				fprintf(f, "} %llu\n",
+					*(const unsigned long long *)((const char *)&d[i].c +
+								      c->off));
+			}
+		}
+	}
 }
 
 struct count_ctx {
@@ -266,7 +246,7 @@ static double now_s(void)
 
 #define R(f) offsetof(struct rl_rule_counters, f)
 
-/* The per-rule counters, in families as counters[] (label: NULL for none). */
+/* The per-rule counters, in families (label: NULL for none). */
 static const struct {
 	const char *name, *label, *help;
 	size_t off;
@@ -358,7 +338,9 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 				(unsigned long long)d[i].sources[k]);
 		}
 	family(f, "sources_capacity", "gauge",
-	       "Size of the source table (--max-sources, --max-sources6), by address family.");
+	       "Sources the table is sized for (--max-sources, --max-sources6), by address family; "
+	       "the set-associative IPv4 table has 4 slots per source and keeps idle ones, so "
+	       "sources can be up to about 4 times this.");
 	for (int i = 0; i < n; i++)
 		for (int k = 0; k < 2; k++) {
 			sample(f, "sources_capacity", &d[i]);
@@ -528,18 +510,7 @@ int rl_metrics_render(char **out, size_t *len)
 		ret = -errno;
 		goto out;
 	}
-	for (size_t m = 0; m < N_COUNTERS; m++) {
-		if (m == 0 || strcmp(counters[m].name, counters[m - 1].name))
-			family(f, counters[m].name, "counter", counters[m].help);
-		for (int i = 0; i < n; i++) {
-			sample(f, counters[m].name, &d[i]);
-			if (counters[m].label)
-				fprintf(f, ",%s", counters[m].label);
-			fprintf(f, "} %llu\n",
-				*(const unsigned long long *)((const char *)&d[i].c +
-							      counters[m].off));
-		}
-	}
+	print_counters(f, d, n);
 	print_gauges(f, d, n);
 	print_sync(f, d, n);
 	family(f, "shares_limiter_info", "gauge",

@@ -15,8 +15,6 @@
 
 #define A(field) offsetof(struct rl_args, field)
 
-static const char *const algo_choices[] = { "token-bucket", "gcra", "fixed-window",
-					    "sliding-window", NULL };
 /* Index = enum value: RL_ACTION_DROP, RL_ACTION_DRY_RUN. */
 static const char *const action_choices[] = { "drop", "dry-run", NULL };
 /* RL_FAIL_PASS, RL_FAIL_DROP; and malformed_drop 0, 1. */
@@ -97,7 +95,7 @@ const struct rl_opt rl_opt_table[] = {
 	{ "json", 'j', RL_OPT_FLAG, NULL, A(json), 0, 0, 0, NULL, NULL, RL_G_JSON,
 	  "Print the result as JSON (errors as {\"error\": \"...\"})." },
 
-	{ "algo", 0, RL_OPT_CUSTOM, "ALGO", 0, A(pol.algo_set), 0, 0, algo_choices, parse_algo,
+	{ "algo", 0, RL_OPT_CUSTOM, "ALGO", 0, A(pol.algo_set), 0, 0, rl_algo_names, parse_algo,
 	  RL_G_POLICY, "token-bucket (default), gcra, fixed-window or sliding-window." },
 	{ "rate", 0, RL_OPT_CUSTOM, "RATE", 0, A(pol.rate_set), 0, 0, NULL, parse_rate, RL_G_POLICY,
 	  "Packets per second (10, 2.5, 10kpps, 1mpps, 1gpps), per minute, hour or day (30/m, "
@@ -149,13 +147,16 @@ const struct rl_opt rl_opt_table[] = {
 	  "support)." },
 	{ "max-sources", 0, RL_OPT_U64, "N", A(max_sources), 0, 1, RL_MAX_SOURCES_LIMIT, NULL, NULL,
 	  RL_G_ATTACH,
-	  "IPv4 sources tracked at once (default 1048576, up to 67108864). Each costs 32 bytes "
-	  "of kernel memory in the set-associative table most policies use (four 8-byte slots "
-	  "per source, in 64-byte sets of eight, rounded up to a power of two of sets, so up "
-	  "to 64 bytes, and 1 MiB at least), and 6 more in the IPv6 table sized from it: 39 "
-	  "MiB for the default, every map counted (status and stats show it). When a "
-	  "source's set is full, the one least ahead of the clock (which waited longest since "
-	  "it last passed) is forgotten. A policy whose states do not fit its slots (very "
+	  "The IPv4 sources the table is sized for (default 1048576, up to 67108864). The "
+	  "set-associative table most policies use gets four 8-byte slots per source, in "
+	  "64-byte sets of eight rounded up to a power of two of sets (1 MiB at least): N "
+	  "sources have room with sets filled unevenly, and an idle source stays until its "
+	  "set is full, so up to about 4N are tracked at once (stats counts them against the "
+	  "slots). Each of N costs 32 bytes of kernel memory there (up to 64 with the "
+	  "rounding), and 6 more in the IPv6 table sized from it: 39 MiB for the default, "
+	  "every map counted (status and stats show it). When a source's set is full, the "
+	  "one least ahead of the clock (which waited longest since it last passed) is "
+	  "forgotten. A policy whose states do not fit its slots (very "
 	  "long bursts, wide byte windows) uses an LRU table instead: 80 bytes per source, the "
 	  "least recently seen forgotten when it is full. Rules that limit add 104 bytes per "
 	  "source they track (up to 262144 of them: 26 MiB), a --dport rule 2 MiB, and fleet "
@@ -263,7 +264,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "lines and 64 MiB. May repeat, and add to --src. A file "
 	  "that lists nothing leaves the rule matching no source (with a warning), never any "
 	  "source." },
-	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, NULL, parse_proto, RL_G_RULE,
+	{ "proto", 0, RL_OPT_CUSTOM, "PROTO", 0, 0, 0, 0, rl_proto_names, parse_proto, RL_G_RULE,
 	  "Match this L4 protocol: tcp, udp, icmp, icmpv6 or a number 0-255 (IPv4's protocol, "
 	  "IPv6's first next header: an extension header's number if there is one)." },
 	{ "dport", 0, RL_OPT_CUSTOM, "N|N-M", 0, 0, 0, 0, NULL, parse_dport, RL_G_RULE,
@@ -282,8 +283,8 @@ const struct rl_opt rl_opt_table[] = {
 	  NULL, RL_G_RULE,
 	  "With a limit policy: a source over the rule's limit is dropped whole (every packet "
 	  "reaching this rule) for DUR (1ns to 8784h), then starts afresh as a new source." },
-	{ "before", 0, RL_OPT_STRING, "NAME", A(before), 0, 0, 0, NULL, NULL, RL_G_RULE,
-	  "rule add: insert before rule NAME (default: last before the default rule)." },
+	{ "before", 0, RL_OPT_STRING, "RULE", A(before), 0, 0, 0, NULL, NULL, RL_G_RULE,
+	  "rule add: insert before rule RULE (default: last before the default rule)." },
 };
 
 const size_t rl_opt_count = sizeof(rl_opt_table) / sizeof(rl_opt_table[0]);
@@ -601,8 +602,7 @@ void rl_opts_usage(FILE *f, unsigned int groups)
 	}
 }
 
-/* Text for troff: a backslash doubled, a leading dot or quote escaped, '-' as \-. */
-static void man_text(FILE *f, const char *s)
+void rl_man_text(FILE *f, const char *s)
 {
 	if (*s == '.' || *s == '\'')
 		fputs("\\&", f);
@@ -627,15 +627,15 @@ void rl_opts_man(FILE *f, unsigned int groups)
 		if (opt->short_name)
 			fprintf(f, "\\fB\\-%c\\fR, ", opt->short_name);
 		fputs("\\fB\\-\\-", f);
-		man_text(f, opt->name);
+		rl_man_text(f, opt->name);
 		fputs("\\fR", f);
 		if (opt->arg) {
 			fputs(" \\fI", f);
-			man_text(f, opt->arg);
+			rl_man_text(f, opt->arg);
 			fputs("\\fR", f);
 		}
 		fputc('\n', f);
-		man_text(f, opt->help);
+		rl_man_text(f, opt->help);
 		fputc('\n', f);
 	}
 }

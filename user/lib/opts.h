@@ -55,7 +55,12 @@ struct rl_opt {
 	size_t off; /* where the value goes in struct rl_args */
 	size_t set_off; /* a bool in struct rl_args set when given, or 0 */
 	__u64 min, max; /* numbers and durations */
-	const char *const *choices; /* RL_OPT_CHOICE: NULL-terminated */
+	/*
+	 * NULL-terminated. RL_OPT_CHOICE: the values it takes; a custom option:
+	 * the named values its parser takes (from the parser's own table, as
+	 * rl_algo_names), besides any other form (--proto 6). Completion offers them.
+	 */
+	const char *const *choices;
 	int (*parse)(const char *val, struct rl_args *a, char *err, size_t errlen);
 	unsigned int group; /* enum rl_opt_group */
 	const char *help;
@@ -155,5 +160,7 @@ int rl_args_given(const struct rl_args *a, unsigned int groups);
 void rl_opts_usage(FILE *f, unsigned int groups);
 /* The options of @groups as man(7) .TP entries. */
 void rl_opts_man(FILE *f, unsigned int groups);
+/* @s as troff text: a backslash as \e, a leading dot or quote escaped, '-' as \-. */
+void rl_man_text(FILE *f, const char *s);
 
 #endif /* RL_OPTS_H */

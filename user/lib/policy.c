@@ -23,16 +23,17 @@ typedef unsigned __int128 u128;
 /* Rates are kept as num/den with at most 9 decimals. */
 #define RATE_MAX_DECIMALS 9
 
-static const char *const algo_names[RL_ALGO__COUNT] = {
+const char *const rl_algo_names[RL_ALGO__COUNT + 1] = {
 	[RL_ALGO_TOKEN_BUCKET] = "token-bucket",
 	[RL_ALGO_GCRA] = "gcra",
 	[RL_ALGO_FIXED_WINDOW] = "fixed-window",
 	[RL_ALGO_SLIDING_WINDOW] = "sliding-window",
+	[RL_ALGO__COUNT] = NULL,
 };
 
 const char *rl_algo_name(enum rl_algo algo)
 {
-	return (unsigned int)algo < RL_ALGO__COUNT ? algo_names[algo] : "unknown";
+	return (unsigned int)algo < RL_ALGO__COUNT ? rl_algo_names[algo] : "unknown";
 }
 
 void rl_policy_defaults(struct rl_policy *pol)
@@ -58,14 +59,21 @@ static __u64 gcd64(__u64 a, __u64 b)
 
 int rl_parse_algo(const char *s, enum rl_algo *algo, char *err, size_t errlen)
 {
+	size_t off;
+
 	for (int i = 0; i < RL_ALGO__COUNT; i++) {
-		if (!strcmp(s, algo_names[i])) {
+		if (!strcmp(s, rl_algo_names[i])) {
 			*algo = i;
 			return 0;
 		}
 	}
-	snprintf(err, errlen,
-		 "unknown algorithm '%s' (token-bucket, gcra, fixed-window, sliding-window)", s);
+	/* The names listed from the table, as completion and --help take them. */
+	off = (size_t)snprintf(err, errlen, "unknown algorithm '%s' (", s);
+	for (int i = 0; i < RL_ALGO__COUNT && off < errlen; i++)
+		off += (size_t)snprintf(err + off, errlen - off, "%s%s", i ? ", " : "",
+					rl_algo_names[i]);
+	if (off < errlen)
+		snprintf(err + off, errlen - off, ")");
 	return -EINVAL;
 }
 

@@ -43,6 +43,11 @@ void rl_policy_defaults(struct rl_policy *pol);
  * in @err that names the problem (the caller adds the flag's name).
  */
 int rl_parse_algo(const char *s, enum rl_algo *algo, char *err, size_t errlen);
+/*
+ * The names rl_parse_algo() takes, by enum rl_algo, NULL-terminated: also
+ * --algo's choices in the option table (--help, the man page, completion).
+ */
+extern const char *const rl_algo_names[RL_ALGO__COUNT + 1];
 int rl_parse_rate(const char *s, __u64 *num, __u64 *den, bool *bytes, char *err, size_t errlen);
 int rl_parse_duration(const char *s, __u64 *ns, char *err, size_t errlen);
 int rl_parse_u64(const char *s, __u64 min, __u64 max, __u64 *val, char *err, size_t errlen);

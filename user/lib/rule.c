@@ -43,24 +43,22 @@ bool rl_rule_name_ok(const char *name)
 
 /* ---- protocols and TCP flags ---- */
 
-static const struct {
-	const char *name;
-	__u8 proto;
-} protos[] = {
-	{ "tcp", RL_PROTO_TCP },
-	{ "udp", RL_PROTO_UDP },
-	{ "icmp", RL_PROTO_ICMP },
-	{ "icmpv6", RL_PROTO_ICMPV6 },
-};
+/* The protocols by name: rl_proto_names[i] is proto_numbers[i]. */
+const char *const rl_proto_names[] = { "tcp", "udp", "icmp", "icmpv6", NULL };
+static const __u8 proto_numbers[] = { RL_PROTO_TCP, RL_PROTO_UDP, RL_PROTO_ICMP, RL_PROTO_ICMPV6 };
+#define N_PROTOS (sizeof(proto_numbers) / sizeof(proto_numbers[0]))
+
+_Static_assert(sizeof(rl_proto_names) / sizeof(rl_proto_names[0]) == N_PROTOS + 1,
+	       "a number per protocol name");
 
 int rl_parse_proto(const char *s, __u8 *proto)
 {
 	char err[RL_ERRLEN];
 	__u64 v;
 
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++) {
-		if (!strcmp(s, protos[i].name)) {
-			*proto = protos[i].proto;
+	for (size_t i = 0; i < N_PROTOS; i++) {
+		if (!strcmp(s, rl_proto_names[i])) {
+			*proto = proto_numbers[i];
 			return 0;
 		}
 	}
@@ -72,9 +70,9 @@ int rl_parse_proto(const char *s, __u8 *proto)
 
 const char *rl_proto_name(__u8 proto, char *buf, size_t len)
 {
-	for (size_t i = 0; i < sizeof(protos) / sizeof(protos[0]); i++)
-		if (protos[i].proto == proto)
-			return protos[i].name;
+	for (size_t i = 0; i < N_PROTOS; i++)
+		if (proto_numbers[i] == proto)
+			return rl_proto_names[i];
 	snprintf(buf, len, "%u", proto);
 	return buf;
 }
@@ -546,8 +544,15 @@ int rl_rule_set_src_file(struct rl_rule *r, const char *val, char *err, size_t e
 
 int rl_rule_set_proto(struct rl_rule *r, const char *val, char *err, size_t errlen)
 {
+	size_t off;
+
 	if (rl_parse_proto(val, &r->l4.proto)) {
-		snprintf(err, errlen, "'%s' is not tcp, udp, icmp, icmpv6 or a number 0-255", val);
+		off = (size_t)snprintf(err, errlen, "'%s' is not", val);
+		for (size_t i = 0; i < N_PROTOS && off < errlen; i++)
+			off += (size_t)snprintf(err + off, errlen - off, "%s %s", i ? "," : "",
+						rl_proto_names[i]);
+		if (off < errlen)
+			snprintf(err + off, errlen - off, " or a number 0-255");
 		return -EINVAL;
 	}
 	r->l4.fields |= RL_MATCH_PROTO;

@@ -125,8 +125,10 @@ bool rl_rule_match(const struct rl_rule *r, const struct rl_pkt_info *p);
 char *rl_tcp_flags_str(__u8 flags, char *buf);
 /* "S", "SA", "FPU", "." (none): 0 or -EINVAL. */
 int rl_parse_tcp_flag_letters(const char *s, __u8 *flags);
-/* "tcp", "udp", "icmp", "icmpv6" or 0-255. */
+/* One of rl_proto_names ("tcp", "udp", "icmp", "icmpv6") or 0-255. */
 int rl_parse_proto(const char *s, __u8 *proto);
+/* The protocol names rl_parse_proto() takes, NULL-terminated: also --proto's choices. */
+extern const char *const rl_proto_names[];
 const char *rl_proto_name(__u8 proto, char *buf, size_t len);
 
 #endif /* RL_RULE_H */

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The counter table (see counters.h). */
+#include "counters.h"
+#include "rl_common.h"
+
+#define C(f) offsetof(struct rl_counters, f)
+
+/* In stats' order; a metric's rows need not be adjacent (the exporter groups them). */
+const struct rl_counter_info rl_counter_table[] = {
+	{ "rx_packets", C(rx_packets), "Every frame the program saw (passed + dropped).", NULL,
+	  NULL, NULL },
+	{ "rx_bytes", C(rx_bytes), "The bytes of those frames.", NULL, NULL, NULL },
+	{ "passed", C(passed), "Frames passed (XDP_PASS), for any reason.", "packets_total",
+	  "verdict=\"passed\"", "Frames seen by the limiter, by XDP verdict." },
+	{ "passed_bytes", C(passed_bytes), "The bytes of the frames passed.", "bytes_total",
+	  "verdict=\"passed\"", "Bytes of the frames seen, by XDP verdict." },
+	{ "dropped", C(dropped), "Frames dropped (XDP_DROP), for any reason.", "packets_total",
+	  "verdict=\"dropped\"", NULL },
+	{ "dropped_bytes", C(dropped_bytes), "The bytes of the frames dropped.", "bytes_total",
+	  "verdict=\"dropped\"", NULL },
+	{ "limited", C(limited), "Frames dropped for being over their source's limit.",
+	  "limited_packets_total", NULL, "Frames dropped for being over the limit." },
+	{ "would_drop", C(would_drop),
+	  "Frames over their source's limit with --action dry-run: counted, and passed.",
+	  "would_drop_packets_total", NULL,
+	  "Frames over the limit in dry-run (--action dry-run), passed." },
+	{ "would_drop_bytes", C(would_drop_bytes), "The bytes of the frames counted in would_drop.",
+	  "would_drop_bytes_total", NULL, "Bytes of the frames counted as would-drop." },
+	{ "ipv4", C(ipv4), "IPv4 frames rate limited.", "ip_packets_total", "family=\"ipv4\"",
+	  "Frames rate limited, by address family." },
+	{ "ipv6", C(ipv6), "IPv6 frames rate limited.", "ip_packets_total", "family=\"ipv6\"",
+	  NULL },
+	{ "not_ip", C(not_ip), "Frames that are not IP (ARP, LLDP, ...): passed untouched.",
+	  "not_ip_packets_total", NULL,
+	  "Frames neither IPv4 nor IPv6 (ARP, ...), passed untouched." },
+	{ "malformed_eth", C(malformed[RL_BAD_ETH]),
+	  "Frames shorter than an Ethernet header; dropped or passed as --malformed says.",
+	  "malformed_packets_total", "reason=\"eth\"",
+	  "Frames not limited as IP because truncated or malformed, by reason." },
+	{ "malformed_vlan", C(malformed[RL_BAD_VLAN]),
+	  "Frames with a truncated VLAN tag, or more than two tags.", "malformed_packets_total",
+	  "reason=\"vlan\"", NULL },
+	{ "malformed_ipv4", C(malformed[RL_BAD_IPV4]), "Frames with a truncated IPv4 header.",
+	  "malformed_packets_total", "reason=\"ipv4\"", NULL },
+	{ "malformed_ihl", C(malformed[RL_BAD_IHL]),
+	  "Frames with an IPv4 header whose IHL is below 5 or whose version is not 4.",
+	  "malformed_packets_total", "reason=\"ihl\"", NULL },
+	{ "malformed_ipv6", C(malformed[RL_BAD_IPV6]),
+	  "Frames with a truncated IPv6 header, or a version other than 6.",
+	  "malformed_packets_total", "reason=\"ipv6\"", NULL },
+	{ "new_sources", C(new_sources), "Sources inserted into the source tables.",
+	  "new_sources_total", NULL, "Sources inserted into the source tables." },
+	{ "carried", C(carried),
+	  "Sources whose state was carried over from the configuration before the last set "
+	  "(each also counted in new_sources).",
+	  "carried_sources_total", NULL,
+	  "Sources carried over from the previous configuration by set." },
+	{ "insert_failed", C(insert_failed),
+	  "Sources that could not be inserted for a reason other than another CPU inserting them "
+	  "first (a map error; a full table forgets a source instead); the packet is passed or "
+	  "dropped as --on-insert-fail says.",
+	  "insert_failures_total", NULL,
+	  "Source inserts that failed (a map error, not a full table)." },
+	{ "cas_retries", C(cas_retries),
+	  "Compare-and-swap attempts on a source's state that lost a race with another CPU and "
+	  "were retried.",
+	  "cas_retries_total", NULL, "Compare-and-swap attempts on a source that lost a race." },
+	{ "cas_exhausted", C(cas_exhausted),
+	  "Packets dropped after 8 lost races in a row on their source.",
+	  "cas_exhausted_packets_total", NULL,
+	  "Frames dropped after every compare-and-swap attempt lost a race." },
+	{ "nd", C(nd),
+	  "IPv6 neighbour discovery frames (ICMPv6 types 133-137: router and neighbour "
+	  "solicitations and advertisements, redirects): passed untouched, never limited.",
+	  "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched." },
+	{ "sync_lost", C(sync_lost),
+	  "Cost units (packets, or bytes) passed that fleet sync could not count because its "
+	  "counter table was full: the other nodes never charge them.",
+	  "sync_lost_units_total", NULL,
+	  "Passed cost units fleet sync could not count (its counter table was full)." },
+};
+
+const size_t rl_counter_count = sizeof(rl_counter_table) / sizeof(rl_counter_table[0]);
+
+/* Every field of struct rl_counters is a __u64 with a row (tests check the offsets). */
+_Static_assert(sizeof(rl_counter_table) / sizeof(rl_counter_table[0]) ==
+		       sizeof(struct rl_counters) / sizeof(__u64),
+	       "a row per counter of struct rl_counters");
+_Static_assert(RL_CAS_TRIES == 8, "cas_exhausted's help says 8 lost races");
