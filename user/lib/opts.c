@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "opts.h"
 #include "rl_events.h"
 #include "rule.h"
@@ -49,6 +50,31 @@ static int parse_sync_interval(const char *val, struct rl_args *a, char *err, si
 		return -EINVAL;
 	}
 	a->sync_interval_ns = ns;
+	return 0;
+}
+
+/* --watch SECONDS: a decimal number of seconds, fractions allowed, in [RL_WATCH_MIN_S, MAX]. */
+static int parse_watch(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	char *end;
+	double s;
+
+	/* strtod takes "inf", "nan", hex and leading blanks: a plain decimal only. */
+	if (!*val || strspn(val, "0123456789.eE+-") != strlen(val)) {
+		snprintf(err, errlen, "'%s' is not a number of seconds (e.g. 2 or 0.5)", val);
+		return -EINVAL;
+	}
+	s = strtod(val, &end);
+	/* Too large or too small for a double is out of range below. */
+	if (*end || end == val) {
+		snprintf(err, errlen, "'%s' is not a number of seconds (e.g. 2 or 0.5)", val);
+		return -EINVAL;
+	}
+	if (!(s >= RL_WATCH_MIN_S && s <= RL_WATCH_MAX_S)) {
+		snprintf(err, errlen, "%s is out of range: from 0.1 to 3600 seconds", val);
+		return -EINVAL;
+	}
+	a->watch_s = s;
 	return 0;
 }
 
@@ -173,8 +199,9 @@ const struct rl_opt rl_opt_table[] = {
 	  "both interfaces together (bond members, two uplinks). Its policy is IFACE's: give "
 	  "no policy or limiter option." },
 
-	{ "watch", 'w', RL_OPT_U64, "SECONDS", A(watch_s), 0, 1, 3600, NULL, NULL, RL_G_WATCH,
-	  "Print the per-second rates every SECONDS (1-3600) until interrupted." },
+	{ "watch", 'w', RL_OPT_CUSTOM, "SECONDS", 0, 0, 0, 0, NULL, parse_watch, RL_G_WATCH,
+	  "Print the per-second rates every SECONDS (0.1 to 3600, fractions allowed: 0.5) until "
+	  "interrupted." },
 	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_WATCH,
 	  "With --watch: stop after N lines." },
 
@@ -503,6 +530,18 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 		}
 	}
 	return max_pos < 0 ? optind : 0;
+}
+
+int rl_watch_sleep(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	/* No restart after EINTR: the caller's signal flag decides whether to go on. */
+	return nanosleep(&ts, NULL) ? -errno : 0;
 }
 
 int rl_args_given(const struct rl_args *a, unsigned int groups)
