@@ -51,8 +51,10 @@ const struct rl_cmd rl_cmds[] = {
 	  "A file with any error changes nothing on any interface; errors name FILE:LINE and "
 	  "the key. Attach options (mode, max-sources, max-sources6) cannot change on a live "
 	  "limiter: a file that changes them is refused (detach first).\n"
-	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
-	  "invalid file or options.\n" },
+	  "Exit status: 0 done (or valid with --check), 1 a failure applying it, 2 an "
+	  "invalid file or options. With --diff, as diff(1): 0 the kernel matches FILE, 1 it "
+	  "differs (something to attach, set, change in the rules or detach), 2 an invalid "
+	  "file or options, or the running state could not be read or compared.\n" },
 	{ "status", cmd_status, NULL, IFACE_CMD(0), 0, 1, "[IFACE]",
 	  "where it is attached, how, with which policy",
 	  "Shows where the limiter is attached, in which mode and with which policy: on IFACE, "

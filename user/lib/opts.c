@@ -248,7 +248,9 @@ const struct rl_opt rl_opt_table[] = {
 	  "Print what apply would change on each interface (attach, set with each changed value "
 	  "as old -> new, rules, detach with --prune, or unchanged), then a line per rule that "
 	  "changes (add RULE, del RULE, change OLD -> NEW, order OLD -> NEW, each rule as the "
-	  "words of rule add), and change nothing." },
+	  "words of rule add), and change nothing. Exit status 0 if nothing would change, 1 "
+	  "if something would (drift: the kernel differs from FILE), 2 on an error, with "
+	  "--json too." },
 	{ "prune", 0, RL_OPT_FLAG, NULL, A(prune), 0, 0, 0, NULL, NULL, RL_G_APPLY,
 	  "Also detach the limiter from the interfaces of this network namespace that FILE does "
 	  "not name (without it they are left alone)." },
