@@ -76,6 +76,21 @@ static const struct bad_file bad_files[] = {
 	{ "interfaces:\n  this-name-is-far-too-long:\n    rate: 10\n", 2,
 	  "'this-name-is-far-too-long' is not an interface name" },
 	{ "version: 1\ninterfaces:\n", 1, "unknown key 'version'" },
+	/* A typo gets the nearest key valid at its place. */
+	{ "interfaces:\n  eth0:\n    rate: 10\n    brust: 5\n", 4,
+	  "eth0: unknown key 'brust' (did you mean 'burst'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rule:\n      - name: a\n", 4,
+	  "eth0: unknown key 'rule' (did you mean 'rules'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    max-source: 5\n", 4,
+	  "eth0: unknown key 'max-source' (did you mean 'max-sources'?)" },
+	{ "interface:\n  eth0:\n    rate: 10\n", 1,
+	  "unknown key 'interface' (did you mean 'interfaces'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        prot: tcp\n"
+	  "        deny: true\n",
+	  6, "eth0: rule a: unknown key 'prot' (did you mean 'proto'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: b\n        deyn: true\n",
+	  6, "eth0: rule b: unknown key 'deyn' (did you mean 'deny'?)" },
+
 	/* Rules. */
 	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        proto: tcp\n"
 	  "        dport: 99999\n        allow: true\n",

@@ -147,6 +147,40 @@ TEST(opts_watch_sleep)
 	ASSERT_TRUE(dt >= 0.15 && dt < 0.9, "slept 0.15 s, not 0 nor a whole second");
 }
 
+/* A mistyped option gets the nearest of its command's, if one is that near. */
+TEST(opts_did_you_mean)
+{
+	static const struct {
+		const char *words[4];
+		const char *msg; /* the whole message */
+	} cases[] = {
+		{ { "--brust", "5", NULL }, "unknown option '--brust' (did you mean '--burst'?)" },
+		{ { "--brust=5", NULL }, "unknown option '--brust=5' (did you mean '--burst'?)" },
+		{ { "--rtae", "5", NULL }, "unknown option '--rtae' (did you mean '--rate'?)" },
+		{ { "--max-source", "5", NULL },
+		  "unknown option '--max-source' (did you mean '--max-sources'?)" },
+		{ { "--jsno", NULL }, "unknown option '--jsno' (did you mean '--json'?)" },
+		/* Too far from any: no guess. */
+		{ { "--frob", NULL }, "unknown option '--frob'" },
+		{ { "--watch", "1", NULL }, "unknown option '--watch'" },
+	};
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		ASSERT_TRUE(parse(&a, ATTACH, 1, cases[i].words, err, sizeof(err)) < 0,
+			    cases[i].words[0]);
+		ASSERT_STREQ(err, cases[i].msg, cases[i].words[0]);
+	}
+	/* The words besides options count, and only the options of the groups given. */
+	ASSERT_STREQ(rl_opt_suggest("rulse", RL_G_POLICY, (const char *const[]){ "rules", NULL }),
+		     "rules", "an extra word");
+	ASSERT_TRUE(rl_opt_suggest("brust", RL_G_WATCH, NULL) == NULL, "burst is not stats'");
+	ASSERT_TRUE(rl_opt_suggest("burst", RL_G_POLICY, NULL) == NULL, "an exact name: none");
+	ASSERT_TRUE(rl_opt_suggest("xy", RL_G_POLICY, NULL) == NULL, "a short word far away");
+}
+
 TEST(opts_verbose_repeats)
 {
 	static const char *const w[] = { "-v", "x", "-vv", "--verbose", NULL };

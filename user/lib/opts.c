@@ -342,6 +342,69 @@ const struct rl_opt *rl_opt_find(const char *name, unsigned int groups)
 	return NULL;
 }
 
+/*
+ * The edit distance of @a and @b: insertions, deletions, substitutions and
+ * swaps of two neighbours (brust -> burst is one), each costing 1.
+ */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	/* Three rows: the one before the last too, for swaps. Words are short. */
+	size_t r0[RL_SUGGEST_MAX + 1], r1[RL_SUGGEST_MAX + 1], r2[RL_SUGGEST_MAX + 1];
+	size_t *pp = r0, *p = r1, *c = r2, *t;
+
+	if (la > RL_SUGGEST_MAX || lb > RL_SUGGEST_MAX)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		p[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		c[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t d = p[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (p[j] + 1 < d)
+				d = p[j] + 1;
+			if (c[j - 1] + 1 < d)
+				d = c[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			c[j] = d;
+		}
+		t = pp;
+		pp = p;
+		p = c;
+		c = t;
+	}
+	return p[lb];
+}
+
+/* Is @cand nearer to @word than *@best (at *@bestd), and near enough to be a typo? */
+static void suggest_one(const char *word, const char *cand, const char **best, size_t *bestd)
+{
+	size_t len = strlen(word), d = edit_distance(word, cand);
+	/* One slip in a short word, two in a longer one: farther is another word. */
+	size_t most = len <= 4 ? 1 : 2;
+
+	if (d && d <= most && d < *bestd) {
+		*best = cand;
+		*bestd = d;
+	}
+}
+
+const char *rl_opt_suggest(const char *word, unsigned int groups, const char *const *extra)
+{
+	const char *best = NULL;
+	size_t bestd = (size_t)-1;
+
+	for (size_t i = 0; i < rl_opt_count; i++)
+		if (rl_opt_table[i].group & groups)
+			suggest_one(word, rl_opt_table[i].name, &best, &bestd);
+	for (; extra && *extra; extra++)
+		suggest_one(word, *extra, &best, &bestd);
+	return best;
+}
+
 static void choices_str(const char *const *c, char *buf, size_t len)
 {
 	size_t n = 0, off = 0;
@@ -451,6 +514,27 @@ static const char *opt_spelling(const struct rl_opt *opt, int c)
 	return s;
 }
 
+/* "unknown option '--brust'", and "(did you mean '--burst'?)" if one is that near. */
+static void unknown_long(const char *word, unsigned int groups, char *err, size_t errlen)
+{
+	char name[RL_SUGGEST_MAX + 1];
+	const char *near = NULL;
+	size_t n;
+
+	if (!strncmp(word, "--", 2)) {
+		n = strcspn(word + 2, "=");
+		if (n < sizeof(name)) {
+			memcpy(name, word + 2, n);
+			name[n] = '\0';
+			near = rl_opt_suggest(name, groups, NULL);
+		}
+	}
+	if (near)
+		snprintf(err, errlen, "unknown option '%s' (did you mean '--%s'?)", word, near);
+	else
+		snprintf(err, errlen, "unknown option '%s'", word);
+}
+
 int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
 		  char *err, size_t errlen)
 {
@@ -505,7 +589,7 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 			else if (optopt && optopt < 256)
 				snprintf(err, errlen, "unknown option '-%c'", optopt);
 			else
-				snprintf(err, errlen, "unknown option '%s'", word);
+				unknown_long(word, groups, err, errlen);
 			return -EINVAL;
 		}
 		if (c >= 256) {

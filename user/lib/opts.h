@@ -148,6 +148,15 @@ int rl_opt_give(struct rl_args *a, const struct rl_opt *opt, const char *val, ch
 int rl_opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
 	       size_t errlen);
 const struct rl_opt *rl_opt_find(const char *name, unsigned int groups);
+/*
+ * The option name of @groups, or word of @extra (NULL-terminated, or NULL),
+ * nearest to @word if near enough to be its typo (one edit in a word of up to
+ * 4 letters, two in a longer one; a swap of two letters is one), for "did you
+ * mean": brust -> burst. NULL if none is, or @word is exact. Words of more
+ * than RL_SUGGEST_MAX letters have none.
+ */
+#define RL_SUGGEST_MAX 32
+const char *rl_opt_suggest(const char *word, unsigned int groups, const char *const *extra);
 
 /*
  * A policy and limiter options from a NULL-terminated word list such as
