@@ -332,9 +332,9 @@ TEST_FLAGS(pins_stats_watch_fraction, RL_TEST_ROOT)
 		       "attach"))
 		goto out;
 	t0 = rl_now();
-	if (!ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "stats %s --json --watch 0.2 --count 5",
-				 ns.rx_if),
-		       0, "stats --watch 0.2 --count 5"))
+	if (!ASSERT_EQ(
+		    rl_ns_cli(&ns, &out, NULL, "stats %s --json --watch 0.2 --count 5", ns.rx_if),
+		    0, "stats --watch 0.2 --count 5"))
 		goto out;
 	dt = rl_now() - t0;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))

@@ -281,10 +281,10 @@ static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_no
 			continue;
 		o = rl_opt_find(key, RULE_GROUPS);
 		if (!o || !strcmp(key, "before"))
-			return fail(l, k, "%s: unknown key '%s'%s", where, key,
-				    o ? " (the order of the list is the rules' order)" :
-					did_you_mean(msg, sizeof(msg), key, RULE_GROUPS,
-						     rule_keys));
+			return fail(
+				l, k, "%s: unknown key '%s'%s", where, key,
+				o ? " (the order of the list is the rules' order)" :
+				    did_you_mean(msg, sizeof(msg), key, RULE_GROUPS, rule_keys));
 		if (o->type == RL_OPT_FLAG) {
 			if (!scalar(v) || boolean(scalar(v)) < 0)
 				return fail(l, v, "%s: %s: give true or false", where, key);
