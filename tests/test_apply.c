@@ -76,6 +76,21 @@ static const struct bad_file bad_files[] = {
 	{ "interfaces:\n  this-name-is-far-too-long:\n    rate: 10\n", 2,
 	  "'this-name-is-far-too-long' is not an interface name" },
 	{ "version: 1\ninterfaces:\n", 1, "unknown key 'version'" },
+	/* A typo gets the nearest key valid at its place. */
+	{ "interfaces:\n  eth0:\n    rate: 10\n    brust: 5\n", 4,
+	  "eth0: unknown key 'brust' (did you mean 'burst'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rule:\n      - name: a\n", 4,
+	  "eth0: unknown key 'rule' (did you mean 'rules'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    max-source: 5\n", 4,
+	  "eth0: unknown key 'max-source' (did you mean 'max-sources'?)" },
+	{ "interface:\n  eth0:\n    rate: 10\n", 1,
+	  "unknown key 'interface' (did you mean 'interfaces'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        prot: tcp\n"
+	  "        deny: true\n",
+	  6, "eth0: rule a: unknown key 'prot' (did you mean 'proto'?)" },
+	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: b\n        deyn: true\n",
+	  6, "eth0: rule b: unknown key 'deyn' (did you mean 'deny'?)" },
+
 	/* Rules. */
 	{ "interfaces:\n  eth0:\n    rate: 10\n    rules:\n      - name: a\n        proto: tcp\n"
 	  "        dport: 99999\n        allow: true\n",
@@ -606,7 +621,7 @@ TEST_FLAGS(apply_attach_idempotent_set, RL_TEST_ROOT)
 			ns.rx_if))
 		goto out;
 	/* --diff before anything: an attach, and nothing done. */
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 0, "apply --diff");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 1, "apply --diff: drift");
 	ASSERT_CONTAINS(out, ": attach (mode skb, max-sources 1048576", "--diff says attach");
 	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id), "read the XDP program");
 	ASSERT_EQ(id, 0, "--diff attached nothing");
@@ -639,6 +654,16 @@ TEST_FLAGS(apply_attach_idempotent_set, RL_TEST_ROOT)
 	if (!live(&ns, ns.rx_if, &gen, NULL))
 		goto out;
 	ASSERT_EQ(gen, 1, "the same file twice: no new generation");
+	free(out);
+	out = NULL;
+	/* No drift: --diff exits 0, and says so, with --json too. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 0, "--diff: no drift");
+	ASSERT_CONTAINS(out, ": unchanged\n", "--diff says unchanged");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 0,
+		  "--diff --json: no drift");
+	ASSERT_CONTAINS(out, "\"action\":\"unchanged\"", "--diff --json says unchanged");
 	ASSERT_OK(rl_ns_xdp_prog_id(&ns, &id2), "read the XDP program");
 	ASSERT_EQ(id2, id, "the same program");
 	free(out);
@@ -651,11 +676,11 @@ TEST_FLAGS(apply_attach_idempotent_set, RL_TEST_ROOT)
 			"interfaces:\n  %s:\n    mode: skb\n    rate: 2000\n    burst: 100\n",
 			ns.rx_if))
 		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 0, "apply --diff");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 1, "apply --diff: drift");
 	ASSERT_CONTAINS(out, ": set: rate 1000/s -> 2000/s\n", "--diff: the one change");
 	free(out);
 	out = NULL;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 0, "--diff --json");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 1, "--diff --json");
 	ASSERT_CONTAINS(out,
 			"\"action\":\"set\",\"changes\":[{\"key\":\"rate\",\"old\":\"1000/s\","
 			"\"new\":\"2000/s\"}]",
@@ -763,6 +788,13 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 			snprintf(want, sizeof(want), r->msg, path, a);
 			ASSERT_CONTAINS(err, want, r->what);
 		}
+		free(out);
+		free(err);
+		out = err = NULL;
+		/* --diff: an error is 2, never 1 (drift) nor 0. */
+		ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 2, r->what);
+		if (r->msg)
+			ASSERT_CONTAINS(err, want, r->what);
 		if (!live(&ns, ns.rx_if, &gen, NULL))
 			goto out;
 		ASSERT_EQ(gen, 1, r->what);
@@ -791,7 +823,7 @@ TEST_FLAGS(apply_prune_and_all_or_nothing, RL_TEST_ROOT)
 	free(out);
 	free(err);
 	out = err = NULL;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --prune %s", path), 0, "--diff --prune");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --prune %s", path), 1, "--diff --prune");
 	snprintf(want, sizeof(want), "%s: detach\n", a);
 	ASSERT_CONTAINS(out, want, "--diff --prune: a detach");
 	free(out);
@@ -875,7 +907,7 @@ TEST_FLAGS(apply_rules, RL_TEST_ROOT)
 		return;
 	if (!write_file(path, sizeof(path), RULES_FILE, ns.rx_if, "198.18.1.0/24", "5000"))
 		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 0, "apply --diff");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, &err, "apply --diff %s", path), 1, "apply --diff");
 	ASSERT_CONTAINS(out, "  add deny-other --src 198.18.1.0/24 --deny\n", "--diff: a rule");
 	ASSERT_CONTAINS(out,
 			"  add lim --src 198.18.0.0/24 --proto udp --rate 5000/s --burst 1000 "
@@ -928,7 +960,7 @@ TEST_FLAGS(apply_rules, RL_TEST_ROOT)
 	unlink(path);
 	if (!write_file(path, sizeof(path), RULES_FILE, ns.rx_if, "198.18.2.0/24", "5000"))
 		goto out;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 0, "--diff");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff %s", path), 1, "--diff");
 	snprintf(want, sizeof(want),
 		 "%s: rules\n  change deny-other --src 198.18.1.0/24 --deny -> deny-other --src "
 		 "198.18.2.0/24 --deny\n",
@@ -936,7 +968,7 @@ TEST_FLAGS(apply_rules, RL_TEST_ROOT)
 	ASSERT_STREQ(out, want, "--diff: the one rule that changes");
 	free(out);
 	out = NULL;
-	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 0, "--diff --json");
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "apply --diff --json %s", path), 1, "--diff --json");
 	ASSERT_CONTAINS(
 		out,
 		"\"rule_changes\":[{\"op\":\"change\",\"old\":\"deny-other --src "

@@ -318,6 +318,34 @@ out:
 	pns_destroy(&ns);
 }
 
+/* stats --watch 0.2: a line every fifth of a second, rates per second still. */
+TEST_FLAGS(pins_stats_watch_fraction, RL_TEST_ROOT)
+{
+	char *out = NULL, *line, *save;
+	int lines = 0;
+	double t0, dt;
+	struct rl_ns ns;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		return;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 100000", ns.rx_if), 0,
+		       "attach"))
+		goto out;
+	t0 = rl_now();
+	if (!ASSERT_EQ(
+		    rl_ns_cli(&ns, &out, NULL, "stats %s --json --watch 0.2 --count 5", ns.rx_if),
+		    0, "stats --watch 0.2 --count 5"))
+		goto out;
+	dt = rl_now() - t0;
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		lines += strstr(line, "\"rx_packets_per_s\"") != NULL;
+	ASSERT_EQ(lines, 5, "five lines");
+	ASSERT_TRUE(dt >= 1.0 && dt < 4.0, "five intervals of 0.2 s: about a second");
+out:
+	free(out);
+	rl_ns_destroy(&ns);
+}
+
 /* stats --watch follows a detach and a new attach, and shows the new maps' rates. */
 TEST_FLAGS(pins_stats_watch_reattach, RL_TEST_ROOT)
 {

@@ -22,7 +22,9 @@
  * Each test makes and removes its own namespace pair; every exit path goes
  * through rl_ns_destroy().
  */
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -768,4 +770,77 @@ TEST_FLAGS(e2e_spoofed_flood, RL_TEST_ROOT)
 TEST_FLAGS(e2e_spoofed_flood_initial_0, RL_TEST_ROOT)
 {
 	spoofed_flood("--initial 0", true);
+}
+
+/*
+ * What a flow prints on stderr while @f ends: stopped by rl_flow_stop() if
+ * @stop, else waited for. Into @buf (the test's own stderr set aside meanwhile).
+ */
+static bool flow_end_output(struct rl_flow *f, bool stop, char *buf, size_t len)
+{
+	char path[] = "/tmp/rlt-e2e-errXXXXXX";
+	int fd = mkstemp(path), saved = dup(2);
+	ssize_t n = -1;
+
+	if (!ASSERT_TRUE(fd >= 0 && saved >= 0, "a file for stderr")) {
+		if (fd >= 0)
+			close(fd);
+		if (saved >= 0)
+			close(saved);
+		unlink(path);
+		return false;
+	}
+	unlink(path);
+	fflush(stderr);
+	dup2(fd, 2);
+	if (stop)
+		rl_flow_stop(f);
+	else
+		rl_flow_wait(f);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	if (lseek(fd, 0, SEEK_SET) == 0)
+		n = read(fd, buf, len - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return ASSERT_TRUE(n >= 0, "read what it printed");
+}
+
+/*
+ * A flow stopped on purpose ends quietly (it used to print trafgen's "exited
+ * 137" and its "Permission denied" start-up lines, read as a failure); a
+ * flow that fails is still reported.
+ */
+TEST_FLAGS(e2e_flow_stop_is_quiet, RL_TEST_ROOT)
+{
+	struct rl_flow f = { .src = "198.18.0.30", .count = 10000000, .gap = "5us", .limit_s = 20 };
+	struct rl_flow bad = { .src = "198.18.0.31", .count = 10 };
+	char buf[4096];
+	struct rl_ns ns = {}, nosuch;
+
+	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
+		return;
+	if (!ASSERT_OK(rl_flow_start(&ns, &f), "start a long flow"))
+		goto out;
+	usleep(300000);
+	ASSERT_TRUE(!rl_flow_done(&f), "still sending");
+	if (flow_end_output(&f, true, buf, sizeof(buf)))
+		ASSERT_STREQ(buf, "", "a flow stopped on purpose prints nothing");
+	ASSERT_EQ(f.status, 128 + SIGKILL, "it was killed");
+
+	/* trafgen on an interface that does not exist: a real failure. */
+	nosuch = ns;
+	snprintf(nosuch.tx_if, sizeof(nosuch.tx_if), "rlnosuch0");
+	bad.via = &nosuch;
+	if (!ASSERT_OK(rl_flow_start(&ns, &bad), "start a flow bound to fail"))
+		goto out;
+	if (flow_end_output(&bad, false, buf, sizeof(buf))) {
+		ASSERT_TRUE(bad.status != 0, "trafgen failed");
+		ASSERT_CONTAINS(buf, "trafgen from 198.18.0.31 exited ", "a failure is reported");
+	}
+out:
+	rl_flow_stop(&f);
+	rl_flow_stop(&bad);
+	rl_ns_destroy(&ns);
 }

@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "opts.h"
 #include "rules.h"
 #include "sync_agent.h"
@@ -80,6 +81,104 @@ TEST(opts_refused)
 			    cases[i].why);
 		ASSERT_CONTAINS(err, cases[i].why, cases[i].words[0]);
 	}
+}
+
+/* --watch takes fractions of a second, in [0.1, 3600], and says so when refused. */
+TEST(opts_watch_fractional)
+{
+	static const struct {
+		const char *val;
+		double want; /* 0: refused with @why */
+		const char *why;
+	} cases[] = {
+		{ "0.5", 0.5, NULL },
+		{ "0.1", 0.1, NULL },
+		{ "2", 2, NULL },
+		{ "3600", 3600, NULL },
+		{ "1.25", 1.25, NULL },
+		{ "0.05", 0, "--watch: 0.05 is out of range: from 0.1 to 3600 seconds" },
+		{ "0", 0, "--watch: 0 is out of range" },
+		{ "-1", 0, "--watch: -1 is out of range" },
+		{ "3600.5", 0, "--watch: 3600.5 is out of range" },
+		{ "1e9", 0, "--watch: 1e9 is out of range" },
+		{ "1s", 0, "--watch: '1s' is not a number of seconds" },
+		{ "nan", 0, "--watch: 'nan' is not a number of seconds" },
+		{ "inf", 0, "--watch: 'inf' is not a number of seconds" },
+		{ " 1", 0, "--watch: ' 1' is not a number of seconds" },
+		{ "", 0, "--watch: '' is not a number of seconds" },
+		{ "0x1", 0, "--watch: '0x1' is not a number of seconds" },
+	};
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *w[] = { "eth0", "--watch", cases[i].val, NULL };
+		int ret = parse(&a, RL_G_WATCH, 1, w, err, sizeof(err));
+
+		if (cases[i].want) {
+			if (ASSERT_OK(ret, cases[i].val))
+				ASSERT_TRUE(a.watch_s == cases[i].want, cases[i].val);
+			continue;
+		}
+		ASSERT_TRUE(ret < 0, cases[i].val);
+		ASSERT_CONTAINS(err, cases[i].why, cases[i].val);
+	}
+	/* -w is the same option; not given, it is 0 (no watch). */
+	{
+		const char *w[] = { "eth0", "-w", "0.25", NULL }, *none[] = { "eth0", NULL };
+
+		if (ASSERT_OK(parse(&a, RL_G_WATCH, 1, w, err, sizeof(err)), err))
+			ASSERT_TRUE(a.watch_s == 0.25, "-w 0.25");
+		if (ASSERT_OK(parse(&a, RL_G_WATCH, 1, none, err, sizeof(err)), err))
+			ASSERT_TRUE(a.watch_s == 0, "no --watch");
+	}
+}
+
+/* One interval of a watch sleeps that long, a fraction of a second too. */
+TEST(opts_watch_sleep)
+{
+	struct timespec t0, t1;
+	double dt;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_OK(rl_watch_sleep(0.15), "sleep 0.15 s");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ASSERT_TRUE(dt >= 0.15 && dt < 0.9, "slept 0.15 s, not 0 nor a whole second");
+}
+
+/* A mistyped option gets the nearest of its command's, if one is that near. */
+TEST(opts_did_you_mean)
+{
+	static const struct {
+		const char *words[4];
+		const char *msg; /* the whole message */
+	} cases[] = {
+		{ { "--brust", "5", NULL }, "unknown option '--brust' (did you mean '--burst'?)" },
+		{ { "--brust=5", NULL }, "unknown option '--brust=5' (did you mean '--burst'?)" },
+		{ { "--rtae", "5", NULL }, "unknown option '--rtae' (did you mean '--rate'?)" },
+		{ { "--max-source", "5", NULL },
+		  "unknown option '--max-source' (did you mean '--max-sources'?)" },
+		{ { "--jsno", NULL }, "unknown option '--jsno' (did you mean '--json'?)" },
+		/* Too far from any: no guess. */
+		{ { "--frob", NULL }, "unknown option '--frob'" },
+		{ { "--watch", "1", NULL }, "unknown option '--watch'" },
+	};
+	char err[RL_ERRLEN];
+	struct rl_args a;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		ASSERT_TRUE(parse(&a, ATTACH, 1, cases[i].words, err, sizeof(err)) < 0,
+			    cases[i].words[0]);
+		ASSERT_STREQ(err, cases[i].msg, cases[i].words[0]);
+	}
+	/* The words besides options count, and only the options of the groups given. */
+	ASSERT_STREQ(rl_opt_suggest("rulse", RL_G_POLICY, (const char *const[]){ "rules", NULL }),
+		     "rules", "an extra word");
+	ASSERT_TRUE(rl_opt_suggest("brust", RL_G_WATCH, NULL) == NULL, "burst is not stats'");
+	ASSERT_TRUE(rl_opt_suggest("burst", RL_G_POLICY, NULL) == NULL, "an exact name: none");
+	ASSERT_TRUE(rl_opt_suggest("xy", RL_G_POLICY, NULL) == NULL, "a short word far away");
 }
 
 TEST(opts_verbose_repeats)

@@ -915,6 +915,79 @@ out:
 	rl_ns_destroy(&ns);
 }
 
+/* rule add and del say what they did, in a line or in JSON; status names the rules. */
+TEST_FLAGS(rk_cli_report, RL_TEST_ROOT)
+{
+	char *out = NULL, *err = NULL, want[256];
+	struct rl_ns ns;
+
+	memset(&ns, 0, sizeof(ns));
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		goto out;
+	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "attach %s --rate 1000 --mode skb", ns.rx_if), 0,
+		       "attach"))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s", ns.rx_if), 0, "status");
+	ASSERT_CONTAINS(out, "\n  rules: default (no other rule", "status: no rule but default");
+	free(out);
+	out = NULL;
+
+	ASSERT_EQ(
+		rl_ns_cli(&ns, &out, &err, "rule add %s mon --src 198.18.0.0/24 --allow", ns.rx_if),
+		0, "rule add mon");
+	snprintf(want, sizeof(want),
+		 "added rule 'mon' on %s: mon --src 198.18.0.0/24 --allow (rules now: mon, "
+		 "default)\n",
+		 ns.rx_if);
+	ASSERT_STREQ(out, want, "rule add says what it added");
+	ASSERT_STREQ(err, "", "and nothing else");
+	free(out);
+	free(err);
+	out = err = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL,
+			    "rule add %s dns --proto udp --dport 53 --deny --before mon --json",
+			    ns.rx_if),
+		  0, "rule add --json");
+	snprintf(want, sizeof(want),
+		 "{\"iface\":\"%s\",\"result\":\"added\",\"rule\":{\"name\":\"dns\"", ns.rx_if);
+	ASSERT_TRUE(out && !strncmp(out, want, strlen(want)), "rule add --json: the object");
+	ASSERT_CONTAINS(out, "\"rules\":[\"dns\",\"mon\",\"default\"]}\n",
+			"rule add --json: the rules in order");
+	free(out);
+	out = NULL;
+
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status %s", ns.rx_if), 0, "status");
+	ASSERT_CONTAINS(out, "\n  rules: dns, mon, default (", "status names the rules in order");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "status --json"), 0, "status --json");
+	ASSERT_CONTAINS(out, "\"rules\":[\"dns\",\"mon\",\"default\"]", "status --json: the rules");
+	free(out);
+	out = NULL;
+
+	/* A refused command prints nothing on stdout. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule del %s nosuch", ns.rx_if), 1, "rule del nosuch");
+	ASSERT_STREQ(out, "", "a refusal says nothing on stdout");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule del %s dns", ns.rx_if), 0, "rule del");
+	snprintf(want, sizeof(want), "deleted rule 'dns' from %s (rules now: mon, default)\n",
+		 ns.rx_if);
+	ASSERT_STREQ(out, want, "rule del says what it deleted");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "rule del %s mon --json", ns.rx_if), 0,
+		  "rule del --json");
+	snprintf(
+		want, sizeof(want),
+		"{\"iface\":\"%s\",\"result\":\"deleted\",\"rule\":\"mon\",\"rules\":[\"default\"]}\n",
+		ns.rx_if);
+	ASSERT_STREQ(out, want, "rule del --json");
+out:
+	free(out);
+	free(err);
+	rl_ns_destroy(&ns);
+}
 /* The most rules an interface holds: the verifier takes the program, the first match still wins. */
 TEST_FLAGS(rk_max_rules, RL_TEST_ROOT)
 {

@@ -67,6 +67,7 @@ struct rl_flow {
 	pid_t pid; /* the shell running timeout + trafgen; 0 when reaped */
 	int status; /* its exit status; 124: timed out */
 	long sent; /* trafgen's "packets outgoing"; -1 if it printed none */
+	bool stopped; /* rl_flow_stop() killed it: its end is no failure, and is not reported */
 	char cfg[64], log[64]; /* temporary files */
 };
 
@@ -113,9 +114,15 @@ int rl_ns_rx_sh(struct rl_ns *ns, char **out, const char *fmt, ...)
 int rl_flow_start(struct rl_ns *ns, struct rl_flow *f);
 /* Has it ended? (reaps it if so) */
 bool rl_flow_done(struct rl_flow *f);
-/* Wait for it (at most its limit + 3 s, then kill it). 0 if trafgen exited 0. */
+/*
+ * Wait for it (at most its limit + 3 s, then kill it). 0 if trafgen exited 0;
+ * otherwise its status and last lines are printed on stderr.
+ */
 int rl_flow_wait(struct rl_flow *f);
-/* Kill it if running, reap, remove its files. */
+/*
+ * Kill it if running, reap, remove its files. A flow killed here ends as the
+ * test wants: nothing is printed (one that had failed before is reported).
+ */
 void rl_flow_stop(struct rl_flow *f);
 
 /* The program's counters summed over CPUs, read from the pinned map. 0 or -errno. */

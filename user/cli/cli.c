@@ -51,12 +51,15 @@ const struct rl_cmd rl_cmds[] = {
 	  "A file with any error changes nothing on any interface; errors name FILE:LINE and "
 	  "the key. Attach options (mode, max-sources, max-sources6) cannot change on a live "
 	  "limiter: a file that changes them is refused (detach first).\n"
-	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
-	  "invalid file or options.\n" },
+	  "Exit status: 0 done (or valid with --check), 1 a failure applying it, 2 an "
+	  "invalid file or options. With --diff, as diff(1): 0 the kernel matches FILE, 1 it "
+	  "differs (something to attach, set, change in the rules or detach), 2 an invalid "
+	  "file or options, or the running state could not be read or compared.\n" },
 	{ "status", cmd_status, NULL, IFACE_CMD(0), 0, 1, "[IFACE]",
 	  "where it is attached, how, with which policy",
-	  "Shows where the limiter is attached, in which mode and with which policy: on IFACE, "
-	  "or on every interface of this network namespace.\n" },
+	  "Shows where the limiter is attached, in which mode, with which policy and which "
+	  "rules (by name, in order, default last): on IFACE, or on every interface of this "
+	  "network namespace.\n" },
 	{ "stats", cmd_stats, NULL, IFACE_CMD(RL_G_WATCH), 1, 1,
 	  "IFACE [--watch SECONDS [--count N]]", "counters, or live per-second rates with --watch",
 	  "Prints the limiter's counters, summed over CPUs. With --watch, prints every SECONDS "
@@ -128,7 +131,9 @@ const struct rl_cmd rl_cmds[] = {
 	  "'default': the first rule that matches a packet decides it (see RULES in the "
 	  "manual). rule add puts the new rule after the others, before default, or before "
 	  "the rule --before names; rule del deletes one; rule list prints them in order, each "
-	  "as the words of rule add (with every source prefix), or as JSON.\n"
+	  "as the words of rule add (with every source prefix), or as JSON. rule add and del "
+	  "print one line saying what they did and the rules now in force, in order (with "
+	  "--json an object: iface, result (added or deleted), rule and rules).\n"
 	  "A change is live and atomic: the program built for the new rules replaces the "
 	  "running one in one step, and every rule that stays keeps its sources' states and "
 	  "counters. On any error nothing changes.\n" },

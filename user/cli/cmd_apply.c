@@ -169,7 +169,8 @@ int cmd_apply(const struct rl_args *a)
 		pr_err("%s", err);
 		return 2;
 	}
-	ret = 1;
+	/* --diff is diff(1)'s: 1 says the kernel differs, so its trouble is 2. */
+	ret = a->diff ? 2 : 1;
 	/*
 	 * --check runs what apply runs up to its first change, so that a file it
 	 * passes, apply takes: the kernel's features, the interfaces, the live
@@ -208,6 +209,9 @@ int cmd_apply(const struct rl_args *a)
 	if (a->diff) {
 		print_steps(a, p.steps, p.n);
 		ret = 0;
+		for (size_t i = 0; i < p.n; i++)
+			if (p.steps[i].action != RL_APPLY_NONE)
+				ret = 1;
 		goto out;
 	}
 	if (rl_apply_run(&p, &done, err, sizeof(err))) {

@@ -16,6 +16,7 @@
 #include "pins.h"
 #include "probe.h"
 #include "prog.h"
+#include "rulemaps.h"
 #include "xdp_attach.h"
 
 static char *describe(const struct rl_config *c, char *buf, size_t len)
@@ -435,9 +436,10 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	const struct rl_config *cfg = &live.cfg;
 	struct rl_member m[RL_MAX_MEMBERS];
 	struct rl_memory mem;
+	struct rl_rules_cfg *rules;
 	char err[RL_ERRLEN], desc[256], shares[512] = "";
 	int ret, nm, nshares = 0;
-	bool has_mem;
+	bool has_mem, has_rules;
 
 	if (rl_iface_get(name, &ifc, err, sizeof(err)) ||
 	    rl_pins_open(&ifc, &pins, err, sizeof(err))) {
@@ -447,8 +449,12 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	ret = rl_live_read(&ifc, &pins, &live, err, sizeof(err));
 	/* The kernel memory of its maps (user/lib/memory.h), shown when it can be read. */
 	has_mem = !ret && !rl_memory_read(&pins, &mem) && mem.max_sources4;
+	/* The rules before default, by name (rule list shows them whole). */
+	rules = calloc(1, sizeof(*rules));
+	has_rules = !ret && rules && !rl_rules_read(&pins, rules);
 	rl_pins_close(&pins);
 	if (ret) {
+		free(rules);
 		pr_err("%s", err);
 		return 1;
 	}
@@ -485,6 +491,14 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		jw_end_array(w);
 		jw_name(w, "policy");
 		json_config(w, cfg);
+		if (has_rules) {
+			jw_name(w, "rules");
+			jw_start_array(w);
+			for (__u32 i = 0; i < rules->n; i++)
+				jw_string(w, rules->r[i].name);
+			jw_string(w, "default");
+			jw_end_array(w);
+		}
 		jw_end_object(w);
 	} else {
 		printf("%s: attached (%s, program %u), %u IPv4 and %u IPv6 sources max, pins in %s\n  %s\n",
@@ -497,7 +511,17 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 		if (nshares)
 			printf("  shares its limiter (source table and counters) with: %s\n",
 			       shares);
+		if (has_rules && !rules->n)
+			printf("  rules: default (no other rule: the policy above decides every "
+			       "packet)\n");
+		if (has_rules && rules->n) {
+			printf("  rules: ");
+			for (__u32 i = 0; i < rules->n; i++)
+				printf("%s, ", rules->r[i].name);
+			printf("default (\"" RL_PROG " rule list %s\" shows them)\n", ifc.name);
+		}
 	}
+	free(rules);
 	return 0;
 }
 

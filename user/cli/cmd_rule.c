@@ -104,8 +104,76 @@ static int target_apply(struct rule_target *l, char *err, size_t errlen)
 	return ret;
 }
 
-/* Make l->set live and close: 0, or 1 when nothing changed (@what names the command). */
-static int target_commit(struct rule_target *l, const char *what)
+/* The names of the rules of @set, in order, default last: "web, ssh, default". */
+static void rule_names(const struct rl_ruleset *set, struct rl_json *w)
+{
+	if (w) {
+		jw_name(w, "rules");
+		jw_start_array(w);
+	}
+	for (size_t i = 0; i < set->n; i++) {
+		if (w)
+			jw_string(w, set->rules[i].name);
+		else
+			printf("%s%s", i ? ", " : "", set->rules[i].name);
+	}
+	if (w)
+		jw_end_array(w);
+}
+
+/*
+ * What a rule command did, in one line: "added rule 'web' on eth0: web
+ * --proto tcp ... (rules now: web, default)", or an object with --json:
+ * {"iface", "result": "added"|"deleted", "rule": the rule added (as rule list
+ * --json) or the name deleted, "rules": the names now, in order}.
+ */
+static int report(const struct rl_args *a, const struct rule_target *l, bool added,
+		  const char *name)
+{
+	int i = rl_ruleset_find(&l->set, name);
+	char *text = NULL;
+	struct rl_json w;
+	size_t need;
+
+	if (a->json) {
+		jw_init(&w, stdout);
+		jw_start_object(&w);
+		jw_string_field(&w, "iface", l->ifc.name);
+		jw_string_field(&w, "result", added ? "added" : "deleted");
+		if (added && i >= 0) {
+			jw_name(&w, "rule");
+			rl_rule_json(&w, &l->set.rules[i]);
+		} else {
+			jw_string_field(&w, "rule", name);
+		}
+		rule_names(&l->set, &w);
+		jw_end_object(&w);
+		jw_end(&w);
+		return 0;
+	}
+	if (added && i >= 0) {
+		need = rl_rule_format(&l->set.rules[i], NULL, 0) + 1;
+		text = malloc(need);
+		if (text)
+			rl_rule_format(&l->set.rules[i], text, need);
+	}
+	if (added)
+		printf("added rule '%s' on %s: %s (rules now: ", name, l->ifc.name,
+		       text ? text : name);
+	else
+		printf("deleted rule '%s' from %s (rules now: ", name, l->ifc.name);
+	rule_names(&l->set, NULL);
+	printf(")\n");
+	free(text);
+	return 0;
+}
+
+/*
+ * Make l->set live, say what was done (rule @name @added or deleted) and
+ * close: 0 done, 1 nothing changed (@what names the command).
+ */
+static int target_commit(const struct rl_args *a, struct rule_target *l, const char *what,
+			 bool added, const char *name)
 {
 	char err[RL_ERRLEN] = "";
 	int ret = target_apply(l, err, sizeof(err));
@@ -114,6 +182,8 @@ static int target_commit(struct rule_target *l, const char *what)
 		pr_err("%s: %s", what, err);
 	else if (ret)
 		pr_warn("%s: %s", what, err);
+	if (ret >= 0)
+		report(a, l, added, name);
 	target_close(l);
 	return ret < 0;
 }
@@ -150,7 +220,7 @@ static int cmd_rule_add(const struct rl_args *a)
 		target_close(&l);
 		return 1;
 	}
-	return target_commit(&l, "rule add");
+	return target_commit(a, &l, "rule add", true, a->pos[1]);
 }
 
 static int cmd_rule_del(const struct rl_args *a)
@@ -171,7 +241,7 @@ static int cmd_rule_del(const struct rl_args *a)
 		target_close(&l);
 		return 1;
 	}
-	return target_commit(&l, "rule del");
+	return target_commit(a, &l, "rule del", false, a->pos[1]);
 }
 
 static int cmd_rule_list(const struct rl_args *a)

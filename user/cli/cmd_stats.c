@@ -408,12 +408,13 @@ int cmd_stats(const struct rl_args *args)
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	const char *name = args->pos[0];
-	__u64 watch_ms = args->watch_s * 1000, count = args->count;
+	__u64 count = args->count;
+	double watch_s = args->watch_s;
 	char err[RL_ERRLEN];
 	bool json = args->json, gone = false;
 	int ret = 1;
 
-	if (count && !watch_ms) {
+	if (count && !watch_s) {
 		pr_err("stats: --count only applies with --watch");
 		return 2;
 	}
@@ -423,7 +424,7 @@ int cmd_stats(const struct rl_args *args)
 		pr_err("couldn't read the counters of '%s': %s", name, strerror(errno));
 		goto out;
 	}
-	if (!watch_ms) {
+	if (!watch_s) {
 		struct rl_config cfg;
 		__u64 sources = 0;
 		__u32 active;
@@ -450,7 +451,7 @@ int cmd_stats(const struct rl_args *args)
 		double t0 = now_s(), dt;
 		__u32 now_id;
 
-		usleep((useconds_t)(watch_ms * 1000));
+		rl_watch_sleep(watch_s);
 		if (stop)
 			break;
 		/*

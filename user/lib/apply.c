@@ -30,6 +30,10 @@
 #define IFACE_GROUPS (RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH)
 /* The options a rule's mapping takes, besides "name"; --before is refused (order is the list's). */
 #define RULE_GROUPS (RL_G_RULE | RL_G_POLICY | RL_G_LIMITER)
+/* The keys besides options, for "did you mean": a rule's, an interface's, the top level's. */
+static const char *const rule_keys[] = { "name", NULL };
+static const char *const iface_keys[] = { "rules", NULL };
+static const char *const top_keys[] = { "interfaces", NULL };
 /* The table stores a mode as its choice's index (opts.c), which rl_attach() takes as the enum. */
 _Static_assert(RL_MODE_NATIVE == 0 && RL_MODE_SKB == 1, "mode: the choice's index is enum rl_mode");
 
@@ -163,6 +167,22 @@ static int check_keys(struct loader *l, const yaml_node_t *map, const char *wher
 		    (unsigned long)node(l, pairs[first].key)->start_mark.line + 1);
 }
 
+/*
+ * " (did you mean 'burst'?)" for an unknown @key, from the options of @groups
+ * and the words of @extra valid where it is; "" if none is near.
+ */
+static const char *did_you_mean(char *buf, size_t len, const char *key, unsigned int groups,
+				const char *const *extra)
+{
+	const char *near = rl_opt_suggest(key, groups, extra);
+
+	/* A rule's "before" is an option, but not a key: the list's order is the rules'. */
+	if (!near || (groups == RULE_GROUPS && !strcmp(near, "before")))
+		return "";
+	snprintf(buf, len, " (did you mean '%s'?)", near);
+	return buf;
+}
+
 /* A true/false value (YAML 1.1's words for them too). 1, 0, or -1. */
 static int boolean(const char *s)
 {
@@ -261,8 +281,10 @@ static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_no
 			continue;
 		o = rl_opt_find(key, RULE_GROUPS);
 		if (!o || !strcmp(key, "before"))
-			return fail(l, k, "%s: unknown key '%s'%s", where, key,
-				    o ? " (the order of the list is the rules' order)" : "");
+			return fail(
+				l, k, "%s: unknown key '%s'%s", where, key,
+				o ? " (the order of the list is the rules' order)" :
+				    did_you_mean(msg, sizeof(msg), key, RULE_GROUPS, rule_keys));
 		if (o->type == RL_OPT_FLAG) {
 			if (!scalar(v) || boolean(scalar(v)) < 0)
 				return fail(l, v, "%s: %s: give true or false", where, key);
@@ -358,7 +380,8 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 				o = rl_opt_find(key, RL_G_RULE);
 				return fail(l, kn, "%s: unknown key '%s'%s", ifc->name, key,
 					    o ? " (a rule's option: put it in a rule of rules:)" :
-						"");
+						did_you_mean(msg, sizeof(msg), key, IFACE_GROUPS,
+							     iface_keys));
 			}
 			if (is_null(v))
 				return fail(l, v ? v : kn, "%s: %s needs a value", ifc->name, key);
@@ -447,6 +470,7 @@ static int check_shares(struct loader *l, const struct rl_apply_file *f)
 static int load_doc(struct loader *l, struct rl_apply_file *f)
 {
 	const yaml_node_t *root = yaml_document_get_root_node(l->doc), *ifs = NULL;
+	char msg[64];
 	int ret;
 
 	if (!root || root->type != YAML_MAPPING_NODE)
@@ -459,8 +483,9 @@ static int load_doc(struct loader *l, struct rl_apply_file *f)
 		const yaml_node_t *k = node(l, p->key);
 
 		if (strcmp(scalar(k), "interfaces"))
-			return fail(l, k, "unknown key '%s' (the file has only interfaces:)",
-				    scalar(k));
+			return fail(l, k, "unknown key '%s'%s (the file has only interfaces:)",
+				    scalar(k),
+				    did_you_mean(msg, sizeof(msg), scalar(k), 0, top_keys));
 		ifs = node(l, p->value);
 	}
 	if (!ifs)

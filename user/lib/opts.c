@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "opts.h"
 #include "rl_events.h"
 #include "rule.h"
@@ -47,6 +48,31 @@ static int parse_sync_interval(const char *val, struct rl_args *a, char *err, si
 		return -EINVAL;
 	}
 	a->sync_interval_ns = ns;
+	return 0;
+}
+
+/* --watch SECONDS: a decimal number of seconds, fractions allowed, in [RL_WATCH_MIN_S, MAX]. */
+static int parse_watch(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	char *end;
+	double s;
+
+	/* strtod takes "inf", "nan", hex and leading blanks: a plain decimal only. */
+	if (!*val || strspn(val, "0123456789.eE+-") != strlen(val)) {
+		snprintf(err, errlen, "'%s' is not a number of seconds (e.g. 2 or 0.5)", val);
+		return -EINVAL;
+	}
+	s = strtod(val, &end);
+	/* Too large or too small for a double is out of range below. */
+	if (*end || end == val) {
+		snprintf(err, errlen, "'%s' is not a number of seconds (e.g. 2 or 0.5)", val);
+		return -EINVAL;
+	}
+	if (!(s >= RL_WATCH_MIN_S && s <= RL_WATCH_MAX_S)) {
+		snprintf(err, errlen, "%s is out of range: from 0.1 to 3600 seconds", val);
+		return -EINVAL;
+	}
+	a->watch_s = s;
 	return 0;
 }
 
@@ -174,8 +200,9 @@ const struct rl_opt rl_opt_table[] = {
 	  "both interfaces together (bond members, two uplinks). Its policy is IFACE's: give "
 	  "no policy or limiter option." },
 
-	{ "watch", 'w', RL_OPT_U64, "SECONDS", A(watch_s), 0, 1, 3600, NULL, NULL, RL_G_WATCH,
-	  "Print the per-second rates every SECONDS (1-3600) until interrupted." },
+	{ "watch", 'w', RL_OPT_CUSTOM, "SECONDS", 0, 0, 0, 0, NULL, parse_watch, RL_G_WATCH,
+	  "Print the per-second rates every SECONDS (0.1 to 3600, fractions allowed: 0.5) until "
+	  "interrupted." },
 	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_WATCH,
 	  "With --watch: stop after N lines." },
 
@@ -225,7 +252,9 @@ const struct rl_opt rl_opt_table[] = {
 	  "Print what apply would change on each interface (attach, set with each changed value "
 	  "as old -> new, rules, detach with --prune, or unchanged), then a line per rule that "
 	  "changes (add RULE, del RULE, change OLD -> NEW, order OLD -> NEW, each rule as the "
-	  "words of rule add), and change nothing." },
+	  "words of rule add), and change nothing. Exit status 0 if nothing would change, 1 "
+	  "if something would (drift: the kernel differs from FILE), 2 on an error, with "
+	  "--json too." },
 	{ "prune", 0, RL_OPT_FLAG, NULL, A(prune), 0, 0, 0, NULL, NULL, RL_G_APPLY,
 	  "Also detach the limiter from the interfaces of this network namespace that FILE does "
 	  "not name (without it they are left alone)." },
@@ -315,6 +344,69 @@ const struct rl_opt *rl_opt_find(const char *name, unsigned int groups)
 		if ((rl_opt_table[i].group & groups) && !strcmp(rl_opt_table[i].name, name))
 			return &rl_opt_table[i];
 	return NULL;
+}
+
+/*
+ * The edit distance of @a and @b: insertions, deletions, substitutions and
+ * swaps of two neighbours (brust -> burst is one), each costing 1.
+ */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	/* Three rows: the one before the last too, for swaps. Words are short. */
+	size_t r0[RL_SUGGEST_MAX + 1], r1[RL_SUGGEST_MAX + 1], r2[RL_SUGGEST_MAX + 1];
+	size_t *pp = r0, *p = r1, *c = r2, *t;
+
+	if (la > RL_SUGGEST_MAX || lb > RL_SUGGEST_MAX)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		p[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		c[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t d = p[j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (p[j] + 1 < d)
+				d = p[j] + 1;
+			if (c[j - 1] + 1 < d)
+				d = c[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			c[j] = d;
+		}
+		t = pp;
+		pp = p;
+		p = c;
+		c = t;
+	}
+	return p[lb];
+}
+
+/* Is @cand nearer to @word than *@best (at *@bestd), and near enough to be a typo? */
+static void suggest_one(const char *word, const char *cand, const char **best, size_t *bestd)
+{
+	size_t len = strlen(word), d = edit_distance(word, cand);
+	/* One slip in a short word, two in a longer one: farther is another word. */
+	size_t most = len <= 4 ? 1 : 2;
+
+	if (d && d <= most && d < *bestd) {
+		*best = cand;
+		*bestd = d;
+	}
+}
+
+const char *rl_opt_suggest(const char *word, unsigned int groups, const char *const *extra)
+{
+	const char *best = NULL;
+	size_t bestd = (size_t)-1;
+
+	for (size_t i = 0; i < rl_opt_count; i++)
+		if (rl_opt_table[i].group & groups)
+			suggest_one(word, rl_opt_table[i].name, &best, &bestd);
+	for (; extra && *extra; extra++)
+		suggest_one(word, *extra, &best, &bestd);
+	return best;
 }
 
 static void choices_str(const char *const *c, char *buf, size_t len)
@@ -426,6 +518,27 @@ static const char *opt_spelling(const struct rl_opt *opt, int c)
 	return s;
 }
 
+/* "unknown option '--brust'", and "(did you mean '--burst'?)" if one is that near. */
+static void unknown_long(const char *word, unsigned int groups, char *err, size_t errlen)
+{
+	char name[RL_SUGGEST_MAX + 1];
+	const char *near = NULL;
+	size_t n;
+
+	if (!strncmp(word, "--", 2)) {
+		n = strcspn(word + 2, "=");
+		if (n < sizeof(name)) {
+			memcpy(name, word + 2, n);
+			name[n] = '\0';
+			near = rl_opt_suggest(name, groups, NULL);
+		}
+	}
+	if (near)
+		snprintf(err, errlen, "unknown option '%s' (did you mean '--%s'?)", word, near);
+	else
+		snprintf(err, errlen, "unknown option '%s'", word);
+}
+
 int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc, char **argv,
 		  char *err, size_t errlen)
 {
@@ -480,7 +593,7 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 			else if (optopt && optopt < 256)
 				snprintf(err, errlen, "unknown option '-%c'", optopt);
 			else
-				snprintf(err, errlen, "unknown option '%s'", word);
+				unknown_long(word, groups, err, errlen);
 			return -EINVAL;
 		}
 		if (c >= 256) {
@@ -507,6 +620,18 @@ int rl_args_parse(struct rl_args *a, unsigned int groups, int max_pos, int argc,
 		}
 	}
 	return max_pos < 0 ? optind : 0;
+}
+
+int rl_watch_sleep(double seconds)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	if (ts.tv_nsec >= 1000000000L)
+		ts.tv_nsec = 999999999L;
+	/* No restart after EINTR: the caller's signal flag decides whether to go on. */
+	return nanosleep(&ts, NULL) ? -errno : 0;
 }
 
 int rl_args_given(const struct rl_args *a, unsigned int groups)

@@ -44,6 +44,10 @@ enum rl_opt_group {
 	RL_G_SYNC = 1 << 12, /* sync */
 };
 
+/* --watch's range: a tenth of a second keeps a walk of the tables from running back to back. */
+#define RL_WATCH_MIN_S 0.1
+#define RL_WATCH_MAX_S 3600.0
+
 struct rl_args;
 struct rl_rule;
 
@@ -76,7 +80,13 @@ struct rl_args {
 	__u64 max_sources; /* attach */
 	__u64 max_sources6; /* attach; 0: max_sources / 4 */
 	const char *share; /* attach --share: the interface whose limiter to share */
-	__u64 watch_s, count; /* stats --watch, --count */
+	/*
+	 * --watch SECONDS (RL_G_WATCH), 0 when not given, else in
+	 * [RL_WATCH_MIN_S, RL_WATCH_MAX_S] and maybe fractional: sleep it with
+	 * rl_watch_sleep(). --count N: lines to print, 0 for no end.
+	 */
+	double watch_s;
+	__u64 count;
 	__u64 top_n; /* top -n */
 	const char *top_source; /* top --source ADDR */
 	const char *trace; /* simulate --trace */
@@ -144,6 +154,15 @@ int rl_opt_give(struct rl_args *a, const struct rl_opt *opt, const char *val, ch
 int rl_opt_set(struct rl_args *a, const struct rl_opt *opt, const char *val, char *err,
 	       size_t errlen);
 const struct rl_opt *rl_opt_find(const char *name, unsigned int groups);
+/*
+ * The option name of @groups, or word of @extra (NULL-terminated, or NULL),
+ * nearest to @word if near enough to be its typo (one edit in a word of up to
+ * 4 letters, two in a longer one; a swap of two letters is one), for "did you
+ * mean": brust -> burst. NULL if none is, or @word is exact. Words of more
+ * than RL_SUGGEST_MAX letters have none.
+ */
+#define RL_SUGGEST_MAX 32
+const char *rl_opt_suggest(const char *word, unsigned int groups, const char *const *extra);
 
 /*
  * A policy and limiter options from a NULL-terminated word list such as
@@ -152,6 +171,13 @@ const struct rl_opt *rl_opt_find(const char *name, unsigned int groups);
  */
 int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const *words, char *err,
 		    size_t errlen);
+
+/*
+ * Sleep one --watch interval of @seconds (rl_args.watch_s). Returns early, and
+ * nonzero, when a signal interrupts it, so a SIGINT handler that sets a flag
+ * stops a watch at once; 0 after the whole interval.
+ */
+int rl_watch_sleep(double seconds);
 
 /* How many options of @groups were given. */
 int rl_args_given(const struct rl_args *a, unsigned int groups);
