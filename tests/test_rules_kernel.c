@@ -764,6 +764,16 @@ static void rk_refused(struct rl_ns *ns, const char *before, const char *args, c
 	free(err);
 }
 
+/* How many times @needle occurs in @s. */
+static int rk_count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = s; p && (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
 TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 {
 	struct rl_flow fl = { .src = RL_NS_TX_ADDR4, .dport = 53, .count = 40, .gap = "200us" };
@@ -877,6 +887,24 @@ TEST_FLAGS(rk_cli, RL_TEST_ROOT)
 	ASSERT_TRUE(out && !strstr(out, "BLOCKED"), "one source: no blocked table");
 	free(out);
 	out = NULL;
+	/* Live views: --watch with --count, a JSON object per line, redrawn tables. */
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "blocked %s --watch 0.2 --count 3 --json", ns.rx_if),
+		  0, "blocked --watch");
+	ASSERT_EQ(rk_count(out, "\n"), 3, "three views, one line each");
+	ASSERT_EQ(rk_count(out, "\"source\":\"" RL_NS_TX_ADDR4 "\""), 3, "each lists it");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --watch 0.2 --count 2 -n 3", ns.rx_if), 0,
+		  "top --watch");
+	ASSERT_EQ(rk_count(out, "top, every 0.2s"), 2, "two views, each with its header");
+	ASSERT_EQ(rk_count(out, "SOURCE "), 2, "each with its table");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, NULL, &err, "top %s --count 2", ns.rx_if), 2,
+		  "--count without --watch");
+	ASSERT_CONTAINS(err, "--count only applies with --watch", "says why");
+	free(err);
+	err = NULL;
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --source 198.18.77.77 --json", ns.rx_if), 1,
 		  "top --source of a source not tracked: 1");
 	ASSERT_CONTAINS(out, "\"sources\":[]", "no row");

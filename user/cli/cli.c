@@ -77,7 +77,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
 	  "or not-running when its process is gone), group and node, the age of its last "
 	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
-	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N] [--source ADDR]",
+	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP | RL_G_WATCH), 1, 1,
+	  "IFACE [-n N] [--source ADDR] [--watch SECONDS [--count N]]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, the default policy's and those "
 	  "that rule limits track (RULE: default, or the rule's name), with their state: USED "
@@ -137,7 +138,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "A change is live and atomic: the program built for the new rules replaces the "
 	  "running one in one step, and every rule that stays keeps its sources' states and "
 	  "counters. On any error nothing changes.\n" },
-	{ "blocked", cmd_blocked, NULL, IFACE_CMD(0), 1, 1, "IFACE [--json]",
+	{ "blocked", cmd_blocked, NULL, IFACE_CMD(RL_G_WATCH), 1, 1,
+	  "IFACE [--watch SECONDS [--count N]] [--json]",
 	  "the sources blocked by --block rules, with the time left",
 	  "Lists the sources that a limit rule with --block has blocked: the source (masked "
 	  "by the rule's prefixes), the rule and the time left.\n" },

@@ -101,6 +101,14 @@ int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *c
  * The sources blocked by rules, with the time left: a table (@w NULL, none
  * printed when none is blocked) or a "blocked" array in the object @w is in.
  */
+/*
+ * A command's view once, or with --watch every a->watch_s seconds until a
+ * signal or --count views: redrawn in place on a terminal, one after
+ * another on a pipe, one JSON object per line with --json. Returns @show's
+ * status (the last one's).
+ */
+typedef int (*rl_view_fn)(const struct rl_args *a, void *ctx);
+int rl_watch_views(const char *cmd, const struct rl_args *a, rl_view_fn show, void *ctx);
 int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w);
 
 #endif /* RL_CLI_H */

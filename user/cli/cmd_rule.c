@@ -422,13 +422,14 @@ static int print_blocked(const struct rl_rstate_key *k, const struct rl_krule *r
 	return 0;
 }
 
-int cmd_blocked(const struct rl_args *a)
+static int blocked_view(const struct rl_args *a, void *ctx)
 {
 	struct blocked_out o = {};
 	struct rl_json w;
 	struct rule_target l;
 	int ret;
 
+	(void)ctx;
 	if (target_open(&l, a->pos[0], false))
 		return 1;
 	if (a->json) {
@@ -449,6 +450,11 @@ int cmd_blocked(const struct rl_args *a)
 		return 1;
 	}
 	return 0;
+}
+
+int cmd_blocked(const struct rl_args *a)
+{
+	return rl_watch_views("blocked", a, blocked_view, NULL);
 }
 
 struct unblock_ctx {

@@ -838,15 +838,60 @@ out:
 	return ret;
 }
 
-int cmd_top(const struct rl_args *a)
+int rl_watch_views(const char *cmd, const struct rl_args *a, rl_view_fn show, void *ctx)
+{
+	bool tty = !a->json && isatty(STDOUT_FILENO);
+	int ret = 0;
+
+	if (a->count && !a->watch_s) {
+		pr_err("%s: --count only applies with --watch", cmd);
+		return 2;
+	}
+	if (!a->watch_s)
+		return show(a, ctx);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	for (unsigned long view = 0; !stop && (!a->count || view < a->count); view++) {
+		if (view)
+			rl_watch_sleep(a->watch_s);
+		if (stop)
+			break;
+		if (!a->json) {
+			char when[32];
+			time_t t = time(NULL);
+
+			strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
+			/* A terminal is redrawn in place; a pipe or a file gets one view after another. */
+			printf("%s%s %s, every %gs (Ctrl-C to stop)\n\n",
+			       tty  ? "\033[H\033[J" :
+			       view ? "\n" :
+				      "",
+			       when, cmd, a->watch_s);
+		}
+		/* Each view opens the pins again: a detach and an attach are followed. */
+		ret = show(a, ctx);
+		fflush(stdout);
+		if (ret > 1 || (ret && !a->top_source))
+			break;
+	}
+	return ret;
+}
+
+static int top_view(const struct rl_args *a, void *ctx)
 {
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	int ret;
 
+	(void)ctx;
 	if (open_iface(a->pos[0], &ifc, &pins))
 		return 1;
 	ret = top_show(a, &ifc, &pins);
 	rl_pins_close(&pins);
 	return ret;
+}
+
+int cmd_top(const struct rl_args *a)
+{
+	return rl_watch_views("top", a, top_view, NULL);
 }

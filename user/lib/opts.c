@@ -201,10 +201,11 @@ const struct rl_opt rl_opt_table[] = {
 	  "no policy or limiter option." },
 
 	{ "watch", 'w', RL_OPT_CUSTOM, "SECONDS", 0, 0, 0, 0, NULL, parse_watch, RL_G_WATCH,
-	  "Print the per-second rates every SECONDS (0.1 to 3600, fractions allowed: 0.5) until "
-	  "interrupted." },
+	  "Every SECONDS (0.1 to 3600, fractions allowed: 0.5) until interrupted: stats prints "
+	  "a line of per-second rates, top and blocked show their table again (redrawn on a "
+	  "terminal; with --json one object per line)." },
 	{ "count", 'c', RL_OPT_U64, "N", A(count), 0, 1, ~0ULL, NULL, NULL, RL_G_WATCH,
-	  "With --watch: stop after N lines." },
+	  "With --watch: stop after N lines (stats) or views (top, blocked)." },
 
 	{ "pcap", 'w', RL_OPT_STRING, "FILE", A(pcap), 0, 0, 0, NULL, NULL, RL_G_EVENTS,
 	  "Write the samples to FILE in pcap format (- for standard output) instead of printing "
