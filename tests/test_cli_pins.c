@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "env.h"
 #include "netns.h"
 #include "pins.h"
 #include "test.h"
@@ -247,6 +248,131 @@ out:
 		rl_sh(NULL, "rm -rf '%s'", gone);
 	pns_destroy(&dead);
 	pns_destroy(&live);
+}
+
+/* The inode of the namespace a pin directory .../netns-INODE is in. */
+static unsigned long long nsdir_ino(const char *nsdir)
+{
+	const char *p = strrchr(nsdir, '-');
+
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/*
+ * cleanup --dry-run lists and removes nothing; cleanup IFACE and --netns NS
+ * remove only their target's orphans. Two namespaces of the test's own, the
+ * same interface name in each, both deleted with their limiters attached.
+ * Every cleanup here is targeted: other runs' orphans are not ours to touch.
+ */
+TEST_FLAGS(pins_cleanup_dry_run_and_target, RL_TEST_ROOT)
+{
+	char ifa[IF_NAMESIZE], ifb[IF_NAMESIZE], gone1[PATH_MAX] = "", gone2[PATH_MAX] = "";
+	char *out = NULL, *err = NULL, want[PATH_MAX + 64];
+	unsigned long long ino1, ino2;
+	struct pns n1, n2;
+
+	snprintf(ifa, sizeof(ifa), "rl%dk", getpid());
+	snprintf(ifb, sizeof(ifb), "rl%dl", getpid());
+	n2.up = false;
+	if (!ASSERT_TRUE(pns_create(&n1, "cl1", ifa, ifb), "namespace 1") ||
+	    !ASSERT_TRUE(pns_create(&n2, "cl2", ifa, ifb), "namespace 2"))
+		goto out;
+	if (!ASSERT_EQ(cli(&n1, NULL, NULL, "attach %s --rate 100", ifa), 0, "attach in 1") ||
+	    !ASSERT_EQ(cli(&n2, NULL, NULL, "attach %s --rate 100", ifa), 0, "attach in 2"))
+		goto out;
+	ino1 = nsdir_ino(n1.nsdir);
+	ino2 = nsdir_ino(n2.nsdir);
+	rl_ns_pin_dir(n1.name, ifa, gone1, sizeof(gone1));
+	rl_ns_pin_dir(n2.name, ifa, gone2, sizeof(gone2));
+	/* A target that cannot be found: refused before anything, nothing removed. */
+	ASSERT_EQ(cli(NULL, &out, &err, "cleanup %s --netns rlnosuch-%d", ifa, getpid()), 2,
+		  "cleanup --netns of no namespace");
+	ASSERT_CONTAINS(err, "--netns: no network namespace 'rlnosuch-", "names the option");
+	free(out);
+	free(err);
+	out = err = NULL;
+	/* A live namespace is no orphan: by its name, nothing to remove. */
+	ASSERT_EQ(cli(NULL, &out, NULL, "cleanup %s --netns %s", ifa, n1.name), 0,
+		  "cleanup of a live namespace's");
+	snprintf(want, sizeof(want), "no orphaned pins for %s in network namespace %llu\n", ifa,
+		 ino1);
+	ASSERT_STREQ(out, want, "nothing of a live limiter");
+	ASSERT_TRUE(exists(n1.nsdir, ifa), "its pins stay");
+	free(out);
+	out = NULL;
+
+	rl_sh(NULL, "ip netns del %s && ip netns del %s", n1.name, n2.name);
+	/* The namespaces go away asynchronously, with their interfaces and programs. */
+	for (int i = 0; i < 100; i++) {
+		free(out);
+		out = NULL;
+		cli(NULL, &out, NULL, "cleanup %s --dry-run", ifa);
+		if (out && strstr(out, gone1) && strstr(out, gone2))
+			break;
+		usleep(50000);
+	}
+	snprintf(want, sizeof(want), "would remove %s (was %s, ", gone1, ifa);
+	ASSERT_CONTAINS(out, want, "--dry-run lists the first");
+	snprintf(want, sizeof(want), "would remove %s (was %s, ", gone2, ifa);
+	ASSERT_CONTAINS(out, want, "and the second");
+	ASSERT_TRUE(!access(gone1, F_OK) && !access(gone2, F_OK), "--dry-run removed nothing");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(cli(NULL, &out, NULL, "cleanup %s --dry-run --json", ifa), 0, "--dry-run --json");
+	ASSERT_CONTAINS(out, "{\"would_remove\":[", "JSON: would_remove");
+	ASSERT_CONTAINS(out, gone1, "the first");
+	ASSERT_CONTAINS(out, gone2, "the second");
+	ASSERT_TRUE(!access(gone1, F_OK) && !access(gone2, F_OK), "still removed nothing");
+	free(out);
+	out = NULL;
+
+	/* By namespace (its inode, the namespace gone): only the first. */
+	ASSERT_EQ(cli(NULL, &out, NULL, "cleanup --netns %llu", ino1), 0, "cleanup --netns");
+	snprintf(want, sizeof(want), "removed %s (was %s, ", gone1, ifa);
+	ASSERT_CONTAINS(out, want, "removes the first");
+	ASSERT_TRUE(out && !strstr(out, gone2), "and says nothing of the second");
+	ASSERT_TRUE(access(gone1, F_OK) != 0, "the first is gone");
+	ASSERT_TRUE(!access(gone2, F_OK), "the second stays");
+	free(out);
+	out = NULL;
+	/* Another interface name in the second's namespace: nothing. */
+	ASSERT_EQ(cli(NULL, &out, NULL, "cleanup %s --netns %llu", ifb, ino2), 0,
+		  "cleanup of another name");
+	ASSERT_TRUE(!access(gone2, F_OK), "the second stays");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(cli(NULL, &out, NULL, "cleanup %s --netns %llu --json", ifa, ino2), 0,
+		  "cleanup IFACE --netns --json");
+	ASSERT_CONTAINS(out, "{\"removed\":[{\"iface\":", "JSON: removed");
+	ASSERT_CONTAINS(out, gone2, "the second");
+	ASSERT_TRUE(access(gone2, F_OK) != 0, "the second is gone");
+out:
+	free(out);
+	free(err);
+	if (gone1[0] && n1.up)
+		rl_sh(NULL, "rm -rf '%s'", gone1);
+	if (gone2[0] && n2.up)
+		rl_sh(NULL, "rm -rf '%s'", gone2);
+	pns_destroy(&n1);
+	pns_destroy(&n2);
+}
+
+/* A namespace by inode, path or name; anything else is named in the message. */
+TEST(pins_netns_resolve)
+{
+	char err[256];
+	__u64 ino = 0;
+
+	if (ASSERT_OK(rl_netns_resolve("/proc/self/ns/net", &ino, err, sizeof(err)), err))
+		ASSERT_EQ(ino, rl_netns_ino(), "a path: this namespace");
+	if (ASSERT_OK(rl_netns_resolve("4026531840", &ino, err, sizeof(err)), err))
+		ASSERT_EQ(ino, 4026531840ULL, "a number is the inode");
+	ASSERT_EQ(rl_netns_resolve("/etc/hostname", &ino, err, sizeof(err)), -ENOENT,
+		  "not a namespace file");
+	ASSERT_CONTAINS(err, "no network namespace '/etc/hostname'", "named");
+	ASSERT_EQ(rl_netns_resolve("rl-no-such-ns", &ino, err, sizeof(err)), -ENOENT,
+		  "no such ip netns name");
+	ASSERT_EQ(rl_netns_resolve("0", &ino, err, sizeof(err)), -EINVAL, "inode 0");
 }
 
 /* The capabilities, not the uid: each missing one is named. */

@@ -539,7 +539,10 @@ static const struct comp_case comp_cases[] = {
 	{ .words = "xdp-ratelimit detach lo --",
 	  .cword = 3,
 	  .reply = "--verbose --help --version --json" },
-	{ .words = "xdp-ratelimit cleanup ''", .cword = 2, .contains = "--json", .lacks = "lo" },
+	/* cleanup's one word is an interface (the orphans of that name); its options after --. */
+	{ .words = "xdp-ratelimit cleanup ''", .cword = 2, .contains = "lo" },
+	{ .words = "xdp-ratelimit cleanup --", .cword = 2, .contains = "--dry-run", .lacks = "lo" },
+	{ .words = "xdp-ratelimit cleanup --", .cword = 2, .contains = "--netns" },
 	{ .words = "xdp-ratelimit simulate --trace comp-", .cword = 3, .reply = "comp-trace.txt" },
 	{ .words = "xdp-ratelimit simulate --rules = comp-",
 	  .cword = 4,

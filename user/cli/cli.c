@@ -108,12 +108,18 @@ const struct rl_cmd rl_cmds[] = {
 	  "and a count of samples to standard error.\n"
 	  "Samples the reader missed (the ring was full) and those picked over the cap of a "
 	  "second are counted and reported at the end.\n" },
-	{ "cleanup", cmd_cleanup, NULL, IFACE_CMD(0), 0, 0, "",
+	{ "cleanup", cmd_cleanup, NULL, IFACE_CMD(RL_G_CLEANUP), 0, 1,
+	  "[IFACE] [--netns NS] [--dry-run]",
 	  "remove orphaned pins (their namespace or interface is gone)",
 	  "Removes every orphaned pin directory under " RL_PIN_ROOT ": maps that no loaded "
 	  "program uses any more, because their network namespace or their interface was "
 	  "deleted, or a command was killed. The pins of a live limiter, in whichever "
-	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n" },
+	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n"
+	  "With IFACE, only the orphans made for an interface of that name; with --netns, only "
+	  "those of that namespace; with both, only those of both. With --dry-run, lists what "
+	  "it would remove and removes nothing. Exit status 0 (also when there is nothing to "
+	  "remove), 1 if a removal failed, 2 for bad options or a namespace that cannot be "
+	  "found.\n" },
 	{ "exporter", cmd_exporter, NULL, RL_G_EXPORTER, 0, 0, "[--listen ADDR:PORT]",
 	  "serve every limiter's counters to Prometheus",
 	  "Serves GET /metrics in the Prometheus text format: the counters of every limiter on "

@@ -547,7 +547,7 @@ static void status_orphans(struct rl_json *w, bool *opened)
 		}
 		if (!i)
 			printf("orphaned pins (no program uses them; \"" RL_PROG
-			       " cleanup\" removes them):\n");
+			       " cleanup [IFACE] [--netns INODE]\" removes them):\n");
 		printf("  %s: was %s (ifindex %u) in network namespace %llu%s\n", o[i].path,
 		       o[i].name, o[i].ifindex, (unsigned long long)o[i].netns_ino,
 		       o[i].netns_ino == rl_netns_ino() ? " (this one)" : "");

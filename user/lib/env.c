@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Privileges, bpffs and the network namespace: see env.h. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -17,6 +19,9 @@
 #endif
 #ifndef CAP_BPF
 #define CAP_BPF 39
+#endif
+#ifndef NSFS_MAGIC
+#define NSFS_MAGIC 0x6e736673
 #endif
 
 static const struct {
@@ -68,6 +73,38 @@ __u64 rl_netns_ino(void)
 	struct stat st;
 
 	return stat("/proc/self/ns/net", &st) ? 0 : (__u64)st.st_ino;
+}
+
+int rl_netns_resolve(const char *spec, __u64 *ino, char *err, size_t errlen)
+{
+	char path[PATH_MAX];
+	struct statfs fs;
+	struct stat st;
+	char *end;
+
+	if (*spec && strspn(spec, "0123456789") == strlen(spec)) {
+		errno = 0;
+		*ino = strtoull(spec, &end, 10);
+		if (errno || !*ino) {
+			snprintf(err, errlen, "'%s' is not a namespace's inode number", spec);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (!*spec || strchr(spec, '/'))
+		snprintf(path, sizeof(path), "%s", spec);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", spec);
+	/* A file of nsfs, or its inode is not a namespace's. */
+	if (!*spec || stat(path, &st) || statfs(path, &fs) || fs.f_type != NSFS_MAGIC) {
+		snprintf(err, errlen,
+			 "no network namespace '%s' (give a name of ip netns, a path such as "
+			 "/proc/PID/ns/net, or the inode number status shows)",
+			 spec);
+		return -ENOENT;
+	}
+	*ino = (__u64)st.st_ino;
+	return 0;
 }
 
 int rl_check_env(char *err, size_t errlen)

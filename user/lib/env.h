@@ -22,5 +22,13 @@ int rl_missing_caps(char *buf, size_t len);
 int rl_check_env(char *err, size_t errlen);
 /* The inode of our network namespace (what `ls -iL /proc/self/ns/net` shows); 0 if unknown. */
 __u64 rl_netns_ino(void);
+/*
+ * The inode of the network namespace @spec names: a number is the inode
+ * itself (as status prints it, for a namespace deleted since), a word with
+ * a '/' a path to a namespace file (/proc/PID/ns/net), any other word a
+ * namespace of "ip netns" (/run/netns/WORD). 0, or -EINVAL (-ENOENT) with a
+ * message in @err.
+ */
+int rl_netns_resolve(const char *spec, __u64 *ino, char *err, size_t errlen);
 
 #endif /* RL_ENV_H */

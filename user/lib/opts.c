@@ -263,6 +263,14 @@ const struct rl_opt rl_opt_table[] = {
 	  "Instead of applying FILE, detach the limiter from every interface it names (the "
 	  "systemd unit's ExecStop); interfaces without it are skipped." },
 
+	{ "dry-run", 'n', RL_OPT_FLAG, NULL, A(dry_run), 0, 0, 0, NULL, NULL, RL_G_CLEANUP,
+	  "List the orphaned pins that cleanup would remove (with --json: as \"would_remove\"), "
+	  "and remove nothing." },
+	{ "netns", 0, RL_OPT_STRING, "NS", A(netns), 0, 0, 0, NULL, NULL, RL_G_CLEANUP,
+	  "Only the orphans of this network namespace: a name of ip netns, a path to a "
+	  "namespace file (/proc/PID/ns/net), or the inode number status shows (the only way "
+	  "to name a namespace deleted since)." },
+
 	{ "redis", 0, RL_OPT_STRING, "URL", A(redis), 0, 0, 0, NULL, NULL, RL_G_SYNC,
 	  "The Redis server every node of the group uses: redis://[:PASSWORD@]HOST:PORT[/DB] "
 	  "(HOST a name, an IPv4 address or an [IPv6] one) or unix://[:PASSWORD@]/PATH (a local "

@@ -42,6 +42,7 @@ enum rl_opt_group {
 	RL_G_EVENTS = 1 << 10, /* events */
 	RL_G_APPLY = 1 << 11, /* apply */
 	RL_G_SYNC = 1 << 12, /* sync */
+	RL_G_CLEANUP = 1 << 13, /* cleanup */
 };
 
 /* --watch's range: a tenth of a second keeps a walk of the tables from running back to back. */
@@ -105,6 +106,8 @@ struct rl_args {
 	const char *pcap;
 	__u64 one_in, max_rate, duration_ns;
 	bool check, diff, prune, detach; /* apply */
+	bool dry_run; /* cleanup --dry-run */
+	const char *netns; /* cleanup --netns */
 	/* sync */
 	const char *redis, *group, *node;
 	__u64 sync_interval_ns;
