@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "env.h"
 #include "rl_common.h"
 #include "rule.h"
 
@@ -53,11 +54,11 @@ const struct rl_cmd rl_cmds[] = {
 	  "limiter: a file that changes them is refused (detach first).\n"
 	  "Exit status: 0 done (or valid, or no difference), 1 a failure applying it, 2 an "
 	  "invalid file or options.\n" },
-	{ "status", cmd_status, NULL, IFACE_CMD(0), 0, 1, "[IFACE]",
+	{ "status", cmd_status, NULL, IFACE_CMD(RL_CMD_READ), 0, 1, "[IFACE]",
 	  "where it is attached, how, with which policy",
 	  "Shows where the limiter is attached, in which mode and with which policy: on IFACE, "
 	  "or on every interface of this network namespace.\n" },
-	{ "stats", cmd_stats, NULL, IFACE_CMD(RL_G_WATCH), 1, 1,
+	{ "stats", cmd_stats, NULL, IFACE_CMD(RL_G_WATCH | RL_CMD_READ), 1, 1,
 	  "IFACE [--watch SECONDS [--count N]]", "counters, or live per-second rates with --watch",
 	  "Prints the limiter's counters, summed over CPUs. With --watch, prints every SECONDS "
 	  "the per-second rates until interrupted (or N lines with --count).\n"
@@ -76,7 +77,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
 	  "or not-running when its process is gone), group and node, the age of its last "
 	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
-	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP), 1, 1, "IFACE [-n N]",
+	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP | RL_CMD_READ), 1, 1, "IFACE [-n N]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, with their state: USED is the "
 	  "part of the burst (or window limit) in use, CREDIT what would pass right now "
@@ -109,15 +110,15 @@ const struct rl_cmd rl_cmds[] = {
 	  "program uses any more, because their network namespace or their interface was "
 	  "deleted, or a command was killed. The pins of a live limiter, in whichever "
 	  "namespace, are never removed. \"" RL_PROG " status\" lists orphans.\n" },
-	{ "exporter", cmd_exporter, NULL, RL_G_EXPORTER, 0, 0, "[--listen ADDR:PORT]",
+	{ "exporter", cmd_exporter, NULL, RL_G_EXPORTER | RL_CMD_READ, 0, 0, "[--listen ADDR:PORT]",
 	  "serve every limiter's counters to Prometheus",
 	  "Serves GET /metrics in the Prometheus text format: the counters of every limiter on "
 	  "the host, in every network namespace (labels iface and netns, the namespace's inode), "
 	  "read from their pins at each scrape, so that interfaces attached or detached while it "
 	  "runs appear and vanish by themselves; also the sources tracked, the table sizes and "
 	  "the live policy. Runs in the foreground until SIGINT or SIGTERM (exit status 0); "
-	  "prints where it listens on standard error. Needs the privileges of the other commands "
-	  "to read the pins; its clients need none.\n"
+	  "prints where it listens on standard error. Needs CAP_BPF and CAP_SYS_ADMIN to read "
+	  "the pins (not CAP_NET_ADMIN: it changes nothing); its clients need none.\n"
 	  "Each scrape walks the source tables to count the sources: about a thousand batched "
 	  "lookups for a million sources. Scrapes run one at a time.\n" },
 	/* Its subcommands' rows are in cmd_rule.c; its groups are what its --help documents. */
@@ -131,7 +132,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "A change is live and atomic: the program built for the new rules replaces the "
 	  "running one in one step, and every rule that stays keeps its sources' states and "
 	  "counters. On any error nothing changes.\n" },
-	{ "blocked", cmd_blocked, NULL, IFACE_CMD(0), 1, 1, "IFACE [--json]",
+	{ "blocked", cmd_blocked, NULL, IFACE_CMD(RL_CMD_READ), 1, 1, "IFACE [--json]",
 	  "the sources blocked by --block rules, with the time left",
 	  "Lists the sources that a limit rule with --block has blocked: the source (masked "
 	  "by the rule's prefixes), the rule and the time left.\n" },
@@ -243,7 +244,8 @@ void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd)
 
 	if (parent)
 		cmd = parent;
-	own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE | RL_CMD_RAW | RL_CMD_HIDDEN);
+	own = cmd->groups &
+	      ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE | RL_CMD_RAW | RL_CMD_HIDDEN | RL_CMD_READ);
 	if (cmd->subs) {
 		/* One line per subcommand, from its row. */
 		for (const struct rl_cmd *s = cmd->subs; s->name; s++)
@@ -416,6 +418,7 @@ static int run(const struct rl_cmd *parent, const struct rl_cmd *cmd, struct rl_
 		       cmd->fn == cmd_apply ? "a FILE" : "an interface name", doc);
 		return 2;
 	}
+	rl_env_caps = cmd->groups & RL_CMD_READ ? RL_CAPS_READ : RL_CAPS_CHANGE;
 	return cmd->fn(a);
 }
 
