@@ -21,7 +21,8 @@
  *				flushed (NOSCRIPT) is reloaded in the same round trip
  *	sync_recent		sources synced lately are sent again with 0 units, for their
  *				intervals, at most as many as the cap, each named once
- *	sync_lock		a second agent for one interface is refused, naming the pid
+ *	sync_lock		a second agent for one interface is refused, naming the pid;
+ *				released, the lock file is removed
  *	sync_cli_bad_input	the command: malformed URL, unreachable host, a server that
  *				never answers, interval 0 and 2m, wrong password
  */
@@ -513,7 +514,7 @@ out:
 
 TEST_FLAGS(sync_lock, RL_TEST_ROOT)
 {
-	char err[256], want[64];
+	char err[256], want[64], *out = NULL;
 	int a, b;
 
 	a = rl_sync_lock("rlsynctest0", err, sizeof(err));
@@ -528,16 +529,17 @@ TEST_FLAGS(sync_lock, RL_TEST_ROOT)
 		close(b);
 	b = rl_sync_lock("rlsynctest1", err, sizeof(err));
 	ASSERT_TRUE(b >= 0, "another interface is another lock");
-	if (b >= 0)
-		close(b);
-	close(a);
+	rl_sync_unlock("rlsynctest1", b);
+	rl_sync_unlock("rlsynctest0", a);
+	/* Released, the files go (a clean exit leaves none). */
+	ASSERT_OK(rl_sh(&out, "ls " RL_SYNC_LOCK_DIR " | grep -c 'rlsynctest[01]' || true"), "ls");
+	ASSERT_STREQ(out, "0\n", "no lock file left");
+	free(out);
 	/* The first gone, the next takes it. */
 	b = rl_sync_lock("rlsynctest0", err, sizeof(err));
 	ASSERT_TRUE(b >= 0, "free again");
-	if (b >= 0)
-		close(b);
-	ASSERT_OK(rl_sh(NULL, "rm -f " RL_SYNC_LOCK_DIR "/sync-netns-*-rlsynctest[01].lock"),
-		  "remove the test's locks");
+	rl_sync_unlock("rlsynctest0", b);
+	rl_sh(NULL, "rm -f " RL_SYNC_LOCK_DIR "/sync-netns-*-rlsynctest[01].lock");
 }
 
 /* Run "xdp-ratelimit sync ARGS" (bounded by timeout 5); stderr into *err. */

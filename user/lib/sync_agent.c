@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "env.h"
+#include "lock.h"
 #include "log.h"
 #include "pins.h"
 #include "sync_agent.h"
@@ -383,13 +384,26 @@ stopped:
 	return -EINTR;
 }
 
+/* The lock file of the agent for @ifname in this network namespace. */
+static int sync_lock_path(const char *ifname, char *path, size_t len)
+{
+	char enc[RL_PINNAME_MAX];
+	int ret = rl_pin_encode(ifname, enc, sizeof(enc));
+
+	if (ret)
+		return ret;
+	snprintf(path, len, RL_SYNC_LOCK_DIR "/sync-netns-%llu-%s.lock",
+		 (unsigned long long)rl_netns_ino(), enc);
+	return 0;
+}
+
 int rl_sync_lock(const char *ifname, char *err, size_t errlen)
 {
-	char enc[RL_PINNAME_MAX], path[128], pid[32];
+	char path[128], pid[32];
 	int fd, ret;
 	ssize_t n;
 
-	ret = rl_pin_encode(ifname, enc, sizeof(enc));
+	ret = sync_lock_path(ifname, path, sizeof(path));
 	if (ret) {
 		snprintf(err, errlen, "'%s' is not an interface name", ifname);
 		return ret;
@@ -399,38 +413,45 @@ int rl_sync_lock(const char *ifname, char *err, size_t errlen)
 		snprintf(err, errlen, "couldn't make " RL_SYNC_LOCK_DIR ": %s", strerror(errno));
 		return ret;
 	}
-	snprintf(path, sizeof(path), RL_SYNC_LOCK_DIR "/sync-netns-%llu-%s.lock",
-		 (unsigned long long)rl_netns_ino(), enc);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
-		return ret;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		n = pread(fd, pid, sizeof(pid) - 1, 0);
+	fd = rl_lock_file(path, 0644, LOCK_EX | LOCK_NB);
+	if (fd == -EWOULDBLOCK) {
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+
+		n = rfd >= 0 ? pread(rfd, pid, sizeof(pid) - 1, 0) : -1;
+		if (rfd >= 0)
+			close(rfd);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		if (ret == -EBUSY)
-			snprintf(
-				err, errlen,
-				"another sync agent (pid %s) runs for %s in this network namespace",
-				pid[0] ? pid : "unknown", ifname);
-		else
-			snprintf(err, errlen, "couldn't lock %s: %s", path, strerror(-ret));
-		close(fd);
-		return ret;
+		snprintf(err, errlen,
+			 "another sync agent (pid %s) runs for %s in this network namespace",
+			 pid[0] ? pid : "unknown", ifname);
+		return -EBUSY;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "couldn't lock %s: %s", path, strerror(-fd));
+		return fd;
 	}
 	/* The pid, for the message of the agent that comes second. */
 	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
 		ret = -errno;
 		snprintf(err, errlen, "couldn't write %s: %s", path, strerror(errno));
-		close(fd);
+		rl_lock_file_release(fd, path);
 		return ret;
 	}
 	return fd;
+}
+
+void rl_sync_unlock(const char *ifname, int fd)
+{
+	char path[128];
+
+	if (fd < 0)
+		return;
+	if (sync_lock_path(ifname, path, sizeof(path)))
+		close(fd);
+	else
+		rl_lock_file_release(fd, path);
 }
 
 /* Wait until @deadline (CLOCK_MONOTONIC ns): false if a signal or *@stop came first. */
@@ -791,7 +812,7 @@ out_kern:
 out_redis:
 	rl_sync_agent_fini(&ag);
 out_lock:
-	close(lock);
+	rl_sync_unlock(ifname, lock);
 out_sig:
 	if (signals) {
 		/* A signal seen by the stop check is still pending: take it, not its default action. */
