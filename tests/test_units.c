@@ -130,8 +130,8 @@ static char *setpriv_caps(const char *list)
 {
 	char *copy = strdup(list), *tok, *save = NULL, *buf = NULL;
 	size_t len = 0;
+	bool ok = true, first = true;
 	FILE *m;
-	bool ok = true;
 
 	if (!copy)
 		return NULL;
@@ -146,8 +146,8 @@ static char *setpriv_caps(const char *list)
 			ok = false;
 			break;
 		}
-		fputs(len || ftell(m) ? ",+" : "+", m);
-		fflush(m);
+		fputs(first ? "+" : ",+", m);
+		first = false;
 		for (const char *c = tok + 4; *c; c++)
 			fputc(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c, m);
 	}
@@ -183,9 +183,12 @@ static bool unit_read(struct unit *u, const char *path, const char *etc, const c
 	u->text = replace(u->text, "%i", iface);
 	if (!ASSERT_TRUE(u->text != NULL, path))
 		return false;
-	if (!ASSERT_TRUE(!strchr(u->text, '@') || !strstr(strchr(u->text, '@') + 1, "@\n"),
-			 "no placeholder left"))
-		return false;
+	for (const char *p = strchr(u->text, '@'); p; p = strchr(p + 1, '@')) {
+		size_t n = strspn(p + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+
+		if (!ASSERT_TRUE(!n || p[n + 1] != '@', "no @PLACEHOLDER@ the test does not know"))
+			return false;
+	}
 	bnd = service_value(u->text, "CapabilityBoundingSet");
 	/* Least privilege: every unit says what it may have. */
 	if (!ASSERT_TRUE(bnd != NULL, "the unit has a CapabilityBoundingSet"))
