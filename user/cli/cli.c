@@ -156,7 +156,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "stops, naming the first difference. One agent per interface: a second is refused. "
 	  "When Redis fails the kernel keeps limiting; within two intervals the agent falls back "
 	  "(--fallback), says so on standard error, and resumes syncing within two intervals of "
-	  "Redis answering again. SIGINT or SIGTERM stop it (exit status 0) and turn the "
+	  "Redis answering again; a Redis that cannot be reached at start is the same (it starts "
+	  "in fallback), one that refuses it (a wrong password) stops it. SIGINT or SIGTERM stop it (exit status 0) and turn the "
 	  "counting off. stats shows its state.\n" },
 	{ "simulate", cmd_simulate, NULL, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",

@@ -258,6 +258,18 @@ int rl_sync_agent_init(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, 
 	return ret ? ret : rl_sync_agent_start(ag, policy, err, errlen);
 }
 
+int rl_sync_agent_down(struct rl_sync_agent *ag, const char *policy)
+{
+	ag->policy = policy;
+	/* As after a failed round trip: the next steps connect, and say when syncing resumes. */
+	ag->failed = 1;
+	ag->skip = 0;
+	ag->st.errors_total++;
+	ag->st.state = ag->cfg.fallback == RL_SYNC_FB_SHARE ? RL_SYNC_FALLBACK_SHARE :
+							      RL_SYNC_FALLBACK_LOCAL;
+	return 1;
+}
+
 void rl_sync_agent_fini(struct rl_sync_agent *ag)
 {
 	close_redis(ag);
@@ -705,7 +717,7 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	struct stop_ctx sc = { .signals = signals, .stop = stop };
 	struct rl_sync_cfg cfg_copy = *cfg_in, *cfg = &cfg_copy;
 	const struct timespec zero = {};
-	char policy[4096], now_policy[4096];
+	char policy[4096], now_policy[4096], down_msg[512];
 	struct rl_sync_kern *k = NULL;
 	struct rl_sync_agent ag = {};
 	struct rl_sync_recent rc = {};
@@ -714,6 +726,7 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	sigset_t set, old;
 	__u64 deadline;
 	int lock, ret;
+	bool down;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -728,10 +741,20 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	}
 	cfg->stop.fn = should_stop;
 	cfg->stop.ctx = &sc;
-	/* Redis first: a wrong URL or password is refused before the kernel is touched. */
+	/*
+	 * Redis first: a wrong password, a server that refuses us, is refused
+	 * before the kernel is touched. A server that cannot be reached (not up
+	 * yet at boot, restarting) is an outage like those of a running agent:
+	 * start in fallback and connect when it answers.
+	 */
 	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
 	if (ret == -EINTR)
 		ret = 0;
+	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE;
+	if (down) {
+		snprintf(down_msg, sizeof(down_msg), "%s", err);
+		ret = 0;
+	}
 	if (ret)
 		goto out_lock;
 	if (should_stop(&sc))
@@ -744,7 +767,8 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 		snprintf(err, errlen, "%s: couldn't read the policy: %s", ifname, strerror(-ret));
 		goto out_kern;
 	}
-	ret = rl_sync_agent_start(&ag, policy, err, errlen);
+	ret = down ? rl_sync_agent_down(&ag, policy) :
+		     rl_sync_agent_start(&ag, policy, err, errlen);
 	if (ret == -EINTR) {
 		ret = 0;
 		goto out_kern;
@@ -758,7 +782,13 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 		(unsigned long long)(cfg->interval_ns / 1000000ULL),
 		cfg->fallback == RL_SYNC_FB_SHARE ? "share" : "local",
 		(unsigned long long)ag.st.nodes);
-	if (ret == 1)
+	if (down)
+		pr_warn("sync: %s; falling back to %s until Redis answers", down_msg,
+			cfg->fallback == RL_SYNC_FB_SHARE ?
+				"share (the limit divided by the nodes last seen: none yet, so "
+				"the full limit)" :
+				"local (the full limit on this host)");
+	else if (ret == 1)
 		pr_warn("sync: %s", err);
 	ret = 0;
 	/*

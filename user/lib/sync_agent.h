@@ -78,6 +78,12 @@ int rl_sync_agent_init(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, 
 int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, char *err,
 			  size_t errlen);
 int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err, size_t errlen);
+/*
+ * Instead of rl_sync_agent_start() when rl_sync_agent_connect() could not
+ * reach the server: in fallback from the start, each step trying to connect
+ * (as after a failed round trip). Returns 1.
+ */
+int rl_sync_agent_down(struct rl_sync_agent *ag, const char *policy);
 void rl_sync_agent_fini(struct rl_sync_agent *ag);
 
 /*
