@@ -861,7 +861,9 @@ TEST(exporter_listen_parse)
 		{ "127.0.0.1:65536", 0, 0 },
 		{ "127.0.0.1:-1", 0, 0 },
 		{ "::1:9977", 0, 0 },
-		{ "localhost:9977", 0, 0 },
+		{ "localhost:9977", AF_INET, 9977 },
+		{ "nosuch-host.invalid:9977", 0, 0 },
+		{ "[nosuch]:9977", 0, 0 },
 		{ "[127.0.0.1]:9977", 0, 0 },
 		{ "", 0, 0 },
 	};
@@ -882,11 +884,102 @@ TEST(exporter_listen_parse)
 							  ((struct sockaddr_in6 *)&ss)->sin6_port),
 			  cases[i].port, cases[i].in);
 	}
+	/* A name that does not resolve: the message names it. */
+	ASSERT_EQ(rl_listen_parse("nosuch-host.invalid:1", &ss, err, sizeof(err)), -EINVAL,
+		  "unresolvable");
+	ASSERT_CONTAINS(err, "'nosuch-host.invalid'", "names the host");
 	/* The command refuses it before anything else, with the usage status. */
 	snprintf(cmd, sizeof(cmd), "%s/xdp-ratelimit exporter --listen 1.2.3:80", rl_build_dir);
 	ASSERT_EQ(rl_run(cmd, &out, &errout), 2, "a bad --listen: exit status 2");
 	ASSERT_CONTAINS(errout, "--listen", "the message names the option");
 	free(out);
+	free(errout);
+}
+
+/* One GET /metrics to [::1]:@port (HTTP/1.0): the status, or -1. */
+static int http6(int port)
+{
+	struct sockaddr_in6 a = { .sin6_family = AF_INET6,
+				  .sin6_port = htons((uint16_t)port),
+				  .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct timeval tv = { .tv_sec = 5 };
+	const char req[] = "GET /metrics HTTP/1.0\r\nHost: [::1]\r\n\r\n";
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1;
+	char *resp = NULL;
+
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (!connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1))
+		resp = read_all(fd);
+	close(fd);
+	if (resp && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
+		status = -1;
+	free(resp);
+	return status;
+}
+
+/* The exporter with --listen @listen: its port, read from "listening on http://@shown:". */
+static bool exporter_start_on(struct server *s, const char *listen, const char *shown)
+{
+	char exe[PATH_MAX], want[96], lst[64];
+	char *argv[] = { exe, "exporter", "--listen", lst, NULL };
+
+	memset(s, 0, sizeof(*s));
+	snprintf(exe, sizeof(exe), "%s/xdp-ratelimit", rl_build_dir);
+	snprintf(lst, sizeof(lst), "%s", listen);
+	snprintf(want, sizeof(want), "listening on http://%s:", shown);
+	if (!ASSERT_OK(server_spawn(s, argv), "start the exporter"))
+		return false;
+	for (int i = 0; i < 500 && !s->port; i++) {
+		char buf[512] = "";
+		FILE *f = fopen(s->log, "r");
+		const char *p;
+
+		if (f) {
+			buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
+			fclose(f);
+		}
+		p = strstr(buf, want);
+		if (p)
+			s->port = atoi(p + strlen(want));
+		else
+			usleep(10000);
+	}
+	return ASSERT_TRUE(s->port > 0, want);
+}
+
+/*
+ * --listen [::]:PORT takes IPv4 and IPv6 clients (dual-stack), localhost:PORT
+ * is 127.0.0.1, and a name that does not resolve is refused, named.
+ */
+TEST_FLAGS(exporter_listen_dual_stack, RL_TEST_ROOT)
+{
+	char cmd[PATH_MAX + 64], *errout = NULL;
+	struct server s = {};
+
+	if (exporter_start_on(&s, "[::]:0", "[::]")) {
+		ASSERT_EQ(http(s.port, "GET", "/metrics", NULL, NULL), 200, "[::]: over 127.0.0.1");
+		ASSERT_EQ(http6(s.port), 200, "[::]: over ::1");
+	}
+	ASSERT_EQ(server_stop(&s), 0, "stopped");
+	server_cleanup(&s);
+	if (exporter_start_on(&s, "localhost:0", "127.0.0.1"))
+		ASSERT_EQ(http(s.port, "GET", "/metrics", NULL, NULL), 200, "localhost: 127.0.0.1");
+	ASSERT_EQ(server_stop(&s), 0, "stopped");
+	server_cleanup(&s);
+	/* A given IPv6 address only: [::1] takes no IPv4 client. */
+	if (exporter_start_on(&s, "[::1]:0", "[::1]")) {
+		ASSERT_EQ(http6(s.port), 200, "[::1]: over ::1");
+		ASSERT_EQ(http(s.port, "GET", "/metrics", NULL, NULL), -1, "[::1]: not over IPv4");
+	}
+	server_cleanup(&s);
+	snprintf(cmd, sizeof(cmd), "%s/xdp-ratelimit exporter --listen nosuch-host.invalid:80",
+		 rl_build_dir);
+	ASSERT_EQ(rl_run(cmd, NULL, &errout), 2, "an unknown host: exit status 2");
+	ASSERT_CONTAINS(errout, "--listen: 'nosuch-host.invalid'", "the message names it");
 	free(errout);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "env.h"
 #include "rl_common.h"
 #include "rule.h"
 
@@ -55,12 +56,12 @@ const struct rl_cmd rl_cmds[] = {
 	  "invalid file or options. With --diff, as diff(1): 0 the kernel matches FILE, 1 it "
 	  "differs (something to attach, set, change in the rules or detach), 2 an invalid "
 	  "file or options, or the running state could not be read or compared.\n" },
-	{ "status", cmd_status, NULL, IFACE_CMD(0), 0, 1, "[IFACE]",
+	{ "status", cmd_status, NULL, IFACE_CMD(RL_CMD_READ), 0, 1, "[IFACE]",
 	  "where it is attached, how, with which policy",
 	  "Shows where the limiter is attached, in which mode, with which policy and which "
 	  "rules (by name, in order, default last): on IFACE, or on every interface of this "
 	  "network namespace.\n" },
-	{ "stats", cmd_stats, NULL, IFACE_CMD(RL_G_WATCH), 1, 1,
+	{ "stats", cmd_stats, NULL, IFACE_CMD(RL_G_WATCH | RL_CMD_READ), 1, 1,
 	  "IFACE [--watch SECONDS [--count N]]", "counters, or live per-second rates with --watch",
 	  "Prints the limiter's counters, summed over CPUs. With --watch, prints every SECONDS "
 	  "the per-second rates until interrupted (or N lines with --count).\n"
@@ -77,7 +78,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "Where a sync agent ever ran: its state (connected, fallback-local, fallback-share, off, "
 	  "or not-running when its process is gone), group and node, the age of its last "
 	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
-	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP | RL_G_WATCH), 1, 1,
+	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP | RL_G_WATCH | RL_CMD_READ), 1, 1,
 	  "IFACE [-n N] [--source ADDR] [--watch SECONDS [--count N]]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, the default policy's and those "
@@ -120,15 +121,15 @@ const struct rl_cmd rl_cmds[] = {
 	  "it would remove and removes nothing. Exit status 0 (also when there is nothing to "
 	  "remove), 1 if a removal failed, 2 for bad options or a namespace that cannot be "
 	  "found.\n" },
-	{ "exporter", cmd_exporter, NULL, RL_G_EXPORTER, 0, 0, "[--listen ADDR:PORT]",
+	{ "exporter", cmd_exporter, NULL, RL_G_EXPORTER | RL_CMD_READ, 0, 0, "[--listen ADDR:PORT]",
 	  "serve every limiter's counters to Prometheus",
 	  "Serves GET /metrics in the Prometheus text format: the counters of every limiter on "
 	  "the host, in every network namespace (labels iface and netns, the namespace's inode), "
 	  "read from their pins at each scrape, so that interfaces attached or detached while it "
 	  "runs appear and vanish by themselves; also the sources tracked, the table sizes and "
 	  "the live policy. Runs in the foreground until SIGINT or SIGTERM (exit status 0); "
-	  "prints where it listens on standard error. Needs the privileges of the other commands "
-	  "to read the pins; its clients need none.\n"
+	  "prints where it listens on standard error. Needs CAP_BPF and CAP_SYS_ADMIN to read "
+	  "the pins (not CAP_NET_ADMIN: it changes nothing); its clients need none.\n"
 	  "Each scrape walks the source tables to count the sources: about a thousand batched "
 	  "lookups for a million sources. Scrapes run one at a time.\n" },
 	/* Its subcommands' rows are in cmd_rule.c; its groups are what its --help documents. */
@@ -144,7 +145,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "A change is live and atomic: the program built for the new rules replaces the "
 	  "running one in one step, and every rule that stays keeps its sources' states and "
 	  "counters. On any error nothing changes.\n" },
-	{ "blocked", cmd_blocked, NULL, IFACE_CMD(RL_G_WATCH), 1, 1,
+	{ "blocked", cmd_blocked, NULL, IFACE_CMD(RL_G_WATCH | RL_CMD_READ), 1, 1,
 	  "IFACE [--watch SECONDS [--count N]] [--json]",
 	  "the sources blocked by --block rules, with the time left",
 	  "Lists the sources that a limit rule with --block has blocked: the source (masked "
@@ -169,7 +170,8 @@ const struct rl_cmd rl_cmds[] = {
 	  "stops, naming the first difference. One agent per interface: a second is refused. "
 	  "When Redis fails the kernel keeps limiting; within two intervals the agent falls back "
 	  "(--fallback), says so on standard error, and resumes syncing within two intervals of "
-	  "Redis answering again. SIGINT or SIGTERM stop it (exit status 0) and turn the "
+	  "Redis answering again; a Redis that cannot be reached at start is the same (it starts "
+	  "in fallback), one that refuses it (a wrong password) stops it. SIGINT or SIGTERM stop it (exit status 0) and turn the "
 	  "counting off. stats shows its state.\n" },
 	{ "simulate", cmd_simulate, NULL, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
@@ -257,7 +259,8 @@ void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd)
 
 	if (parent)
 		cmd = parent;
-	own = cmd->groups & ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE | RL_CMD_RAW | RL_CMD_HIDDEN);
+	own = cmd->groups &
+	      ~(RL_G_POLICY | RL_G_GLOBAL | RL_G_RULE | RL_CMD_RAW | RL_CMD_HIDDEN | RL_CMD_READ);
 	if (cmd->subs) {
 		/* One line per subcommand, from its row. */
 		for (const struct rl_cmd *s = cmd->subs; s->name; s++)
@@ -430,6 +433,7 @@ static int run(const struct rl_cmd *parent, const struct rl_cmd *cmd, struct rl_
 		       cmd->fn == cmd_apply ? "a FILE" : "an interface name", doc);
 		return 2;
 	}
+	rl_env_caps = cmd->groups & RL_CMD_READ ? RL_CAPS_READ : RL_CAPS_CHANGE;
 	return cmd->fn(a);
 }
 

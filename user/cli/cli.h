@@ -34,6 +34,13 @@ struct rl_cmd {
 #define RL_CMD_RAW (1U << 31)
 /* In rl_cmd.groups: dispatched but not listed (help), in --help, the man page or completion. */
 #define RL_CMD_HIDDEN (1U << 30)
+/*
+ * In rl_cmd.groups: the command only reads (status, stats, top, blocked, the
+ * exporter), so it checks for the capabilities of reading the pins
+ * (RL_CAPS_READ in env.h), not those of loading and attaching a program
+ * (RL_CAPS_CHANGE): a unit that runs it grants only those.
+ */
+#define RL_CMD_READ (1U << 29)
 
 /* The top-level commands; rule's subcommands (cmd_rule.c). */
 extern const struct rl_cmd rl_cmds[];

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include "cli.h"
@@ -395,8 +396,15 @@ int cmd_exporter(const struct rl_args *a)
 		pr_err("%s", err);
 		return 1;
 	}
+	/*
+	 * MHD sets IPV6_V6ONLY on an IPv6 socket unless told otherwise: [::]
+	 * then took no IPv4 client. Dual-stack (IPV6_V6ONLY=0) on the any
+	 * address, as [::] means to its users; a given IPv6 address only.
+	 */
 	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
+		flags |= IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&ss)->sin6_addr) ?
+				 MHD_USE_DUAL_STACK :
+				 MHD_USE_IPv6;
 	/*
 	 * SIGINT and SIGTERM blocked before MHD starts its threads (they inherit
 	 * the mask): only this thread takes them, in sigwait().

@@ -24,18 +24,20 @@
 #define NSFS_MAGIC 0x6e736673
 #endif
 
+unsigned int rl_env_caps = RL_CAPS_CHANGE;
+
 static const struct {
 	int cap;
 	const char *name;
-	bool nonroot_only;
+	unsigned int need; /* enum rl_caps; 0: only for a uid other than 0 */
 } needed[] = {
-	{ CAP_BPF, "CAP_BPF", false },
-	{ CAP_NET_ADMIN, "CAP_NET_ADMIN", false },
-	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN", false },
-	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE", true },
+	{ CAP_BPF, "CAP_BPF", RL_CAP_BPF },
+	{ CAP_NET_ADMIN, "CAP_NET_ADMIN", RL_CAP_NET_ADMIN },
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN", RL_CAP_SYS_ADMIN },
+	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE", 0 },
 };
 
-int rl_missing_caps(char *buf, size_t len)
+int rl_missing_caps(unsigned int need, char *buf, size_t len)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
@@ -48,7 +50,7 @@ int rl_missing_caps(char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
 		int c = needed[i].cap;
 
-		if (needed[i].nonroot_only && geteuid() == 0)
+		if (needed[i].need ? !(needed[i].need & need) : geteuid() == 0)
 			continue;
 		if (data[c / 32].effective & (1U << (c % 32)))
 			continue;
@@ -113,7 +115,7 @@ int rl_check_env(char *err, size_t errlen)
 	struct statfs st;
 	int ret;
 
-	ret = rl_missing_caps(missing, sizeof(missing));
+	ret = rl_missing_caps(rl_env_caps, missing, sizeof(missing));
 	if (ret) {
 		snprintf(err, errlen, "couldn't read this process's capabilities: %s",
 			 strerror(-ret));

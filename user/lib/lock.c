@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "lock.h"
@@ -38,15 +39,63 @@ static long long wait_s(void)
 	return v;
 }
 
+int rl_lock_file(const char *path, mode_t mode, int op)
+{
+	struct stat held, named;
+	int fd, ret;
+
+	for (;;) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, mode);
+		if (fd < 0)
+			return -errno;
+		if (flock(fd, op)) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		if (fstat(fd, &held)) {
+			ret = -errno;
+			close(fd);
+			return ret;
+		}
+		/* Still the file at @path: no holder removed it before we got it. */
+		if (!stat(path, &named) && named.st_dev == held.st_dev &&
+		    named.st_ino == held.st_ino)
+			return fd;
+		/* Removed (or replaced) by the holder we waited for: take the one there now. */
+		close(fd);
+	}
+}
+
+void rl_lock_file_release(int fd, const char *path)
+{
+	struct stat held, named;
+
+	if (fd < 0)
+		return;
+	/*
+	 * Only our own file: a taker that finds @path gone or another file
+	 * there starts again (rl_lock_file()), so removing it while we hold
+	 * it is safe; a file that is not ours (replaced by hand) is left.
+	 */
+	if (!fstat(fd, &held) && !stat(path, &named) && named.st_dev == held.st_dev &&
+	    named.st_ino == held.st_ino && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		unlink(path);
+	close(fd);
+}
+
 /* "pid 1234 (xdp-ratelimit apply /etc/x.yaml), stopped" from what the holder wrote. */
-static void holder(int fd, char *buf, size_t len)
+static void holder(char *buf, size_t len)
 {
 	char line[256], path[64], stat[512];
-	ssize_t n = pread(fd, line, sizeof(line) - 1, 0);
+	int fd = open(RL_LOCK_FILE, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? pread(fd, line, sizeof(line) - 1, 0) : -1;
 	const char *state = "";
 	long pid;
 	FILE *f;
 
+	if (fd >= 0)
+		close(fd);
 	if (n <= 0) {
 		snprintf(buf, len, "a process that did not say which");
 		return;
@@ -93,40 +142,29 @@ static void record(int fd)
 
 int rl_lock(char *err, size_t errlen)
 {
-	int fd = open(RL_LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	long long limit = wait_s(), start = mono_ns();
 	bool told = false;
 	char who[320];
-	int ret;
+	int fd;
 
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "couldn't open the lock file " RL_LOCK_FILE ": %s",
-			 strerror(errno));
-		return ret;
-	}
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
+	while ((fd = rl_lock_file(RL_LOCK_FILE, 0600, LOCK_EX | LOCK_NB)) < 0) {
 		long long waited = mono_ns() - start;
 		struct timespec ts = { 0, LOCK_POLL_NS };
 
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			ret = -errno;
-			snprintf(err, errlen, "couldn't lock " RL_LOCK_FILE ": %s",
-				 strerror(errno));
-			close(fd);
-			return ret;
+		if (fd != -EWOULDBLOCK && fd != -EINTR) {
+			snprintf(err, errlen, "couldn't lock " RL_LOCK_FILE ": %s", strerror(-fd));
+			return fd;
 		}
 		if (waited >= limit * 1000000000LL) {
-			holder(fd, who, sizeof(who));
+			holder(who, sizeof(who));
 			snprintf(err, errlen,
 				 "another command has held " RL_LOCK_FILE " for over %llds: %s; "
 				 "nothing changed (" RL_LOCK_WAIT_ENV "=SECONDS waits longer)",
 				 limit, who);
-			close(fd);
 			return -EBUSY;
 		}
 		if (!told && waited >= 1000000000LL) {
-			holder(fd, who, sizeof(who));
+			holder(who, sizeof(who));
 			pr_warn("waiting up to %llds for another command to finish: %s", limit,
 				who);
 			told = true;
@@ -139,10 +177,6 @@ int rl_lock(char *err, size_t errlen)
 
 void rl_unlock(int fd)
 {
-	if (fd >= 0) {
-		/* Nobody holds it now: a reader of the file must not name us. */
-		if (ftruncate(fd, 0))
-			pr_debug("couldn't clear " RL_LOCK_FILE);
-		close(fd);
-	}
+	/* The file goes with the lock: none is left after a clean exit. */
+	rl_lock_file_release(fd, RL_LOCK_FILE);
 }

@@ -4,6 +4,7 @@
 #define RL_LOCK_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* In /run, not in bpffs: flock() needs a regular file, and /run is shared across netns. */
 #define RL_LOCK_FILE "/run/xdp-ratelimit.lock"
@@ -26,6 +27,24 @@
  * naming the file and the holder.
  */
 int rl_lock(char *err, size_t errlen);
+/* Release it, removing the file (see rl_lock_file_release()). */
 void rl_unlock(int fd);
+
+/*
+ * A lock file that is removed when its holder is done with it, so that none
+ * stays behind after a clean exit (a killed holder's file stays, unlocked,
+ * and the next holder takes it). Removing a lock file races with a process
+ * that opened it and waits in flock(): that one would then hold a file no
+ * longer at @path while a third one creates and locks a new one. So every
+ * taker checks, once it holds the lock, that @path still names the file it
+ * locked, and starts again if not; and a holder removes @path only while it
+ * holds the lock and only if @path still names its own file.
+ *
+ * Open (creating it with @mode) and flock(@op) @path: the fd, or -errno
+ * (-EWOULDBLOCK: LOCK_NB and held by another).
+ */
+int rl_lock_file(const char *path, mode_t mode, int op);
+/* Remove @path if it still names the file of @fd, then close @fd (the lock goes). */
+void rl_lock_file_release(int fd, const char *path);
 
 #endif /* RL_LOCK_H */

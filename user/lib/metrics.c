@@ -5,6 +5,7 @@
  * last scrape appears, a detached one is gone, with nothing kept in between.
  */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -552,15 +553,18 @@ out:
 
 int rl_listen_parse(const char *s, struct sockaddr_storage *ss, char *err, size_t errlen)
 {
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
 	const char *colon = strrchr(s, ':');
-	char host[INET6_ADDRSTRLEN + 2];
+	struct addrinfo *res = NULL, *pick = NULL;
+	char host[256];
 	size_t hl = colon ? (size_t)(colon - s) : 0;
 	__u64 port;
+	int ret;
 
 	memset(ss, 0, sizeof(*ss));
 	if (!colon || hl >= sizeof(host) || rl_parse_u64(colon + 1, 0, 65535, &port, err, errlen)) {
-		snprintf(err, errlen, "'%s' is not ADDR:PORT (127.0.0.1:%d, [::1]:%d, :%d)", s,
-			 RL_EXPORTER_PORT, RL_EXPORTER_PORT, RL_EXPORTER_PORT);
+		snprintf(err, errlen, "'%s' is not ADDR:PORT (127.0.0.1:%d, [::]:%d, localhost:%d)",
+			 s, RL_EXPORTER_PORT, RL_EXPORTER_PORT, RL_EXPORTER_PORT);
 		return -EINVAL;
 	}
 	memcpy(host, s, hl);
@@ -573,14 +577,63 @@ int rl_listen_parse(const char *s, struct sockaddr_storage *ss, char *err, size_
 		a6->sin6_port = htons((__u16)port);
 		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1)
 			return 0;
-	} else {
+		snprintf(err, errlen, "'%s' is not an IPv6 address", host + 1);
+		return -EINVAL;
+	}
+	if (!hl) {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+
+		/* No address: INADDR_ANY. */
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((__u16)port);
+		return 0;
+	}
+	/* An IPv6 address needs its brackets: "::1:9977" would be ambiguous. */
+	if (strchr(host, ':') || host[0] == '[') {
+		snprintf(err, errlen,
+			 "'%s' is not an IPv4 address, a host name or an IPv6 address "
+			 "in brackets",
+			 host);
+		return -EINVAL;
+	}
+	/* Digits and dots are an IPv4 address, whole: getaddrinfo() would take "1.2.3". */
+	if (strspn(host, "0123456789.") == hl) {
 		struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
 
 		a4->sin_family = AF_INET;
 		a4->sin_port = htons((__u16)port);
-		if (!hl || inet_pton(AF_INET, host, &a4->sin_addr) == 1)
-			return 0; /* no address: INADDR_ANY */
+		if (inet_pton(AF_INET, host, &a4->sin_addr) == 1)
+			return 0;
+		snprintf(err, errlen, "'%s' is not an IPv4 address", host);
+		return -EINVAL;
 	}
-	snprintf(err, errlen, "'%s' is not an IPv4 address or an IPv6 one in brackets", host);
-	return -EINVAL;
+	/*
+	 * A name: what it resolves to. Like Go's
+	 * net.Listen (node_exporter's --web.listen-address), one address: the
+	 * first IPv4 one, else the first IPv6 one ("localhost" is 127.0.0.1).
+	 */
+	ret = getaddrinfo(host, NULL, &hints, &res);
+	if (ret) {
+		snprintf(err, errlen, "'%s' is not an address or a host name that resolves: %s",
+			 host, ret == EAI_SYSTEM ? strerror(errno) : gai_strerror(ret));
+		return -EINVAL;
+	}
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next)
+		if (ai->ai_family == AF_INET || (!pick && ai->ai_family == AF_INET6)) {
+			pick = ai;
+			if (ai->ai_family == AF_INET)
+				break;
+		}
+	if (!pick || pick->ai_addrlen > sizeof(*ss)) {
+		freeaddrinfo(res);
+		snprintf(err, errlen, "'%s' resolves to no IPv4 or IPv6 address", host);
+		return -EINVAL;
+	}
+	memcpy(ss, pick->ai_addr, pick->ai_addrlen);
+	if (ss->ss_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_port = htons((__u16)port);
+	else
+		((struct sockaddr_in6 *)ss)->sin6_port = htons((__u16)port);
+	freeaddrinfo(res);
+	return 0;
 }

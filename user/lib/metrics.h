@@ -26,7 +26,10 @@ int rl_metrics_render(char **out, size_t *len);
 
 /*
  * "ADDR:PORT" as --listen takes it: an IPv4 address, an IPv6 one in brackets
- * ([::1]:9977), or none (":9977": every IPv4 address). PORT 0 picks a free one.
+ * ([::1]:9977; [::] listens dual-stack, see cmd_exporter.c), a host name
+ * (its first IPv4 address, else its first IPv6 one: localhost:9977 is
+ * 127.0.0.1), or none (":9977": every IPv4 address). PORT 0 picks a free one.
+ * -EINVAL with a message naming what is wrong (a name that does not resolve).
  */
 int rl_listen_parse(const char *s, struct sockaddr_storage *ss, char *err, size_t errlen);
 

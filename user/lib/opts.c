@@ -240,8 +240,10 @@ const struct rl_opt rl_opt_table[] = {
 	  "policy options make. Each output line ends with the deciding rule's name." },
 
 	{ "listen", 'l', RL_OPT_STRING, "ADDR:PORT", A(listen), 0, 0, 0, NULL, NULL, RL_G_EXPORTER,
-	  "Where to serve /metrics: an IPv4 address, an IPv6 one in brackets ([::1]:9977), or "
-	  "none for every IPv4 address (:9977); port 0 picks a free one. Default 127.0.0.1:9977 "
+	  "Where to serve /metrics: an IPv4 address, an IPv6 one in brackets ([::1]:9977; "
+	  "[::]:9977 takes IPv4 clients too), a host name (its first IPv4 address, else its "
+	  "first IPv6 one: localhost:9977 is 127.0.0.1), or none for every IPv4 address "
+	  "(:9977); port 0 picks a free one. Default 127.0.0.1:9977 "
 	  "(loopback: give :9977 for a Prometheus on another host)." },
 
 	{ "check", 0, RL_OPT_FLAG, NULL, A(check), 0, 0, 0, NULL, NULL, RL_G_APPLY,

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "env.h"
+#include "lock.h"
 #include "log.h"
 #include "pins.h"
 #include "sync_agent.h"
@@ -257,6 +258,18 @@ int rl_sync_agent_init(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, 
 	return ret ? ret : rl_sync_agent_start(ag, policy, err, errlen);
 }
 
+int rl_sync_agent_down(struct rl_sync_agent *ag, const char *policy)
+{
+	ag->policy = policy;
+	/* As after a failed round trip: the next steps connect, and say when syncing resumes. */
+	ag->failed = 1;
+	ag->skip = 0;
+	ag->st.errors_total++;
+	ag->st.state = ag->cfg.fallback == RL_SYNC_FB_SHARE ? RL_SYNC_FALLBACK_SHARE :
+							      RL_SYNC_FALLBACK_LOCAL;
+	return 1;
+}
+
 void rl_sync_agent_fini(struct rl_sync_agent *ag)
 {
 	close_redis(ag);
@@ -383,13 +396,26 @@ stopped:
 	return -EINTR;
 }
 
+/* The lock file of the agent for @ifname in this network namespace. */
+static int sync_lock_path(const char *ifname, char *path, size_t len)
+{
+	char enc[RL_PINNAME_MAX];
+	int ret = rl_pin_encode(ifname, enc, sizeof(enc));
+
+	if (ret)
+		return ret;
+	snprintf(path, len, RL_SYNC_LOCK_DIR "/sync-netns-%llu-%s.lock",
+		 (unsigned long long)rl_netns_ino(), enc);
+	return 0;
+}
+
 int rl_sync_lock(const char *ifname, char *err, size_t errlen)
 {
-	char enc[RL_PINNAME_MAX], path[128], pid[32];
+	char path[128], pid[32];
 	int fd, ret;
 	ssize_t n;
 
-	ret = rl_pin_encode(ifname, enc, sizeof(enc));
+	ret = sync_lock_path(ifname, path, sizeof(path));
 	if (ret) {
 		snprintf(err, errlen, "'%s' is not an interface name", ifname);
 		return ret;
@@ -399,38 +425,45 @@ int rl_sync_lock(const char *ifname, char *err, size_t errlen)
 		snprintf(err, errlen, "couldn't make " RL_SYNC_LOCK_DIR ": %s", strerror(errno));
 		return ret;
 	}
-	snprintf(path, sizeof(path), RL_SYNC_LOCK_DIR "/sync-netns-%llu-%s.lock",
-		 (unsigned long long)rl_netns_ino(), enc);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "couldn't open %s: %s", path, strerror(errno));
-		return ret;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		ret = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		n = pread(fd, pid, sizeof(pid) - 1, 0);
+	fd = rl_lock_file(path, 0644, LOCK_EX | LOCK_NB);
+	if (fd == -EWOULDBLOCK) {
+		int rfd = open(path, O_RDONLY | O_CLOEXEC);
+
+		n = rfd >= 0 ? pread(rfd, pid, sizeof(pid) - 1, 0) : -1;
+		if (rfd >= 0)
+			close(rfd);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		if (ret == -EBUSY)
-			snprintf(
-				err, errlen,
-				"another sync agent (pid %s) runs for %s in this network namespace",
-				pid[0] ? pid : "unknown", ifname);
-		else
-			snprintf(err, errlen, "couldn't lock %s: %s", path, strerror(-ret));
-		close(fd);
-		return ret;
+		snprintf(err, errlen,
+			 "another sync agent (pid %s) runs for %s in this network namespace",
+			 pid[0] ? pid : "unknown", ifname);
+		return -EBUSY;
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "couldn't lock %s: %s", path, strerror(-fd));
+		return fd;
 	}
 	/* The pid, for the message of the agent that comes second. */
 	n = snprintf(pid, sizeof(pid), "%d\n", getpid());
 	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n) {
 		ret = -errno;
 		snprintf(err, errlen, "couldn't write %s: %s", path, strerror(errno));
-		close(fd);
+		rl_lock_file_release(fd, path);
 		return ret;
 	}
 	return fd;
+}
+
+void rl_sync_unlock(const char *ifname, int fd)
+{
+	char path[128];
+
+	if (fd < 0)
+		return;
+	if (sync_lock_path(ifname, path, sizeof(path)))
+		close(fd);
+	else
+		rl_lock_file_release(fd, path);
 }
 
 /* Wait until @deadline (CLOCK_MONOTONIC ns): false if a signal or *@stop came first. */
@@ -684,7 +717,7 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	struct stop_ctx sc = { .signals = signals, .stop = stop };
 	struct rl_sync_cfg cfg_copy = *cfg_in, *cfg = &cfg_copy;
 	const struct timespec zero = {};
-	char policy[4096], now_policy[4096];
+	char policy[4096], now_policy[4096], down_msg[512];
 	struct rl_sync_kern *k = NULL;
 	struct rl_sync_agent ag = {};
 	struct rl_sync_recent rc = {};
@@ -693,6 +726,7 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	sigset_t set, old;
 	__u64 deadline;
 	int lock, ret;
+	bool down;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
@@ -707,10 +741,20 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	}
 	cfg->stop.fn = should_stop;
 	cfg->stop.ctx = &sc;
-	/* Redis first: a wrong URL or password is refused before the kernel is touched. */
+	/*
+	 * Redis first: a wrong password, a server that refuses us, is refused
+	 * before the kernel is touched. A server that cannot be reached (not up
+	 * yet at boot, restarting) is an outage like those of a running agent:
+	 * start in fallback and connect when it answers.
+	 */
 	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
 	if (ret == -EINTR)
 		ret = 0;
+	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE;
+	if (down) {
+		snprintf(down_msg, sizeof(down_msg), "%s", err);
+		ret = 0;
+	}
 	if (ret)
 		goto out_lock;
 	if (should_stop(&sc))
@@ -723,7 +767,8 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 		snprintf(err, errlen, "%s: couldn't read the policy: %s", ifname, strerror(-ret));
 		goto out_kern;
 	}
-	ret = rl_sync_agent_start(&ag, policy, err, errlen);
+	ret = down ? rl_sync_agent_down(&ag, policy) :
+		     rl_sync_agent_start(&ag, policy, err, errlen);
 	if (ret == -EINTR) {
 		ret = 0;
 		goto out_kern;
@@ -737,7 +782,13 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 		(unsigned long long)(cfg->interval_ns / 1000000ULL),
 		cfg->fallback == RL_SYNC_FB_SHARE ? "share" : "local",
 		(unsigned long long)ag.st.nodes);
-	if (ret == 1)
+	if (down)
+		pr_warn("sync: %s; falling back to %s until Redis answers", down_msg,
+			cfg->fallback == RL_SYNC_FB_SHARE ?
+				"share (the limit divided by the nodes last seen: none yet, so "
+				"the full limit)" :
+				"local (the full limit on this host)");
+	else if (ret == 1)
 		pr_warn("sync: %s", err);
 	ret = 0;
 	/*
@@ -791,7 +842,7 @@ out_kern:
 out_redis:
 	rl_sync_agent_fini(&ag);
 out_lock:
-	close(lock);
+	rl_sync_unlock(ifname, lock);
 out_sig:
 	if (signals) {
 		/* A signal seen by the stop check is still pending: take it, not its default action. */

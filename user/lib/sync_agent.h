@@ -78,6 +78,12 @@ int rl_sync_agent_init(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, 
 int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cfg, char *err,
 			  size_t errlen);
 int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err, size_t errlen);
+/*
+ * Instead of rl_sync_agent_start() when rl_sync_agent_connect() could not
+ * reach the server: in fallback from the start, each step trying to connect
+ * (as after a failed round trip). Returns 1.
+ */
+int rl_sync_agent_down(struct rl_sync_agent *ag, const char *policy);
 void rl_sync_agent_fini(struct rl_sync_agent *ag);
 
 /*
@@ -138,10 +144,13 @@ void rl_sync_recent_free(struct rl_sync_recent *r);
 
 /*
  * The lock against two agents on one interface of one network namespace: an
- * fd to close at exit, or -EBUSY with a message naming the other agent's pid.
- * A killed agent's lock goes with its process (flock).
+ * fd for rl_sync_unlock(), or -EBUSY with a message naming the other agent's
+ * pid. A killed agent's lock goes with its process (flock); its file stays
+ * until the next agent's clean exit.
  */
 int rl_sync_lock(const char *ifname, char *err, size_t errlen);
+/* Release it and remove its file (rl_lock_file_release()), in the namespace that took it. */
+void rl_sync_unlock(const char *ifname, int fd);
 
 /*
  * The agent on interface @ifname until *@stop or a SIGINT/SIGTERM: 0 on a
