@@ -94,14 +94,16 @@ static int server_spawn(struct server *s, char *const argv[])
 	return 0;
 }
 
-/* The exporter on 127.0.0.1, a port of the kernel's choosing: read back from its message. */
-static bool exporter_start(struct server *s)
+/* The exporter with --listen @listen: its port, read from "listening on http://@shown:". */
+static bool exporter_start_on(struct server *s, const char *listen, const char *shown)
 {
-	char exe[PATH_MAX];
-	char *argv[] = { exe, "exporter", "--listen", "127.0.0.1:0", NULL };
+	char exe[PATH_MAX], want[96], lst[64];
+	char *argv[] = { exe, "exporter", "--listen", lst, NULL };
 
 	memset(s, 0, sizeof(*s));
 	snprintf(exe, sizeof(exe), "%s/xdp-ratelimit", rl_build_dir);
+	snprintf(lst, sizeof(lst), "%s", listen);
+	snprintf(want, sizeof(want), "listening on http://%s:", shown);
 	if (!ASSERT_OK(server_spawn(s, argv), "start the exporter"))
 		return false;
 	for (int i = 0; i < 500 && !s->port; i++) {
@@ -110,18 +112,22 @@ static bool exporter_start(struct server *s)
 		const char *p;
 
 		if (f) {
-			size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-
-			buf[n] = '\0';
+			buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
 			fclose(f);
 		}
-		p = strstr(buf, "listening on http://127.0.0.1:");
+		p = strstr(buf, want);
 		if (p)
-			s->port = atoi(p + strlen("listening on http://127.0.0.1:"));
+			s->port = atoi(p + strlen(want));
 		else
 			usleep(10000);
 	}
-	return ASSERT_TRUE(s->port > 0, "the exporter says where it listens");
+	return ASSERT_TRUE(s->port > 0, want);
+}
+
+/* The exporter on 127.0.0.1, a port of the kernel's choosing: read back from its message. */
+static bool exporter_start(struct server *s)
+{
+	return exporter_start_on(s, "127.0.0.1:0", "127.0.0.1");
 }
 
 static void server_cleanup(struct server *s)
@@ -919,36 +925,6 @@ static int http6(int port)
 		status = -1;
 	free(resp);
 	return status;
-}
-
-/* The exporter with --listen @listen: its port, read from "listening on http://@shown:". */
-static bool exporter_start_on(struct server *s, const char *listen, const char *shown)
-{
-	char exe[PATH_MAX], want[96], lst[64];
-	char *argv[] = { exe, "exporter", "--listen", lst, NULL };
-
-	memset(s, 0, sizeof(*s));
-	snprintf(exe, sizeof(exe), "%s/xdp-ratelimit", rl_build_dir);
-	snprintf(lst, sizeof(lst), "%s", listen);
-	snprintf(want, sizeof(want), "listening on http://%s:", shown);
-	if (!ASSERT_OK(server_spawn(s, argv), "start the exporter"))
-		return false;
-	for (int i = 0; i < 500 && !s->port; i++) {
-		char buf[512] = "";
-		FILE *f = fopen(s->log, "r");
-		const char *p;
-
-		if (f) {
-			buf[fread(buf, 1, sizeof(buf) - 1, f)] = '\0';
-			fclose(f);
-		}
-		p = strstr(buf, want);
-		if (p)
-			s->port = atoi(p + strlen(want));
-		else
-			usleep(10000);
-	}
-	return ASSERT_TRUE(s->port > 0, want);
 }
 
 /*
