@@ -782,7 +782,7 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 		jw_uint_field(&jw, "clamped", clamped);
 		jw_name(&jw, "sources");
 		jw_start_array(&jw);
-	} else {
+	} else if (nrows || !t.one) {
 		printf("%-40s %-15s %8s %14s %10s\n", "SOURCE", "RULE", "USED",
 		       cfg.params.bytes ? "CREDIT (B)" : "CREDIT (pkt)", "NEXT");
 	}
