@@ -15,7 +15,9 @@
 #      sources; cost against the number of sources;
 #   5. the per-packet cost of drop samples at 1 in 100 against none;
 #   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
-#      nodes, Redis cost per node per interval (bench/results/sync.md).
+#      nodes, Redis cost per node per interval (bench/results/sync.md);
+#   7. what top shows while the kernel rewrites states under a slow walk
+#      (bench/top_walk.sh, bench/results/top_walk.txt).
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -538,3 +540,8 @@ cat "$res/results.md"
 # === 6: fleet sync ===========================================================
 # Its own namespaces, server and results file (bench/results/sync.md).
 "$here/sync.sh" "$build"
+
+# === 7: top under a slow walk ================================================
+say "part 7: top's highest USED while 65,536 sources under their limit send"
+timeout 300 "$here/top_walk.sh" 10 "$build" >"$res/top_walk.txt" || die "top_walk.sh failed"
+cat "$res/top_walk.txt"

@@ -505,8 +505,8 @@ TEST_FLAGS(e2e_two_sources, RL_TEST_ROOT)
 	td.out = NULL;
 	ASSERT_EQ(rl_ns_cli(&ns, &td.out, NULL, "top %s --source 198.18.0.11 --json", ns.rx_if), 0,
 		  "top --source");
-	ASSERT_CONTAINS(td.out, "[{\"source\":\"198.18.0.11\",\"rule\":\"default\"",
-			"the flooding source, under the default policy");
+	ASSERT_CONTAINS(td.out, "[{\"source\":\"198.18.0.11\",", "the flooding source");
+	ASSERT_CONTAINS(td.out, "\"rule\":\"default\"", "under the default policy");
 	ASSERT_TRUE(td.out && !strstr(td.out, "198.18.0.10"), "only that source");
 	free(td.out);
 	td.out = NULL;

@@ -793,10 +793,11 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 		if (json) {
 			jw_start_object(&jw);
 			jw_string_field(&jw, "source", src);
-			jw_string_field(&jw, "rule", row->rule ? row->rule : "default");
 			jw_double_field(&jw, "used", "%.4f", row->used);
 			jw_double_field(&jw, "credit", "%.3f", row->credit);
 			jw_double_field(&jw, "next_pass_s", "%.9f", row->wait_s);
+			/* After the fields a row always had, for readers that rely on their order. */
+			jw_string_field(&jw, "rule", row->rule ? row->rule : "default");
 			jw_bool_field(&jw, "blocked", row->blocked);
 			jw_bool_field(&jw, "clamped", row->clamped);
 			jw_end_object(&jw);
