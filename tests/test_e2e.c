@@ -27,7 +27,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include "rl_common.h"
 #include "netns.h"
 #include "test.h"
 
@@ -842,5 +846,58 @@ TEST_FLAGS(e2e_flow_stop_is_quiet, RL_TEST_ROOT)
 out:
 	rl_flow_stop(&f);
 	rl_flow_stop(&bad);
+	rl_ns_destroy(&ns);
+}
+
+/*
+ * A state no packet can make (a TAT 2 s past the clock under a 100/s burst
+ * 10 bucket: 2000%, written here by hand) is shown at the most the policy
+ * holds, a full bucket and one packet, and said: marked and counted.
+ */
+TEST_FLAGS(e2e_top_clamps_and_says, RL_TEST_ROOT)
+{
+	struct rl_flow one = { .src = "2001:db8::99", .count = 1 };
+	char path[PATH_MAX], *out = NULL;
+	struct rl_state_key key;
+	struct timespec ts;
+	struct stat st;
+	struct rl_ns ns;
+	__u64 tat;
+	int fd = -1;
+
+	if (!setup(&ns, "--rate 100 --burst 10"))
+		goto out;
+	if (!ASSERT_OK(rl_flow_start(&ns, &one), "one IPv6 packet") ||
+	    !ASSERT_OK(rl_flow_wait(&one), "sent"))
+		goto out;
+	snprintf(path, sizeof(path), "/run/netns/%s", ns.rx);
+	if (!ASSERT_OK(stat(path, &st), "the namespace's inode"))
+		goto out;
+	snprintf(path, sizeof(path), "/sys/fs/bpf/xdp-ratelimit/netns-%llu/%s/rl_state6",
+		 (unsigned long long)st.st_ino, ns.rx_if);
+	fd = bpf_obj_get(path);
+	if (!ASSERT_TRUE(fd >= 0, "open rl_state6") ||
+	    !ASSERT_OK(bpf_map_get_next_key(fd, NULL, &key), "the source's state"))
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* 100/s: one vt per ns; 2 s ahead of the clock. */
+	tat = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec + 2000000000ULL;
+	if (!ASSERT_OK(bpf_map_update_elem(fd, &key, &tat, BPF_EXIST), "write an impossible TAT"))
+		goto out;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --json", ns.rx_if), 0, "top --json");
+	printf("    %s", out ? out : "");
+	ASSERT_CONTAINS(out, "\"clamped\":1,", "one row clamped");
+	ASSERT_CONTAINS(out, "\"used\":1.1000,", "shown at a full bucket and one packet");
+	ASSERT_CONTAINS(out, "\"clamped\":true}", "the row says it");
+	free(out);
+	out = NULL;
+	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s", ns.rx_if), 0, "top");
+	ASSERT_CONTAINS(out, "110.0%", "the table shows the bound");
+	ASSERT_CONTAINS(out, "1 source read newer than the clock", "and says why");
+out:
+	free(out);
+	if (fd >= 0)
+		close(fd);
+	rl_flow_stop(&one);
 	rl_ns_destroy(&ns);
 }
