@@ -49,20 +49,9 @@ static int server_stop_sig(struct server *s, int sig)
 {
 	int status = 0;
 
-	if (s->pid <= 0)
+	if (rl_proc_stop(&s->pid, sig, 10000, &status))
 		return -1;
-	kill(s->pid, sig);
-	for (int i = 0; i < 1000; i++) {
-		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
-			s->pid = 0;
-			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-		}
-		usleep(10000);
-	}
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, &status, 0);
-	s->pid = 0;
-	return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static int server_stop(struct server *s)
@@ -138,22 +127,42 @@ static void server_cleanup(struct server *s)
 	s->log[0] = '\0';
 }
 
-static int connect_lo(int port)
+/* A connection to @port on the loopback of @family (127.0.0.1 or ::1), 5 s timeouts; -1 if none. */
+static int connect_loopback(int family, int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6,
+				   .sin6_port = htons((uint16_t)port),
+				   .sin6_addr = IN6ADDR_LOOPBACK_INIT };
 	struct timeval tv = { .tv_sec = 5 };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int r;
 
 	if (fd < 0)
 		return -1;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+	r = family == AF_INET6 ? connect(fd, (struct sockaddr *)&a6, sizeof(a6)) :
+				 connect(fd, (struct sockaddr *)&a4, sizeof(a4));
+	if (r) {
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+static int connect_lo(int port)
+{
+	return connect_loopback(AF_INET, port);
+}
+
+/* The status line's code of an HTTP response, or -1. */
+static int status_of(const char *resp)
+{
+	int status;
+
+	return resp && sscanf(resp, "HTTP/1.%*d %d", &status) == 1 ? status : -1;
 }
 
 /* Read until EOF (at most 8 MiB, each read at most 5 s): a malloc'd string. */
@@ -208,8 +217,7 @@ static int http(int port, const char *method, const char *path, const char *extr
 	}
 	resp = read_all(fd);
 	close(fd);
-	if (resp && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
-		status = -1;
+	status = status_of(resp);
 	b = resp ? strstr(resp, "\r\n\r\n") : NULL;
 	if (body && b)
 		*body = strdup(b + 4);
@@ -905,24 +913,16 @@ TEST(exporter_listen_parse)
 /* One GET /metrics to [::1]:@port (HTTP/1.0): the status, or -1. */
 static int http6(int port)
 {
-	struct sockaddr_in6 a = { .sin6_family = AF_INET6,
-				  .sin6_port = htons((uint16_t)port),
-				  .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-	struct timeval tv = { .tv_sec = 5 };
 	const char req[] = "GET /metrics HTTP/1.0\r\nHost: [::1]\r\n\r\n";
-	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0), status = -1;
+	int fd = connect_loopback(AF_INET6, port), status;
 	char *resp = NULL;
 
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (!connect(fd, (struct sockaddr *)&a, sizeof(a)) &&
-	    write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1))
+	if (write(fd, req, sizeof(req) - 1) == (ssize_t)(sizeof(req) - 1))
 		resp = read_all(fd);
 	close(fd);
-	if (resp && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
-		status = -1;
+	status = status_of(resp);
 	free(resp);
 	return status;
 }
@@ -1037,8 +1037,7 @@ static int raw_status(int port, const char *req, size_t len)
 	}
 	resp = read_all(fd);
 	close(fd);
-	if (resp && sscanf(resp, "HTTP/1.%*d %d", &status) != 1)
-		status = -1;
+	status = status_of(resp);
 	free(resp);
 	return status;
 }

@@ -305,20 +305,9 @@ static int bg_stop(struct bg *b, int sig)
 {
 	int st = 0;
 
-	if (b->pid <= 0)
+	if (rl_proc_stop(&b->pid, sig, 5000, &st))
 		return -1;
-	kill(b->pid, sig);
-	for (int i = 0; i < 500; i++) {
-		if (waitpid(b->pid, &st, WNOHANG) == b->pid) {
-			b->pid = 0;
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		}
-		usleep(10000);
-	}
-	kill(b->pid, SIGKILL);
-	waitpid(b->pid, &st, 0);
-	b->pid = 0;
-	return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 static void bg_cleanup(struct bg *b)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The test runner: runs every registered test, ends with "N passed, N failed". */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,24 @@ static char *slurp(FILE *f)
 	if (buf)
 		buf[len] = '\0';
 	return buf;
+}
+
+int rl_proc_stop(pid_t *pid, int sig, int timeout_ms, int *wstatus)
+{
+	if (*pid <= 0)
+		return -1;
+	kill(*pid, sig);
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		if (waitpid(*pid, wstatus, WNOHANG) == *pid) {
+			*pid = 0;
+			return 0;
+		}
+		usleep(10000);
+	}
+	kill(*pid, SIGKILL);
+	waitpid(*pid, wstatus, 0);
+	*pid = 0;
+	return -1;
 }
 
 int rl_run(const char *cmd, char **out, char **err)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 struct rl_test {
 	const char *name;
@@ -115,6 +116,12 @@ unsigned long long rl_rand_below(unsigned long long *state, unsigned long long n
 
 /* Run a shell command; its stdout (and stderr, if @err) into malloc'd strings. Returns the exit status. */
 int rl_run(const char *cmd, char **out, char **err);
+/*
+ * Stop child @*pid with @sig and reap it, waiting at most @timeout_ms, then
+ * SIGKILL it: 0 with its wait status in *@wstatus, or -1 if it had to be
+ * killed (or @*pid was not a child). *@pid is 0 afterwards.
+ */
+int rl_proc_stop(pid_t *pid, int sig, int timeout_ms, int *wstatus);
 /* The directory of build outputs (where xdp-ratelimit is). */
 extern const char *rl_build_dir;
 
