@@ -112,7 +112,7 @@ TEST(sync_url)
 		{ "", "is not a Redis URL" },
 		{ "http://127.0.0.1:6379", "is not a Redis URL" },
 		{ "rediss://h:1", "is not a Redis URL" },
-		{ "redis://", "no :PORT" },
+		{ "redis://", "no host" },
 		{ "redis://h", "no :PORT" },
 		{ "redis://:6379", "no host" },
 		{ "redis://h:", "no valid PORT" },
@@ -159,6 +159,58 @@ TEST(sync_url)
 	rl_redis_url_parse("redis://:hunter2@h:1/2", &u, err, sizeof(err));
 	rl_redis_url_str(&u, err, sizeof(err));
 	ASSERT_STREQ(err, "redis://h:1/2", "the URL as messages show it");
+}
+
+/* sentinel:// and cluster://: several servers, a master name, the same host rules. */
+TEST(sync_url_sentinel_cluster)
+{
+	static const struct {
+		const char *url, *why;
+	} bad[] = {
+		{ "sentinel://h:1", "no /MASTER" },
+		{ "sentinel://h:1/", "no /MASTER" },
+		{ "sentinel://h:1,/m", "no host" },
+		{ "sentinel://h:1,h:1/m", "twice" },
+		{ "sentinel://h:1/m y", "invalid master name" },
+		{ "sentinel://h/m", "no :PORT" },
+		{ "cluster://h:1/0", "no DB or master" },
+		{ "cluster://h:1,h:0", "no valid PORT" },
+		{ "cluster://", "no host" },
+		{ "redis://h:1,h:2", "sentinel:// or cluster://" },
+		{ "sentinel://u:p@h:1/m", "user name" },
+	};
+	struct rl_redis_url u;
+	char err[512];
+
+	if (!ASSERT_OK(rl_redis_url_parse(
+			       "sentinel://:pw@[::1]:26379,127.0.0.1:26380,s.example:1/mymaster",
+			       &u, err, sizeof(err)),
+		       err))
+		return;
+	ASSERT_EQ(u.kind, RL_REDIS_SENTINEL, "kind");
+	ASSERT_EQ(u.naddrs, 3, "three sentinels");
+	ASSERT_STREQ(u.addrs[0].host, "::1", "an IPv6 sentinel");
+	ASSERT_EQ(u.addrs[1].port, 26380, "the second's port");
+	ASSERT_STREQ(u.addrs[2].host, "s.example", "a name");
+	ASSERT_STREQ(u.master, "mymaster", "the master's name");
+	ASSERT_STREQ(u.password, "pw", "the password");
+	rl_redis_url_str(&u, err, sizeof(err));
+	ASSERT_STREQ(err, "sentinel://[::1]:26379,127.0.0.1:26380,s.example:1/mymaster",
+		     "no password in messages");
+	if (!ASSERT_OK(rl_redis_url_parse("cluster://127.0.0.1:7000,127.0.0.1:7001", &u, err,
+					  sizeof(err)),
+		       err))
+		return;
+	ASSERT_EQ(u.kind, RL_REDIS_CLUSTER, "kind");
+	ASSERT_EQ(u.naddrs, 2, "two nodes");
+	rl_redis_url_str(&u, err, sizeof(err));
+	ASSERT_STREQ(err, "cluster://127.0.0.1:7000,127.0.0.1:7001", "as messages show it");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ASSERT_EQ(rl_redis_url_parse(bad[i].url, &u, err, sizeof(err)), -EINVAL,
+			  bad[i].url);
+		ASSERT_CONTAINS(err, bad[i].why, bad[i].url);
+	}
 }
 
 TEST(sync_round_trip)

@@ -53,10 +53,10 @@ static void close_redis(struct rl_sync_agent *ag)
 
 	if (!ag->r)
 		return;
-	rl_redis_bytes(ag->r, &tx, &rx);
+	rl_sync_store_bytes(ag->r, &tx, &rx);
 	ag->tx_closed += tx;
 	ag->rx_closed += rx;
-	rl_redis_close(ag->r);
+	rl_sync_store_close(ag->r);
 	ag->r = NULL;
 }
 
@@ -65,7 +65,7 @@ static void update_bytes(struct rl_sync_agent *ag)
 	__u64 tx = 0, rx = 0;
 
 	if (ag->r)
-		rl_redis_bytes(ag->r, &tx, &rx);
+		rl_sync_store_bytes(ag->r, &tx, &rx);
 	ag->st.redis_tx_bytes_total = ag->tx_closed + tx;
 	ag->st.redis_rx_bytes_total = ag->rx_closed + rx;
 }
@@ -211,8 +211,8 @@ int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cf
 	ag->st.pid = (__u32)getpid();
 	snprintf(ag->st.group, sizeof(ag->st.group), "%s", cfg->group);
 	snprintf(ag->st.node, sizeof(ag->st.node), "%s", cfg->node);
-	return rl_redis_connect(&cfg->url, RL_SYNC_CONNECT_TIMEOUT_NS, &cfg->stop, &ag->r, err,
-				errlen);
+	return rl_sync_store_open(&cfg->url, RL_SYNC_CONNECT_TIMEOUT_NS, &cfg->stop, &ag->r, err,
+				  errlen);
 }
 
 int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err, size_t errlen)
@@ -223,11 +223,11 @@ int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err,
 
 	ag->policy = policy;
 	fill_req(ag, &req);
-	ret = rl_redis_sync(ag->r, &req, NULL, 0, &rep, err, errlen);
+	ret = rl_sync_store_sync(ag->r, &req, NULL, 0, &rep, err, errlen);
 	ag->commands_total += rep.commands;
 	if (ret)
 		goto err;
-	rl_redis_set_timeout(ag->r, cmd_timeout(&ag->cfg));
+	rl_sync_store_set_timeout(ag->r, cmd_timeout(&ag->cfg));
 	ag->st.nodes = rep.nodes;
 	update_bytes(ag);
 	/*
@@ -295,15 +295,15 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 			ag->skip--;
 			goto fallback;
 		}
-		ret = rl_redis_connect(&ag->cfg.url, cmd_timeout(&ag->cfg), &ag->cfg.stop, &ag->r,
-				       msg, sizeof(msg));
+		ret = rl_sync_store_open(&ag->cfg.url, cmd_timeout(&ag->cfg), &ag->cfg.stop, &ag->r,
+					 msg, sizeof(msg));
 		if (ret == -EINTR)
 			goto stopped;
 		if (ret)
 			goto failed;
 	}
 	fill_req(ag, &req);
-	ret = rl_redis_sync(ag->r, &req, items, n, &rep, msg, sizeof(msg));
+	ret = rl_sync_store_sync(ag->r, &req, items, n, &rep, msg, sizeof(msg));
 	ag->commands_total += rep.commands;
 	if (ret) {
 		/*

@@ -21,6 +21,7 @@
 #include "sync_defs.h"
 #include "sync_kern.h"
 #include "sync_redis.h"
+#include "sync_store.h"
 
 enum rl_sync_fallback {
 	RL_SYNC_FB_LOCAL = 0, /* the full limit on each host */
@@ -49,7 +50,7 @@ struct rl_sync_cfg {
 
 struct rl_sync_agent {
 	struct rl_sync_cfg cfg;
-	struct rl_redis *r; /* NULL while Redis is failing */
+	struct rl_sync_store *r; /* NULL while Redis is failing */
 	struct rl_sync_status st;
 	const char *policy; /* this node's policy text (the caller's buffer) */
 	__u64 ttl_ms, stale_ms;

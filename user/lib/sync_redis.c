@@ -135,8 +135,9 @@ static const char script[] =
 static int bad_url(const char *s, char *err, size_t errlen, const char *why)
 {
 	snprintf(err, errlen,
-		 "--redis: '%s' %s (redis://[:PASSWORD@]HOST:PORT[/DB] or "
-		 "unix://[:PASSWORD@]/PATH)",
+		 "--redis: '%s' %s (redis://[:PASSWORD@]HOST:PORT[/DB], "
+		 "unix://[:PASSWORD@]/PATH, sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER "
+		 "or cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...])",
 		 s, why);
 	return -EINVAL;
 }
@@ -182,70 +183,148 @@ static int parse_password(const char *s, const char **p, struct rl_redis_url *u,
 	return 0;
 }
 
+/* HOST:PORT at *@p, HOST a name, an IPv4 address or [IPv6]; *@p ends past the port. */
+static int parse_hostport(const char *s, const char **p, struct rl_redis_addr *a, char *err,
+			  size_t errlen)
+{
+	const char *q = *p, *end, *colon;
+	size_t n;
+
+	if (*q == '[') {
+		end = strchr(q, ']');
+		if (!end || end == q + 1)
+			return bad_url(s, err, errlen,
+				       "has an unterminated or empty [IPv6] address");
+		for (const char *c = q + 1; c < end; c++)
+			if (!strchr("0123456789abcdefABCDEF:.", *c))
+				return bad_url(s, err, errlen, "has an invalid IPv6 address");
+		n = (size_t)(end - q - 1);
+		memcpy(a->host, q + 1, n);
+		a->host[n] = '\0';
+		colon = end + 1;
+		if (*colon != ':')
+			return bad_url(s, err, errlen, "has no :PORT after the host");
+	} else {
+		colon = q + strcspn(q, ":,/");
+		n = (size_t)(colon - q);
+		if (!n)
+			return bad_url(s, err, errlen, "has no host");
+		if (*colon != ':')
+			return bad_url(s, err, errlen, "has no :PORT after the host");
+		if (n >= sizeof(a->host))
+			return bad_url(s, err, errlen, "has a host name too long");
+		for (const char *c = q; c < colon; c++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-",
+				    *c))
+				return bad_url(s, err, errlen, "has an invalid host name");
+		memcpy(a->host, q, n);
+		a->host[n] = '\0';
+	}
+	q = colon + 1;
+	n = strcspn(q, ",/");
+	if (!parse_num(q, n, 65535, &a->port) || !a->port)
+		return bad_url(s, err, errlen, "has no valid PORT (1-65535)");
+	*p = q + n;
+	return 0;
+}
+
+/* HOST:PORT[,HOST:PORT...] at *@p (sentinel, cluster): into u->addrs. */
+static int parse_addrs(const char *s, const char **p, struct rl_redis_url *u, char *err,
+		       size_t errlen)
+{
+	int ret;
+
+	for (;;) {
+		if (u->naddrs == RL_REDIS_ADDRS_MAX)
+			return bad_url(s, err, errlen, "lists more than 16 servers");
+		ret = parse_hostport(s, p, &u->addrs[u->naddrs], err, errlen);
+		if (ret)
+			return ret;
+		for (unsigned int i = 0; i < u->naddrs; i++)
+			if (u->addrs[i].port == u->addrs[u->naddrs].port &&
+			    !strcmp(u->addrs[i].host, u->addrs[u->naddrs].host))
+				return bad_url(s, err, errlen, "lists a server twice");
+		u->naddrs++;
+		if (**p != ',')
+			break;
+		(*p)++;
+	}
+	snprintf(u->host, sizeof(u->host), "%s", u->addrs[0].host);
+	u->port = u->addrs[0].port;
+	return 0;
+}
+
+static int parse_unix(const char *s, struct rl_redis_url *u, char *err, size_t errlen)
+{
+	const char *p = s + 7;
+	int ret;
+
+	u->kind = RL_REDIS_UNIX;
+	u->is_unix = true;
+	ret = parse_password(s, &p, u, err, errlen);
+	if (ret)
+		return ret;
+	if (*p != '/')
+		return bad_url(s, err, errlen, "needs an absolute socket path");
+	if (strlen(p) >= sizeof(u->path))
+		return bad_url(s, err, errlen, "has a socket path too long");
+	if (!p[1] || p[strlen(p) - 1] == '/')
+		return bad_url(s, err, errlen, "names a directory, not a socket");
+	strcpy(u->path, p);
+	return 0;
+}
+
 int rl_redis_url_parse(const char *s, struct rl_redis_url *u, char *err, size_t errlen)
 {
-	const char *p, *end, *colon;
+	struct rl_redis_addr a;
+	const char *p;
 	size_t n;
 	int ret;
 
 	memset(u, 0, sizeof(*u));
-	if (!strncmp(s, "unix://", 7)) {
-		u->is_unix = true;
-		p = s + 7;
+	if (!strncmp(s, "unix://", 7))
+		return parse_unix(s, u, err, errlen);
+	if (!strncmp(s, "sentinel://", 11) || !strncmp(s, "cluster://", 10)) {
+		bool sentinel = s[0] == 's';
+
+		u->kind = sentinel ? RL_REDIS_SENTINEL : RL_REDIS_CLUSTER;
+		p = s + (sentinel ? 11 : 10);
 		ret = parse_password(s, &p, u, err, errlen);
+		if (!ret)
+			ret = parse_addrs(s, &p, u, err, errlen);
 		if (ret)
 			return ret;
-		if (*p != '/')
-			return bad_url(s, err, errlen, "needs an absolute socket path");
-		if (strlen(p) >= sizeof(u->path))
-			return bad_url(s, err, errlen, "has a socket path too long");
-		if (!p[1] || p[strlen(p) - 1] == '/')
-			return bad_url(s, err, errlen, "names a directory, not a socket");
-		strcpy(u->path, p);
+		if (!sentinel)
+			return *p ? bad_url(s, err, errlen,
+					    "has something after the servers (a cluster has "
+					    "no DB or master name)") :
+				    0;
+		if (*p != '/' || !p[1])
+			return bad_url(s, err, errlen, "has no /MASTER name after the sentinels");
+		p++;
+		n = strlen(p);
+		if (n >= sizeof(u->master))
+			return bad_url(s, err, errlen, "has a master name too long");
+		for (size_t i = 0; i < n; i++)
+			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+				    p[i]))
+				return bad_url(s, err, errlen, "has an invalid master name");
+		memcpy(u->master, p, n + 1);
 		return 0;
 	}
 	if (strncmp(s, "redis://", 8))
 		return bad_url(s, err, errlen, "is not a Redis URL");
 	p = s + 8;
 	ret = parse_password(s, &p, u, err, errlen);
+	if (!ret)
+		ret = parse_hostport(s, &p, &a, err, errlen);
 	if (ret)
 		return ret;
-	/* HOST: [IPv6] or name/IPv4 up to the port's ':'. */
-	if (*p == '[') {
-		end = strchr(p, ']');
-		if (!end || end == p + 1)
-			return bad_url(s, err, errlen,
-				       "has an unterminated or empty [IPv6] address");
-		for (const char *q = p + 1; q < end; q++)
-			if (!strchr("0123456789abcdefABCDEF:.", *q))
-				return bad_url(s, err, errlen, "has an invalid IPv6 address");
-		n = (size_t)(end - p - 1);
-		memcpy(u->host, p + 1, n);
-		u->host[n] = '\0';
-		colon = end + 1;
-		if (*colon != ':')
-			return bad_url(s, err, errlen, "has no :PORT after the host");
-	} else {
-		colon = strchr(p, ':');
-		if (!colon)
-			return bad_url(s, err, errlen, "has no :PORT after the host");
-		n = (size_t)(colon - p);
-		if (!n)
-			return bad_url(s, err, errlen, "has no host");
-		if (n >= sizeof(u->host))
-			return bad_url(s, err, errlen, "has a host name too long");
-		for (const char *q = p; q < colon; q++)
-			if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-",
-				    *q))
-				return bad_url(s, err, errlen, "has an invalid host name");
-		memcpy(u->host, p, n);
-		u->host[n] = '\0';
-	}
-	p = colon + 1;
-	n = strcspn(p, "/");
-	if (!parse_num(p, n, 65535, &u->port) || !u->port)
-		return bad_url(s, err, errlen, "has no valid PORT (1-65535)");
-	p += n;
+	if (*p == ',')
+		return bad_url(s, err, errlen,
+			       "lists several servers: use sentinel:// or cluster://");
+	memcpy(u->host, a.host, sizeof(u->host));
+	u->port = a.port;
 	if (!*p)
 		return 0;
 	p++;
@@ -254,14 +333,39 @@ int rl_redis_url_parse(const char *s, struct rl_redis_url *u, char *err, size_t 
 	return 0;
 }
 
+/* HOST:PORT, in brackets for an IPv6 address. */
+void rl_redis_addr_str(const char *host, unsigned int port, char *buf, size_t len)
+{
+	snprintf(buf, len, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
+}
+
 void rl_redis_url_str(const struct rl_redis_url *u, char *buf, size_t len)
 {
-	if (u->is_unix)
+	size_t off;
+
+	switch (u->kind) {
+	case RL_REDIS_UNIX:
 		snprintf(buf, len, "unix://%s", u->path);
-	else if (strchr(u->host, ':'))
-		snprintf(buf, len, "redis://[%s]:%u/%u", u->host, u->port, u->db);
-	else
-		snprintf(buf, len, "redis://%s:%u/%u", u->host, u->port, u->db);
+		return;
+	case RL_REDIS_SENTINEL:
+	case RL_REDIS_CLUSTER:
+		off = (size_t)snprintf(buf, len, "%s://",
+				       u->kind == RL_REDIS_SENTINEL ? "sentinel" : "cluster");
+		for (unsigned int i = 0; i < u->naddrs && off < len; i++) {
+			if (i)
+				off += (size_t)snprintf(buf + off, len - off, ",");
+			if (off < len)
+				rl_redis_addr_str(u->addrs[i].host, u->addrs[i].port, buf + off,
+						  len - off);
+			off += strlen(buf + off);
+		}
+		if (u->kind == RL_REDIS_SENTINEL && off < len)
+			snprintf(buf + off, len - off, "/%s", u->master);
+		return;
+	default:
+		snprintf(buf, len, strchr(u->host, ':') ? "redis://[%s]:%u/%u" : "redis://%s:%u/%u",
+			 u->host, u->port, u->db);
+	}
 }
 
 /* ---- the connection ---- */
@@ -301,6 +405,7 @@ struct rl_redis {
 	struct rl_redis_stop stop;
 	/* The reader's limits for the reply being read, and why it refused one ("" if not). */
 	size_t max_elements;
+	bool nested; /* arrays in arrays allowed (rl_redis_command(): ROLE, CLUSTER SLOTS) */
 	char refused[96];
 };
 
@@ -362,7 +467,7 @@ static void *reply_array(const redisReadTask *task, int elements)
 	struct rl_redis *rr = task->privdata;
 	redisReply *r;
 
-	if (task->parent) {
+	if (task->parent && !rr->nested) {
 		snprintf(rr->refused, sizeof(rr->refused), "an array inside an array");
 		return NULL;
 	}
@@ -684,6 +789,13 @@ int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
 		     const struct rl_redis_stop *stop, struct rl_redis **out, char *err,
 		     size_t errlen)
 {
+	return rl_redis_connect_to(u, u->host, u->port, 0, timeout_ns, stop, out, err, errlen);
+}
+
+int rl_redis_connect_to(const struct rl_redis_url *u, const char *host, unsigned int port,
+			unsigned int flags, __u64 timeout_ns, const struct rl_redis_stop *stop,
+			struct rl_redis **out, char *err, size_t errlen)
+{
 	__u64 deadline = mono_ns() + timeout_ns, left;
 	struct rl_redis *r = calloc(1, sizeof(*r));
 	char db[16];
@@ -694,15 +806,18 @@ int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
 	r->timeout_ns = timeout_ns;
 	if (stop)
 		r->stop = *stop;
-	rl_redis_url_str(u, r->name, sizeof(r->name));
+	if (u->kind == RL_REDIS_UNIX || u->kind == RL_REDIS_TCP)
+		rl_redis_url_str(u, r->name, sizeof(r->name));
+	else
+		rl_redis_addr_str(host, port, r->name, sizeof(r->name));
 	/*
 	 * Non-blocking from the connect on: every wait is a poll() against the
 	 * deadline (a name is still resolved by a blocking getaddrinfo()).
 	 */
-	if (u->is_unix)
+	if (u->kind == RL_REDIS_UNIX)
 		r->c = redisConnectUnixNonBlock(u->path);
 	else
-		r->c = redisConnectNonBlock(u->host, (int)u->port);
+		r->c = redisConnectNonBlock(host, (int)port);
 	r->rd = redisReaderCreateWithFunctions(&reply_fns);
 	if (!r->c || !r->rd) {
 		ret = -ENOMEM;
@@ -720,14 +835,14 @@ int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
 	/* The rest of the handshake within what is left of the same bound. */
 	left = mono_ns();
 	r->timeout_ns = deadline > left ? deadline - left : 1;
-	if (u->password[0]) {
+	if (u->password[0] && !(flags & RL_REDIS_NO_AUTH)) {
 		const char *argv[] = { "AUTH", u->password };
 
 		ret = command_ok(r, 2, argv, "AUTH", NULL, err, errlen);
 		if (ret)
 			goto err;
 	}
-	if (u->db) {
+	if (u->db && !(flags & RL_REDIS_NO_SCRIPT)) {
 		const char *argv[] = { "SELECT", db };
 
 		snprintf(db, sizeof(db), "%u", u->db);
@@ -735,9 +850,11 @@ int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
 		if (ret)
 			goto err;
 	}
-	ret = load_script(r, err, errlen);
-	if (ret)
-		goto err;
+	if (!(flags & RL_REDIS_NO_SCRIPT)) {
+		ret = load_script(r, err, errlen);
+		if (ret)
+			goto err;
+	}
 	r->timeout_ns = timeout_ns;
 	*out = r;
 	return 0;
@@ -765,6 +882,33 @@ void rl_redis_bytes(const struct rl_redis *r, __u64 *tx, __u64 *rx)
 {
 	*tx = r->tx;
 	*rx = r->rx;
+}
+
+const char *rl_redis_name(const struct rl_redis *r)
+{
+	return r->name;
+}
+
+int rl_redis_command(struct rl_redis *r, int argc, const char **argv, size_t max_elements,
+		     redisReply **out, char *err, size_t errlen)
+{
+	size_t *len = calloc((size_t)argc, sizeof(*len));
+	redisReply *rep;
+	int ret;
+
+	if (!len)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++)
+		len[i] = strlen(argv[i]);
+	r->nested = true;
+	rep = command(r, argc, argv, len, REPLY_FIXED_MAX + 64 * (__u64)max_elements, max_elements,
+		      &ret, err, errlen);
+	r->nested = false;
+	free(len);
+	if (!rep)
+		return ret;
+	*out = rep;
+	return 0;
 }
 
 /* ---- the round trip ---- */

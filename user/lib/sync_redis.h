@@ -22,14 +22,34 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-/* What --redis names: redis://[:PASSWORD@]HOST:PORT[/DB] or unix:///PATH. */
-struct rl_redis_url {
-	bool is_unix;
+/* Servers a sentinel:// or cluster:// URL may list. */
+#define RL_REDIS_ADDRS_MAX 16
+
+enum rl_redis_kind {
+	RL_REDIS_TCP = 0, /* redis://[:PASSWORD@]HOST:PORT[/DB] */
+	RL_REDIS_UNIX = 1, /* unix://[:PASSWORD@]/PATH */
+	RL_REDIS_SENTINEL = 2, /* sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER */
+	RL_REDIS_CLUSTER = 3, /* cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...] */
+};
+
+struct rl_redis_addr {
 	char host[256]; /* a name, an IPv4 address, or an IPv6 one (given in brackets) */
 	unsigned int port;
+};
+
+/* What --redis names. */
+struct rl_redis_url {
+	enum rl_redis_kind kind;
+	bool is_unix; /* kind == RL_REDIS_UNIX */
+	char host[256]; /* TCP: the server; sentinel, cluster: addrs[0] */
+	unsigned int port;
 	char path[108]; /* sun_path */
-	char password[256]; /* empty: no AUTH */
+	char password[256]; /* empty: no AUTH (sentinel: the master's password) */
 	unsigned int db;
+	/* sentinel: the sentinels; cluster: the nodes to start from. */
+	struct rl_redis_addr addrs[RL_REDIS_ADDRS_MAX];
+	unsigned int naddrs;
+	char master[64]; /* sentinel: the master's name */
 };
 
 int rl_redis_url_parse(const char *s, struct rl_redis_url *u, char *err, size_t errlen);
@@ -64,7 +84,33 @@ struct rl_redis_stop {
 int rl_redis_connect(const struct rl_redis_url *u, __u64 timeout_ns,
 		     const struct rl_redis_stop *stop, struct rl_redis **out, char *err,
 		     size_t errlen);
+/*
+ * The same, to the server @host:@port (a sentinel, a cluster node; @u gives
+ * the password), with @flags: RL_REDIS_NO_SCRIPT (no SELECT, no SCRIPT LOAD:
+ * a sentinel, or a node asked only for its role or its slots),
+ * RL_REDIS_NO_AUTH (no AUTH: sentinels without a password of their own).
+ */
+#define RL_REDIS_NO_SCRIPT 1U
+#define RL_REDIS_NO_AUTH   2U
+int rl_redis_connect_to(const struct rl_redis_url *u, const char *host, unsigned int port,
+			unsigned int flags, __u64 timeout_ns, const struct rl_redis_stop *stop,
+			struct rl_redis **out, char *err, size_t errlen);
 void rl_redis_close(struct rl_redis *r);
+/* "HOST:PORT" ([IPv6]:PORT) into @buf. */
+void rl_redis_addr_str(const char *host, unsigned int port, char *buf, size_t len);
+/* The server as messages name it (its URL or HOST:PORT, no password). */
+const char *rl_redis_name(const struct rl_redis *r);
+/*
+ * One command (@argv, NUL-terminated strings) and its reply, sent and read
+ * whole within the connection's bound. Arrays may nest (ROLE, CLUSTER SLOTS),
+ * none longer than @max_elements; the reply takes at most 64 KiB + 64 bytes
+ * per element. An error reply is a reply (REDIS_REPLY_ERROR): the caller
+ * tells. 0 and *@out (freeReplyObject()), or -errno with @err, the
+ * connection then unusable (close it).
+ */
+struct redisReply;
+int rl_redis_command(struct rl_redis *r, int argc, const char **argv, size_t max_elements,
+		     struct redisReply **out, char *err, size_t errlen);
 /* The bound of every later exchange. */
 int rl_redis_set_timeout(struct rl_redis *r, __u64 timeout_ns);
 /* Bytes sent and received since the connection was made (RESP as on the wire). */

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The store of fleet sync: see sync_store.h. A plain Redis is one
+ * connection; the other kinds live in their own units and are reached
+ * through the switch on the URL's kind below.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "sync_store.h"
+
+struct rl_sync_store {
+	struct rl_redis_url url;
+	struct rl_redis *r; /* redis://, unix:// */
+};
+
+int rl_sync_store_open(const struct rl_redis_url *u, __u64 timeout_ns,
+		       const struct rl_redis_stop *stop, struct rl_sync_store **out, char *err,
+		       size_t errlen)
+{
+	struct rl_sync_store *s;
+	int ret;
+
+	if (u->kind != RL_REDIS_TCP && u->kind != RL_REDIS_UNIX) {
+		snprintf(err, errlen, "--redis: %s:// is not supported yet",
+			 u->kind == RL_REDIS_SENTINEL ? "sentinel" : "cluster");
+		return -EOPNOTSUPP;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->url = *u;
+	ret = rl_redis_connect(u, timeout_ns, stop, &s->r, err, errlen);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+}
+
+void rl_sync_store_close(struct rl_sync_store *s)
+{
+	if (!s)
+		return;
+	rl_redis_close(s->r);
+	free(s);
+}
+
+int rl_sync_store_set_timeout(struct rl_sync_store *s, __u64 timeout_ns)
+{
+	return rl_redis_set_timeout(s->r, timeout_ns);
+}
+
+void rl_sync_store_bytes(const struct rl_sync_store *s, __u64 *tx, __u64 *rx)
+{
+	rl_redis_bytes(s->r, tx, rx);
+}
+
+int rl_sync_store_sync(struct rl_sync_store *s, const struct rl_sync_req *req,
+		       struct rl_sync_item *items, size_t n, struct rl_sync_reply *rep, char *err,
+		       size_t errlen)
+{
+	return rl_redis_sync(s->r, req, items, n, rep, err, errlen);
+}
+
+void rl_sync_store_master(const struct rl_sync_store *s, char *buf, size_t len)
+{
+	if (s->url.kind == RL_REDIS_UNIX)
+		snprintf(buf, len, "%s", s->url.path);
+	else
+		rl_redis_addr_str(s->url.host, s->url.port, buf, len);
+}
