@@ -27,7 +27,7 @@
 #define RL_SYNC_CAS_TRIES 64
 
 /* The value size of rl_sync_status: struct rl_sync_status (user/lib/sync_kern.h) and room to grow. */
-#define RL_SYNC_STATUS_SIZE 256
+#define RL_SYNC_STATUS_SIZE 512
 
 /* One source's remote units; IPv4 sources as IPv4-mapped IPv6 (as rl_state_walk()). */
 struct rl_sync_chg {

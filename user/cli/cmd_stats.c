@@ -144,6 +144,7 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 		jw_uint_field(w, "pid", st.pid);
 		jw_string_field(w, "group", st.group);
 		jw_string_field(w, "node", st.node);
+		jw_string_field(w, "master", st.master);
 		jw_double_field(w, "interval_s", "%.3f", (double)st.interval_ns / 1e9);
 		/* Never synced: null. */
 		jw_name(w, "last_sync_age_s");
@@ -169,8 +170,8 @@ static void print_sync(struct rl_json *w, const struct rl_pins *pins)
 	printf("    %-16s %s (pid %u, group %s, node %s, every %.3f s)\n", "state",
 	       rl_sync_state_name(&st), st.pid, st.group, st.node, (double)st.interval_ns / 1e9);
 	if (age >= 0)
-		printf("    %-16s %.3f s ago, lag %.3f ms\n", "last sync", age,
-		       (double)st.lag_ns / 1e6);
+		printf("    %-16s %.3f s ago, lag %.3f ms, on %s\n", "last sync", age,
+		       (double)st.lag_ns / 1e6, st.master[0] ? st.master : "?");
 	else
 		printf("    %-16s never\n", "last sync");
 	printf("    %-16s %llu active, %llu shared, %llu nodes\n", "sources",

@@ -391,7 +391,8 @@ static void print_sync(FILE *f, const struct ifdata *d, int n)
 				d[i].sync.state == RL_SYNC_CONNECTED &&
 					rl_sync_agent_alive(&d[i].sync));
 		}
-	family(f, "sync_state_info", "gauge", "The sync agent's state, as a label; always 1.");
+	family(f, "sync_state_info", "gauge",
+	       "The sync agent's state, group, node and the Redis master it writes to, as labels; always 1.");
 	for (int i = 0; i < n; i++)
 		if (d[i].has_sync) {
 			sample(f, "sync_state_info", &d[i]);
@@ -399,6 +400,8 @@ static void print_sync(FILE *f, const struct ifdata *d, int n)
 			label_value(f, d[i].sync.group);
 			fprintf(f, "\",node=\"");
 			label_value(f, d[i].sync.node);
+			fprintf(f, "\",master=\"");
+			label_value(f, d[i].sync.master);
 			fprintf(f, "\"} 1\n");
 		}
 	family(f, "sync_last_success_timestamp_seconds", "gauge",

@@ -349,6 +349,7 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	ag->st.nodes = rep.nodes;
 	ag->st.sources_shared = rep.shared;
+	rl_sync_store_master(ag->r, ag->st.master, sizeof(ag->st.master));
 	ag->st.syncs_total++;
 	ag->st.charged_units_total += charged;
 	update_bytes(ag);

@@ -496,7 +496,7 @@ int rl_sync_status_write(struct rl_sync_kern *k, const struct rl_sync_status *st
 
 int rl_sync_status_read(const struct rl_pins *pins, struct rl_sync_status *st)
 {
-	char buf[RL_SYNC_STATUS_SIZE];
+	char buf[RL_SYNC_STATUS_SIZE] = {};
 	__u32 zero = 0;
 
 	if (pins->sync_status < 0)

@@ -76,6 +76,12 @@ struct rl_sync_status {
 	char group[64], node[64];
 	/* Remote charges refused: more than the fleet can have passed (user/lib/sync_agent.h). */
 	__u64 charges_refused_total;
+	/*
+	 * The server(s) the last successful round trip wrote to: HOST:PORT of
+	 * the Redis or of the master Sentinel named, or a cluster's masters
+	 * (rl_sync_store_master()); "" before the first.
+	 */
+	char master[128];
 };
 int rl_sync_status_write(struct rl_sync_kern *k, const struct rl_sync_status *st);
 /* For stats/exporter: from the pins, without an rl_sync_kern. -ENOENT: no agent ever ran. */
