@@ -139,8 +139,10 @@ int rl_run(const char *cmd, char **out, char **err)
 
 int main(int argc, char **argv)
 {
-	int passed = 0, failed = 0, skipped = 0, slow = 0, checks = 0;
+	int passed = 0, failed = 0, skipped = 0, slow = 0, checks = 0, times = 0;
 	unsigned long long before;
+	struct timespec t0, t1;
+	double total = 0, secs;
 	const char *filter = NULL, *s;
 	struct rl_test *t;
 
@@ -149,6 +151,8 @@ int main(int argc, char **argv)
 			slow = 1;
 		else if (!strcmp(argv[i], "--checks"))
 			checks = 1;
+		else if (!strcmp(argv[i], "--times"))
+			times = 1;
 		else if (!strcmp(argv[i], "--build") && i + 1 < argc)
 			rl_build_dir = argv[++i];
 		else
@@ -167,10 +171,14 @@ int main(int argc, char **argv)
 		/* A test that quiets the library's warnings quiets only itself. */
 		rl_verbose = 0;
 		before = rl_test_checks;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if ((t->flags & RL_TEST_ROOT) && geteuid() != 0)
 			rl_test_skip("needs root");
 		else
 			t->fn();
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+		total += secs;
 		if (cur_failed) {
 			printf("FAIL %s\n", t->name);
 			failed++;
@@ -181,6 +189,8 @@ int main(int argc, char **argv)
 			printf("ok   %s", t->name);
 			if (checks)
 				printf(" (%llu checks)", rl_test_checks - before);
+			if (times)
+				printf(" [%.1f s]", secs);
 			putchar('\n');
 			passed++;
 		}
@@ -188,6 +198,8 @@ int main(int argc, char **argv)
 	}
 	if (checks)
 		printf("%llu checks\n", rl_test_checks);
+	if (times)
+		printf("%.1f s in tests\n", total);
 	if (skipped)
 		printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
 	else
