@@ -48,7 +48,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"                  [--only matrix,sets,scale,memory]\n"
+		"                  [--only matrix,sets,scale,memory,sampling,sync,paths]\n"
 		"       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
 		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
 		"                [--random] [--cpu N]\n"

@@ -100,7 +100,7 @@ trap 'exit 130' INT TERM
 mkdir -p "$res"
 # What this run writes, and nothing else: the set-associative study's results
 # (setassoc.md, from rl-bench setassoc) and other hand-run files stay.
-rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/sampling.md "$res"/*.tsv \
+rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/paths.md "$res"/sampling.md "$res"/*.tsv \
 	"$res"/*.dat
 
 if [ "$quick" = 1 ]; then
@@ -162,6 +162,25 @@ done
 # and behind 100,000 allow-list prefixes and 16 port rules (issue #12).
 say "part 1b: the cost of rules in front of the default rule"
 timeout 300 sh "$here/rules.sh" "$build" >"$res/rules.txt" || die "rules.sh failed"
+
+# === 1c: the paths beside the IPv4 default (issue #30) =======================
+# IPv6, IPv4 behind 1,000 or 100,000 prefixes and 16 port rules, 1M sources in
+# tables for 1M to 9M, against (c') (rl-bench micro --only paths). With
+# RL_BENCH_BASE=DIR, a build directory of the code before a change (make
+# BUILD=DIR DIR/rl-bench in a tree of it), every row before and after: the two
+# builds' processes interleaved, $micro_runs of each (bench/compare.sh).
+say "part 1c: IPv6, rules, table sizes"
+if [ -n "${RL_BENCH_BASE:-}" ]; then
+	RL_COMPARE_PHASE=paths timeout 7200 "$here/compare.sh" "$RL_BENCH_BASE" "$build" \
+		"$micro_runs" "$rounds" "$reps" >"$tmp/paths.md"
+	paths_what="before (the build in $RL_BENCH_BASE) and after, $micro_runs interleaved processes of each: median (min-max) over them"
+else
+	ip netns exec "$ns_h" timeout 1800 "$bench" --ifname "$if_ha" micro --only paths \
+		--out "$tmp/paths" --rounds "$rounds" --reps "$reps" $quickflag
+	cp "$tmp/paths/paths.md" "$tmp/paths.md"
+	paths_what="one process"
+fi
+cp "$tmp/paths.md" "$res/paths.md"
 
 # === 3a: accuracy from 2 CPUs ================================================
 say "part 3: accuracy, one source at 10x its limit from 2 CPUs, ${acc_s} s per case"
@@ -463,6 +482,17 @@ elapsed=$(($(date +%s) - t_start))
 	cat "$tmp/micro1/micro.md"
 	echo
 	cat "$tmp"/micro*/notes.md
+	echo
+	echo "### The paths beside the IPv4 default (issue #30)"
+	echo
+	echo "One source: IPv6 (--prefix6 64 and 128) against (c') on the same IPv6 frame; IPv4 without"
+	echo "rules and behind an allow list of 1,000 or 100,000 IPv4 /24s and 16 tcp port rules, a UDP"
+	echo "and a TCP frame to a port no rule names (*x no rules*: the ratio to the same program"
+	echo "without rules, gross: the driver's cost on both sides). 1M sources in rl_sets4 tables for"
+	echo "--max-sources 1M to 9M (*x our table for 1M*), against (c') with a table for 1M. Measured"
+	echo "as part 1, ${paths_what}:"
+	echo
+	cat "$res/paths.md"
 	echo
 	echo "## 2. End to end over veth"
 	echo
