@@ -39,7 +39,7 @@
  *	   1 and 1M sources, and the references (a), (b), (c), (c'), (c'4);
  *	sets: 1M sources, a table after 5 sets against a freshly filled one;
  *	scale: token-bucket, (b) and (c') with 1, 1k, 64k, 1M, 8M sources;
- *	memory: the IPv4 table in use and rl_state6 sized for 1M and 8M, filled, their
+ *	memory: the IPv4 table in use and rl_sets6 sized for 1M and 8M, filled, their
  *	   memlock read;
  *	sampling: drop samples at 1 in 100 against none, on dropped frames
  *	   (see phase_sampling()).
@@ -732,57 +732,40 @@ out:
 	return err;
 }
 
-/* Entries in an LRU hash, by batch lookups. */
-static long count_entries(int fd, __u32 key_size, __u32 value_size)
-{
-	__u32 chunk = 65536, n;
-	void *keys = malloc((size_t)chunk * key_size), *vals = malloc((size_t)chunk * value_size);
-	__u64 in = 0, out = 0;
-	bool first = true;
-	long total = 0;
-	int err;
+/* What count_family() counts: the sources of one family. */
+struct family_count {
+	bool v6;
+	long n;
+};
 
-	if (!keys || !vals) {
-		total = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		n = chunk;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &n, NULL);
-		first = false;
-		if (err && errno != ENOENT) {
-			total = -errno;
-			break;
-		}
-		total += n;
-		if (err)
-			break;
-		in = out;
-	}
-out:
-	free(keys);
-	free(vals);
-	return total;
-}
-
-static int count_v4(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
+static int count_family(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
+	struct family_count *c = ctx;
+
 	(void)state;
 	(void)read_ns;
-	*(long *)ctx += !k->src.addr[0] && !k->src.addr[1];
+	c->n += c->v6 == !(!k->src.addr[0] && !k->src.addr[1]);
 	return 0;
 }
 
-/* The IPv4 sources of @lim, of every generation, in whichever IPv4 table its policy uses. */
-static long ipv4_entries(struct xdp_ratelimit *lim)
+/*
+ * The IPv4 (or @v6: IPv6) sources of @lim, of every generation, in
+ * whichever table its policy uses.
+ */
+static long family_entries(struct xdp_ratelimit *lim, bool v6)
 {
+	struct family_count c = { .v6 = v6 };
 	struct rl_pins pins;
-	long n = 0;
 	int err;
 
 	rl_prog_maps(lim, &pins);
-	err = rl_state_walk(&pins, count_v4, &n);
-	return err ? err : n;
+	err = rl_state_walk(&pins, count_family, &c);
+	return err ? err : c.n;
+}
+
+static long ipv4_entries(struct xdp_ratelimit *lim)
+{
+	return family_entries(lim, false);
 }
 
 /* The IPv4 table @lim's policy uses (the others are one-entry stand-ins), and its name. */
@@ -1146,7 +1129,7 @@ static int phase_memory(struct micro *m)
 		for (int s = 0; s < 2 && !err; s++) {
 			struct mpol pol = { .algo = kind == 1 ? "sliding-window" : "token-bucket",
 					    .bytes = kind == 1 };
-			const char *name = "rl_state6", *what = "IPv6, 20-byte key";
+			const char *name = "rl_sets6", *what = "IPv6, key kept whole";
 			int v6 = kind == 2;
 			__u32 n = sizes[s];
 			struct xdp_ratelimit *lim;
@@ -1165,12 +1148,11 @@ static int phase_memory(struct micro *m)
 				break;
 			}
 			m->frame = v6 ? &m->frame6 : &m->frame4;
-			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) :
+			fd = v6 ? bpf_map__fd(lim->maps.rl_sets6) :
 				  ipv4_table_fd(lim, &name, &what);
 			fprintf(stderr, "rl-bench: filling %s with %u sources\n", name, n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
-			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
-				    ipv4_entries(lim);
+			have = family_entries(lim, v6);
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
@@ -1613,6 +1595,9 @@ static int phase_paths(struct micro *m)
 	struct rl_config c64, c128;
 	int nt = 0, err = -EINVAL, d4 = -1, d6 = -1, dt = -1, dm = -1;
 	FILE *md = NULL, *tsv = NULL;
+	const char *part = getenv("RL_BENCH_PATHS");
+	/* RL_BENCH_PATHS=one or big: the one-source rows or the 1M rows alone (run.sh sets neither). */
+	bool do_one = !part || strcmp(part, "big"), do_big = !part || strcmp(part, "one");
 	__u64 before, after;
 
 	memset(one, 0, sizeof(one));
@@ -1620,10 +1605,10 @@ static int phase_paths(struct micro *m)
 	bench_frame_ipv4_tcp(&tcp4, 64);
 	if (paths_config(&c64, "64") || paths_config(&c128, "128"))
 		return -EINVAL;
-	for (int s = 0; s < 2; s++) {
+	for (int s = 0; s < 2 && do_one; s++) {
 		have_set[s] = true;
 		if (paths_ruleset(&sets[s], &rules[s], &c64, s ? 100000 : 1000))
-			goto out;
+			goto out_sets;
 	}
 	drv = load_driver(m, 16, e1m);
 	if (!drv)
@@ -1634,7 +1619,7 @@ static int phase_paths(struct micro *m)
 		if (!refs[k])
 			goto out;
 	}
-	for (int k = 0; k < INSTANCES; k++) {
+	for (int k = 0; k < INSTANCES && do_big; k++) {
 		big_refs[k] = k ? load_refs(16, e1m) : drv;
 		big9_refs[k] = load_refs(16, m->quick ? e9m / 4 : e9m);
 		if (!big_refs[k] || !big9_refs[k])
@@ -1642,7 +1627,7 @@ static int phase_paths(struct micro *m)
 	}
 	fprintf(stderr, "rl-bench: paths: loading %d programs\n",
 		ONE_INSTANCES * P_ONE + INSTANCES * (int)P_TABLES);
-	for (int k = 0; k < ONE_INSTANCES; k++) {
+	for (int k = 0; k < ONE_INSTANCES && do_one; k++) {
 		one[k][P_V6_64] = bench_limiter(&c64, ONE_ENTRIES, 16);
 		one[k][P_V6_128] = bench_limiter(&c128, ONE_ENTRIES, 16);
 		one[k][P_V4] = bench_limiter(&c64, ONE_ENTRIES, 16);
@@ -1652,7 +1637,7 @@ static int phase_paths(struct micro *m)
 			if (!one[k][p])
 				goto out;
 	}
-	for (int k = 0; k < INSTANCES; k++) {
+	for (int k = 0; k < INSTANCES && do_big; k++) {
 		for (size_t s = 0; s < P_TABLES; s++) {
 			__u32 e = m->quick ? paths_tables[s] / 4 : paths_tables[s];
 
@@ -1673,7 +1658,7 @@ static int phase_paths(struct micro *m)
 		   0);
 	d6 = nt - 1;
 	t[d6].frame = &m->frame6;
-	for (int k = 0; k < ONE_INSTANCES; k++) {
+	for (int k = 0; k < ONE_INSTANCES && do_one; k++) {
 		int fd = bpf_program__fd(refs[k]->progs.ref_gcra_lean);
 
 		add_target(t, &nt, NAME_CL ", IPv4", K_REF, fd, 1, k);
@@ -1700,7 +1685,7 @@ static int phase_paths(struct micro *m)
 	/* 1M sources. */
 	add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), n1m, 0);
 	dm = nt - 1;
-	for (int k = 0; k < INSTANCES; k++) {
+	for (int k = 0; k < INSTANCES && do_big; k++) {
 		add_target(t, &nt, NAME_CL ", table for 1M", K_REF,
 			   bpf_program__fd(big_refs[k]->progs.ref_gcra_lean), n1m, k);
 		add_target(t, &nt, NAME_CL ", table for 9M", K_REF,

@@ -9,13 +9,14 @@
  * in a read-only section the verifier reads as constants, so it removes
  * every branch the configuration does not take (other algorithms, byte or
  * packet costs, the clock, dry-run...). set loads a new program and swaps it
- * in (user/lib/prog.c). Untagged IPv4 is straight-line code; everything else
- * (VLAN tags, IPv6, frames to pass untouched, malformed ones) goes through
- * slow_path(), out of line.
+ * in (user/lib/prog.c). Untagged IPv4 and IPv6 are straight-line code;
+ * everything else (VLAN tags, ICMPv6 and IPv4-mapped sources, frames to pass
+ * untouched, malformed ones) goes through slow_path(), out of line.
  *
  * This file keeps the packet flow and the programs: the entry points (the
  * XDP program and the two syscall programs userspace runs), slow_path(), the
- * choice of the IPv4 table (limit_v4()) and the verdict (decide()). Each
+ * choice of the IPv4 table (limit_v4()), the IPv6 one's rounds (limit_v6())
+ * and the verdict (decide()). Each
  * concern is a header of its own, included here and nowhere below:
  *	maps.h		every map, the configuration and the other globals
  *	clock.h		the clocks, a packet's cost, the window tick
@@ -26,7 +27,7 @@
  *	table4_lru.h	IPv4 in rl_state4 (LRU hash)
  *	table4_sa.h	IPv4 in rl_sets4 (set-associative, the default)
  *	table4_wide.h	IPv4 in rl_wide4 (set-associative, whole states)
- *	table6.h	IPv6 in rl_state6 (LRU hash)
+ *	table6_sa.h	IPv6 in rl_sets6 (set-associative, keys whole)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
  *	rules.h		the rules, before the default rule
@@ -43,7 +44,7 @@
 #include "table4_lru.h"
 #include "table4_sa.h"
 #include "table4_wide.h"
-#include "table6.h"
+#include "table6_sa.h"
 #include "sweep.h"
 #include "sample.h"
 #include "rules.h"
@@ -123,7 +124,58 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 	return ret;
 }
 
-/* The verdict for a table's answer @ret (limit_v4(), limit_lru6()), counted (and sampled when dropped). */
+/*
+ * IPv6 source @src (unmasked), as limit_v4(), after the hit's first round
+ * in line answered @ret (sa6_hit(): 1 or 0, decided; RL_NOT_HELD or
+ * RL_ROUND_LOST), or with @ret -1 (slow_path(): no round yet): limit_sa6()
+ * for the rest, and a miss calls sa6_miss() from here, at most
+ * RL_CAS_TRIES times.
+ */
+static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
+				    __u64 cost, int ret)
+{
+	if (ret < 0)
+		ret = limit_sa6(cnt, src, now, cost, 0);
+	else if (ret == RL_ROUND_LOST)
+		ret = limit_sa6(cnt, src, now, cost, 1);
+	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+		ret = sa6_miss(cnt, src, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = limit_sa6(cnt, src, now, cost, 0);
+		}
+	}
+	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return RL_CAS_LOST;
+	}
+	return count6(ret, cnt, src, cost);
+}
+
+/*
+ * Untagged IPv6 from @ip6 (a whole fixed header, not ICMPv6), source @a0..@a3
+ * neither IPv4-mapped nor link-local: the hit's first round in line
+ * (sa6_hit()), limit_v6() for the rest.
+ */
+static __always_inline int fast_v6(struct rl_kcounters *cnt, __u32 a0, __u32 a1, __u32 a2, __u32 a3,
+				   __u64 len)
+{
+	__u64 now = rl_now(), cost = packet_cost(len);
+	struct rl_key src;
+	int ret;
+
+	cnt->ipv6++;
+	ret = sa6_hit(cnt, a0, a1, a2, a3, now, cost);
+	if (ret != RL_NOT_HELD && ret != RL_ROUND_LOST && !rl_cfg.sync_count)
+		return ret;
+	src.addr[0] = a0;
+	src.addr[1] = a1;
+	src.addr[2] = a2;
+	src.addr[3] = a3;
+	return limit_v6(cnt, &src, now, cost, ret);
+}
+
+/* The verdict for a table's answer @ret (limit_v4(), limit_v6()), counted (and sampled when dropped). */
 static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, int ret, __u64 len)
 {
 	if (ret > 0)
@@ -146,7 +198,11 @@ static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, 
 	return rl_count_pass(cnt, len);
 }
 
-/* Everything but untagged IPv4: VLAN tags, IPv6, what passes untouched, malformed frames. */
+/*
+ * Everything but untagged IPv4 and IPv6: VLAN tags, ICMPv6 (neighbour
+ * discovery passes) and IPv4-mapped sources, what passes untouched,
+ * malformed frames.
+ */
 static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
@@ -155,7 +211,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
-	int kind, nd;
+	int nd;
 
 	if (!cnt)
 		return XDP_PASS;
@@ -183,11 +239,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	 */
 	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
 		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
-	if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
-		kind = RL_KEY_LL;
-	else
-		kind = RL_KEY_V6;
-	return decide(ctx, cnt, limit_lru6(cnt, &src, kind, rl_now(), packet_cost(len)), len);
+	return decide(ctx, cnt, limit_v6(cnt, &src, rl_now(), packet_cost(len), -1), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
@@ -204,6 +256,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
 
@@ -218,10 +271,23 @@ int xdp_ratelimit(struct xdp_md *ctx)
 			return v;
 	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
-	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
-	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
-		return slow_path(ctx, cnt);
-	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
+	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
+	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end)
+		return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
+	/*
+	 * Untagged IPv6, but ICMPv6 (neighbour discovery), IPv4-mapped sources
+	 * (IPv4 ones) and link-local ones (keyed whole): the other straight line.
+	 */
+	if ((void *)(ip6 + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6) &&
+	    ip6->version == 6 && ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */) {
+		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
+		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
+
+		if ((a0 || a1 || a2 != bpf_htonl(0xffff)) && !link_local6(a0))
+			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, end - data),
+				      end - data);
+	}
+	return slow_path(ctx, cnt);
 }
 
 /*

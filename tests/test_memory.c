@@ -16,9 +16,11 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "harness.h"
+#include "maps.h"
 #include "memory.h"
 #include "netns.h"
 #include "pins.h"
+#include "rl_sa6.h"
 #include "sync_kern.h"
 #include "test.h"
 #include "xdp_attach.h"
@@ -88,11 +90,11 @@ static void per_source(const struct rl_pins *pins, const char *what, bool bounde
 	    !ASSERT_TRUE(m.max_sources4 > 0, "max sources"))
 		return;
 	printf("    %s: %llu bytes (%.2f MiB) for %u IPv4 and %u IPv6 sources: %.1f B per IPv4 source; "
-	       "rl_sets4 %llu, rl_state6 %llu, rl_rstate %llu, rl_ports %llu, rl_sc4a %llu, "
+	       "rl_sets4 %llu, rl_sets6 %llu, rl_rstate %llu, rl_ports %llu, rl_sc4a %llu, "
 	       "program %llu\n",
 	       what, (unsigned long long)m.total, m.total / 1048576.0, m.max_sources4,
 	       m.max_sources6, (double)m.total / m.max_sources4,
-	       (unsigned long long)m.map[RL_MAP_sets4], (unsigned long long)m.map[RL_MAP_state6],
+	       (unsigned long long)m.map[RL_MAP_sets4], (unsigned long long)m.map[RL_MAP_sets6],
 	       (unsigned long long)m.map[RL_MAP_rstate], (unsigned long long)m.map[RL_MAP_ports],
 	       (unsigned long long)m.map[RL_MAP_sc4a], (unsigned long long)m.prog);
 	ASSERT_TRUE(m.prog > 0, "the program's own maps are counted");
@@ -159,9 +161,18 @@ TEST_FLAGS(memory_defaults, RL_TEST_ROOT)
 	    !ASSERT_OK(rl_attach(&ifc, RL_MODE_NATIVE, 0, 0, &cfg, err, sizeof(err)), err))
 		goto out;
 	if (open_limiter(ns.rx_if, &ifc, &pins)) {
-		ASSERT_EQ(entries(pins.state6), RL_DEFAULT_MAX_SOURCES6, "the IPv6 default");
-		ASSERT_EQ(entries(pins.state6), RL_DEFAULT_MAX_SOURCES / 16,
-			  "a sixteenth of the IPv4 sources");
+		struct rl_memory m;
+
+		ASSERT_EQ(RL_DEFAULT_MAX_SOURCES6, RL_DEFAULT_MAX_SOURCES / 16,
+			  "the IPv6 default: a sixteenth of the IPv4 sources");
+		ASSERT_EQ(rl_max_sources6(&pins), RL_DEFAULT_MAX_SOURCES6, "the IPv6 default");
+		/* Two ways of 32 bytes per IPv6 source asked for: 64 bytes each. */
+		ASSERT_EQ((__u64)entries(pins.sets6) * sizeof(struct rl_sa6_set),
+			  (__u64)RL_DEFAULT_MAX_SOURCES6 * 64,
+			  "rl_sets6: 64 bytes per IPv6 source");
+		if (ASSERT_OK(rl_memory_read(&pins, &m), "rl_memory_read"))
+			ASSERT_EQ(m.max_sources6, RL_DEFAULT_MAX_SOURCES6,
+				  "memory: the IPv6 sources");
 		features(&pins, false, false, false);
 		dead_when_off(&ifc, &pins);
 		per_source(&pins, "defaults", true);

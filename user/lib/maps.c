@@ -12,6 +12,7 @@
 #include "pins.h"
 #include "rl_skel.h"
 #include "sa.h"
+#include "sa6.h"
 
 /* The id of map @fd, 0 if it cannot be read. */
 static __u32 map_id(int fd)
@@ -120,6 +121,18 @@ int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *act
 	/* The program's own, past a copy a killed command left stale (rl_live_compiled()). */
 	rl_live_compiled(pins, cfg, NULL);
 	return 0;
+}
+
+__u32 rl_max_sources6(const struct rl_pins *pins)
+{
+	struct rl_ctl ctl = {};
+	__u32 zero = 0;
+	int bits;
+
+	if (!bpf_map_lookup_elem(pins->ctl, &zero, &ctl) && ctl.max_sources6)
+		return ctl.max_sources6;
+	bits = rl_sa6_bits_of(pins->sets6);
+	return bits < 0 ? 0 : (RL_SA6_WAYS << bits) / RL_SA6_WAYS_PER_SOURCE;
 }
 
 int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active)
@@ -233,7 +246,7 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-/* Walk a hash table (rl_state4 or rl_state6), handing every entry to @fn as a 20-byte key. */
+/* Walk the hash table rl_state4, handing every entry to @fn as a 20-byte key. */
 static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 {
 	struct rl_state_key keys[WALK_BATCH];
@@ -417,18 +430,82 @@ static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn 
 	return ret;
 }
 
+/*
+ * What a walk of rl_sets6 holds for its callback's lookups, updates and
+ * deletes (migration: two per source), as walking does for the IPv4 set
+ * tables: the table mapped, and the live configuration.
+ */
+static struct {
+	const struct rl_sa6_map *m;
+	const struct rl_config *cfg;
+} walking6;
+
+static int map_v6(int fd, struct rl_sa6_map *m)
+{
+	if (walking6.m) {
+		*m = *walking6.m;
+		return 0;
+	}
+	return rl_sa6_map(fd, m);
+}
+
+static void unmap_v6(struct rl_sa6_map *m)
+{
+	if (walking6.m && m->sets == walking6.m->sets)
+		return; /* the walk's */
+	rl_sa6_unmap(m);
+}
+
+/* Walk rl_sets6: keys as stored (masked), states whole, the clock read after each way's. */
+static int walk_sets6(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
+{
+	struct rl_config cfg;
+	struct rl_sa6_map m;
+	struct rl_state_key k;
+	__u32 active;
+	__u64 now, w, st;
+	int ret;
+
+	ret = rl_config_read(pins, &cfg, &active);
+	if (!ret)
+		ret = rl_sa6_map(pins->sets6, &m);
+	if (ret)
+		return ret;
+	walking6.m = &m;
+	walking6.cfg = &cfg;
+	for (__u32 idx = 0; idx < (1U << m.bits) && !ret; idx++) {
+		for (int i = 0; i < RL_SA6_WAYS && !ret; i++) {
+			ret = rl_sa6_read(&m, idx, i, &w, &k.src, &st);
+			if (ret == -ENOENT) {
+				ret = 0;
+				continue;
+			}
+			if (ret)
+				break;
+			/* After the way's read: see walk_sets(). */
+			now = mono_ns();
+			slot_params(&cfg, (__u32)(w >> RL_SA6_GEN_SHIFT) & 3, &k.gen);
+			ret = fn(&k, st, now, ctx);
+		}
+	}
+	walking6.m = NULL;
+	walking6.cfg = NULL;
+	rl_sa6_unmap(&m);
+	return ret;
+}
+
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 {
 	/*
-	 * The hashes first: their batches are read just before @fn sees them,
+	 * The hash first: its batches are read just before @fn sees them,
 	 * while the scan of a set table maps the whole table (32 MiB by
 	 * default). Every IPv4 table: after a set that changed the table, the
 	 * previous one holds the states not moved yet.
 	 */
-	int ret = walk_table(pins->state6, false, fn, ctx);
+	int ret = walk_table(pins->state4, true, fn, ctx);
 
 	if (!ret)
-		ret = walk_table(pins->state4, true, fn, ctx);
+		ret = walk_sets6(pins, fn, ctx);
 	if (!ret)
 		ret = walk_sets(pins, pins->sets4, false, fn, ctx);
 	return ret ? ret : walk_sets(pins, pins->wide4, true, fn, ctx);
@@ -437,6 +514,51 @@ int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 static bool key_is_v4(const struct rl_key *k)
 {
 	return !k->addr[0] && !k->addr[1] && k->addr[2] == htonl(0xffff);
+}
+
+/* IPv6: rl_sets6, by the XDP program's protocol (a victim's reference: the live policy's). */
+static int update_v6(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
+		     __u64 flags)
+{
+	struct rl_config cfg;
+	struct rl_sa6_map m;
+	__u32 active;
+	int ret;
+
+	if (walking6.cfg)
+		cfg = *walking6.cfg;
+	else if ((ret = rl_config_read(pins, &cfg, &active)))
+		return ret;
+	ret = map_v6(pins->sets6, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa6_insert(&m, &k->src, k->gen, val, flags, rl_sa_ref(&cfg.params, mono_ns()));
+	unmap_v6(&m);
+	return ret;
+}
+
+static int lookup_v6(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
+{
+	struct rl_sa6_map m;
+	int ret = map_v6(pins->sets6, &m);
+
+	if (ret)
+		return ret;
+	ret = rl_sa6_find(&m, &k->src, k->gen, val);
+	unmap_v6(&m);
+	return ret;
+}
+
+static int delete_v6(const struct rl_pins *pins, const struct rl_state_key *k)
+{
+	struct rl_sa6_map m;
+	int ret = map_v6(pins->sets6, &m);
+
+	if (ret)
+		return ret;
+	ret = rl_sa6_delete(&m, &k->src, k->gen);
+	unmap_v6(&m);
+	return ret;
 }
 
 /* IPv4 updates go to the table of the live policy. */
@@ -450,7 +572,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 	int ret;
 
 	if (!key_is_v4(&k->src))
-		return bpf_map_update_elem(pins->state6, k, &val, flags) ? -errno : 0;
+		return update_v6(pins, k, val, flags);
 	ret = live_cfg(pins, &cfg);
 	if (ret)
 		return ret;
@@ -538,7 +660,7 @@ int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __
 	int ret;
 
 	if (!key_is_v4(&k->src))
-		return bpf_map_lookup_elem(pins->state6, k, val) ? -errno : 0;
+		return lookup_v6(pins, k, val);
 	ret = live_cfg(pins, &cfg);
 	if (ret)
 		return ret;
@@ -556,7 +678,7 @@ int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 	int ret = -ENOENT;
 
 	if (!key_is_v4(&k->src))
-		return bpf_map_delete_elem(pins->state6, k) ? -errno : 0;
+		return delete_v6(pins, k);
 	if (!bpf_map_delete_elem(pins->state4, &k4))
 		return 0;
 	if (errno != ENOENT)

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "config.h"
 #include "counters.h"
+#include "maps.h"
 #include "metrics.h"
 #include "rl_sa.h"
 #include "pins.h"
@@ -229,7 +230,7 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 			 d->cfg.table4 == RL_TABLE4_WIDE ?
 				 max_entries(pins.wide4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
-	d->capacity[1] = max_entries(pins.state6);
+	d->capacity[1] = rl_max_sources6(&pins);
 	ret = read_rules(&pins, d);
 	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
 out:

@@ -13,6 +13,7 @@
 #include "rl_skel.h"
 #include "rulemaps.h"
 #include "sa.h"
+#include "sa6.h"
 
 static bool fault(const char *what)
 {
@@ -217,6 +218,14 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		goto fail;
 	}
 	skel->rodata->rl_sa_bits = bits;
+	/* rl_sets6: sized for --max-sources6, or as the live one is. */
+	ret = o->reuse ? rl_sa6_bits_of(o->reuse->sets6) : (int)rl_sa6_bits_for(max6);
+	if (ret < 0) {
+		snprintf(err, errlen, "couldn't read the size of the IPv6 source table: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	skel->rodata->rl_sa6_bits = (__u32)ret;
 	/* rl_table4_choose() picked rl_sets4 for a policy it holds: check, rather than trust. */
 	if (cfg->table4 == RL_TABLE4_SA) {
 		ret = rl_sa_check(&cfg->params, bits, err, errlen);
@@ -265,7 +274,8 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_wide4, wide ? 1U << bits : 1);
 		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_state6, max6);
+			ret = bpf_map__set_max_entries(skel->maps.rl_sets6,
+						       1U << skel->rodata->rl_sa6_bits);
 		/* The features' maps: one entry unless the policy or the rules turn them on. */
 		ret = ret   ?:
 			      feature_sizes(skel, cfg, &skel->rodata_cfg->rl_rules, max4, max6,
