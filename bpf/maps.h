@@ -246,6 +246,14 @@ struct {
 	__uint(max_entries, RL_PORT_TABLE);
 } rl_ports SEC(".maps");
 
+/* The networks that hold a source prefix (RL_PFX_TABLE); a change fills its pair's half. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RL_PFX_TABLE);
+} rl_pfx SEC(".maps");
+
 /* Per-source state of limit rules, keyed by rule slot and generation. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -263,17 +263,22 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
-	/* Rules first, when there are any; -1: the default rule's packet. */
-	if (rl_rules.n) {
-		int v = rules_path(ctx, cnt);
-
-		if (v >= 0)
-			return v;
-	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
-	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end)
+	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
+		/* Rules first, when some may match; -1: the default rule's packet. */
+		if (rl_rules.n &&
+		    rules_may_match(ip->protocol,
+				    ip->frag_off & bpf_htons(0x1fff) ? NULL :
+								       (void *)ip + ip->ihl * 4,
+				    end, 0, bpf_ntohl(ip->saddr))) {
+			int v = rules_path(ctx);
+
+			if (v >= 0)
+				return v;
+		}
 		return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
+	}
 	/*
 	 * Untagged IPv6, but ICMPv6 (neighbour discovery), IPv4-mapped sources
 	 * (IPv4 ones) and link-local ones (keyed whole): the other straight line.
@@ -283,9 +288,27 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
 		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
 
-		if ((a0 || a1 || a2 != bpf_htonl(0xffff)) && !link_local6(a0))
+		int mapped = !a0 && !a1 && a2 == bpf_htonl(0xffff);
+
+		/* An IPv4-mapped source is the IPv4 host to rules too. */
+		if (rl_rules.n && rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped,
+						  bpf_ntohl(mapped ? a3 : a0))) {
+			int v = rules_path(ctx);
+
+			if (v >= 0)
+				return v;
+		}
+		if (!mapped && !link_local6(a0))
 			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, end - data),
 				      end - data);
+		return slow_path(ctx, cnt);
+	}
+	/* Anything else: rules parse it whole. */
+	if (rl_rules.n) {
+		int v = rules_path(ctx);
+
+		if (v >= 0)
+			return v;
 	}
 	return slow_path(ctx, cnt);
 }

@@ -124,6 +124,7 @@ static void dead_when_off(const struct rl_iface *ifc, const struct rl_pins *pins
 		return;
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->ports), 0,
 		  "no port rule: no load of rl_ports left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->pfx), 0, "no prefix: no load of rl_pfx left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync4), 0, "no counting: no load of rl_sync4 left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync6), 0, "no counting: no load of rl_sync6 left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->state4), 0,
@@ -174,6 +175,7 @@ TEST_FLAGS(memory_defaults, RL_TEST_ROOT)
 			ASSERT_EQ(m.max_sources6, RL_DEFAULT_MAX_SOURCES6,
 				  "memory: the IPv6 sources");
 		features(&pins, false, false, false);
+		ASSERT_EQ(entries(pins.pfx), 1, "rl_pfx: one entry without source prefixes");
 		dead_when_off(&ifc, &pins);
 		per_source(&pins, "defaults", true);
 		rl_pins_close(&pins);
@@ -351,6 +353,7 @@ TEST_FLAGS(memory_rules_on_off, RL_TEST_ROOT)
 	features(&pins, true, true, false);
 	ASSERT_EQ(entries(pins.rstate), RL_RULE_MAX_SOURCES, "rl_rstate whole");
 	ASSERT_EQ(entries(pins.ports), RL_PORT_TABLE, "rl_ports whole");
+	ASSERT_EQ(entries(pins.pfx), RL_PFX_TABLE, "rl_pfx whole with a source prefix");
 	per_source(&pins, "a limit rule on a port", false);
 	rl_pins_close(&pins);
 	leave(self);

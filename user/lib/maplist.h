@@ -30,6 +30,7 @@ enum rl_map_size {
 	RL_SIZE_SRC6, /* IPv6 sources: --max-sources6 (rl_sets6) */
 	RL_SIZE_RSTATE, /* states of limit rules: only with a limit rule */
 	RL_SIZE_PORTS, /* the port table: only with a rule that matches ports */
+	RL_SIZE_PFX, /* the networks of the source prefixes: only with a rule that has some */
 	RL_SIZE_SYNC4, /* sync counting's tables: only while counting is on */
 	RL_SIZE_SYNC6,
 };
@@ -103,7 +104,10 @@ enum rl_map_size {
 	  "the timer that sweeps idle states out of rl_sets4")                                      \
 	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4,                                                \
 	  "IPv4 sources in the wide layout of rl_sets4, for policies whose states need 64"          \
-	  " bits (one entry otherwise)")
+	  " bits (one entry otherwise)")                                                            \
+	X(pfx, rl_pfx, rl_pfx, RL_SIZE_PFX,                                                         \
+	  "the networks (/22) that hold a rule's source prefix, per family and pair of "            \
+	  "tries: a source outside them skips the tries (one entry without prefixes)")
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {

@@ -82,6 +82,8 @@ static bool feature_on(int i, const struct rl_config *cfg, const struct rl_rules
 		return rules_limit(rules);
 	case RL_SIZE_PORTS:
 		return rules->need_ports;
+	case RL_SIZE_PFX:
+		return rules->has_src4 || rules->has_src6;
 	case RL_SIZE_SYNC4:
 	case RL_SIZE_SYNC6:
 		return cfg->sync_count;
@@ -99,6 +101,8 @@ static __u32 feature_full(int i, __u32 max4, __u32 max6)
 		return max4 < RL_RULE_MAX_SOURCES ? max4 : RL_RULE_MAX_SOURCES;
 	case RL_SIZE_PORTS:
 		return RL_PORT_TABLE;
+	case RL_SIZE_PFX:
+		return RL_PFX_TABLE;
 	case RL_SIZE_SYNC4:
 		/* Sync counters: at most one entry per tracked source. */
 		return max4;
