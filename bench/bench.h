@@ -126,5 +126,7 @@ int bench_gen(int argc, char **argv);
 int bench_setassoc(int argc, char **argv);
 /* rl-bench sync-cost: one node's round trip with N sources (bench/sync_cost.c). */
 int bench_sync_cost(int argc, char **argv);
+/* rl-bench spread: the IPv4 table's access pattern, lines against pages (bench/spread.c). */
+int bench_spread(int argc, char **argv);
 
 #endif /* RL_BENCH_H */

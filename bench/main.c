@@ -14,6 +14,9 @@
  *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
  *	rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]
  *		one node's sync round trip with N sources
+ *	rl-bench spread --out DIR [--rounds N] [--reps N] [--quick]
+ *		the IPv4 table's access pattern in userspace, tables of 1M to 9M
+ *		sources: lines against pages (issue #30)
  *
  * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
  * This file is main() and the table of phases only: the phases are in their
@@ -35,8 +38,13 @@ struct bench_phase {
 };
 
 static const struct bench_phase phases[] = {
-	{ "micro", bench_micro },	{ "accuracy", bench_accuracy },	  { "gen", bench_gen },
-	{ "setassoc", bench_setassoc }, { "sync-cost", bench_sync_cost }, {},
+	{ "micro", bench_micro },
+	{ "accuracy", bench_accuracy },
+	{ "gen", bench_gen },
+	{ "setassoc", bench_setassoc },
+	{ "sync-cost", bench_sync_cost },
+	{ "spread", bench_spread },
+	{},
 };
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -54,7 +62,8 @@ static void usage(FILE *f)
 		"                [--random] [--cpu N]\n"
 		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"                [--only speed|exact|flood]\n"
-		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n");
+		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n"
+		"       rl-bench spread --out DIR [--rounds N] [--reps N] [--quick]\n");
 }
 
 int main(int argc, char **argv)
