@@ -58,6 +58,9 @@ for r in $(seq 1 "$runs"); do
 		echo "compare: run $r of $runs, $side ($b)" >&2
 		ip netns exec "$ns" timeout 1200 "$b/rl-bench" --ifname rca$id micro --only "$phase" \
 			--out "$tmp/$side$r" --rounds "$rounds" --reps "$reps" >/dev/null
+		# A build without the phase runs nothing and says nothing: say it here.
+		[ -s "$tmp/$side$r/$phase.tsv" ] ||
+			{ echo "compare: $b/rl-bench wrote no $phase.tsv (no such phase?)" >&2; exit 1; }
 	done
 done
 
