@@ -100,7 +100,8 @@ trap 'exit 130' INT TERM
 mkdir -p "$res"
 # What this run writes, and nothing else: the set-associative study's results
 # (setassoc.md, from rl-bench setassoc) and other hand-run files stay.
-rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/paths.md "$res"/sampling.md "$res"/*.tsv \
+rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/paths.md "$res"/spread.md \
+	"$res"/sampling.md "$res"/*.tsv \
 	"$res"/*.dat
 
 if [ "$quick" = 1 ]; then
@@ -181,6 +182,10 @@ else
 	paths_what="one process"
 fi
 cp "$tmp/paths.md" "$res/paths.md"
+# Why a larger table costs more with the same sources: lines against pages (userspace).
+say "part 4: the IPv4 table's access pattern, lines against pages (rl-bench spread)"
+timeout 900 "$bench" spread --out "$tmp/spread" --rounds "$rounds" $quickflag
+cp "$tmp/spread/spread.md" "$res/spread.md"
 
 # === 3a: accuracy from 2 CPUs ================================================
 say "part 3: accuracy, one source at 10x its limit from 2 CPUs, ${acc_s} s per case"
@@ -542,7 +547,7 @@ elapsed=$(($(date +%s) - t_start))
 	cat "$tmp/micro/sets.md"
 	echo
 	echo "Memory: each table sized exactly N, filled by the program with N distinct sources"
-	echo "(IPv4 frames for rl_state4, IPv6 /128 sources for rl_state6); memlock is the kernel's"
+	echo "(IPv4 frames for the IPv4 table, IPv6 /128 sources for rl_sets6); memlock is the kernel's"
 	echo "accounting of the map (/proc/PID/fdinfo, what bpftool map show prints)."
 	echo
 	cat "$tmp/micro/memory.md"
@@ -555,6 +560,14 @@ elapsed=$(($(date +%s) - t_start))
 	awk '!/^#/ { printf "| %d | %.1f (%.0f-%.0f) | %.1f | %.1f (%.0f-%.0f) | %.2f |\n", $1, $2, $7, $8, $3, $4, $9, $10, $5 }' "$res/scale.dat"
 	echo
 	echo "![scale](scale.png)"
+	echo
+	echo "Why a larger table costs more with the same sources (\\`rl-bench spread\\`, bench/spread.c):"
+	echo "the IPv4 table's access pattern in userspace, 1M sources hashed to the lines of a region"
+	echo "as to the sets of rl_sets4, one compare-and-swap per packet, the cases interleaved. *the"
+	echo "2^19 sets' lines, 16 apart*: the same lines as the table for 1M, spread over 512 MiB, as"
+	echo "many pages as the table for 9M touches. The kernel maps BPF arrays with 4 KiB pages."
+	echo
+	cat "$res/spread.md"
 	echo
 	echo "## 5. Drop samples"
 	echo
