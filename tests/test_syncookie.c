@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * SYN cookies in the XDP program (bpf/syncookie.h), through
+ * BPF_PROG_TEST_RUN: a SYN in, the SYN-ACK out, checked field by field here
+ * (checksums recomputed in userspace); the ACK that brings the cookie back,
+ * a forged one, and options cut short or malformed.
+ *
+ *	syn_answer		IPv4, IPv6, one and two VLAN tags, with and without options
+ *	syn_ack_cookie		the cookie's ACK goes on (limited), a wrong one is dropped
+ *	syn_options_malformed	options cut short, zero sizes, overlong: answered, never read past
+ *	syn_no_state		SYNs from 1000 sources leave the source tables empty
+ *	syn_dry_run		a bad cookie in dry-run goes on, counted
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "config.h"
+#include "harness.h"
+#include "maps.h"
+#include "test.h"
+#include "rl_syn.h"
+
+#define ARRAY_SIZE(a)	 (sizeof(a) / sizeof((a)[0]))
+#define TEST_MAX_SOURCES 16384
+#define SYN_PORT	 8080
+#define F_FIN		 0x01
+#define F_SYN		 0x02
+#define F_RST		 0x04
+#define F_PSH		 0x08
+#define F_ACK		 0x10
+#define F_ECE		 0x40
+#define F_CWR		 0x80
+
+/* A TCP frame: Ethernet, @vlans tags, IPv4 or IPv6, TCP with @opts. */
+struct tcpf {
+	__u8 d[256];
+	unsigned int len, l3, l4;
+	int v6;
+};
+
+struct tcp_spec {
+	const char *src; /* IPv4 or IPv6 */
+	int vlans; /* 0, 1 or 2 tags */
+	__u16 sport, dport;
+	__u32 seq, ack;
+	__u8 flags;
+	const __u8 *opts; /* TCP options, padded to 4 bytes with EOLs */
+	unsigned int optlen;
+	unsigned int payload; /* bytes of data after the header */
+};
+
+static void put16(__u8 *p, __u16 v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static void put32(__u8 *p, __u32 v)
+{
+	put16(p, v >> 16);
+	put16(p + 2, v & 0xffff);
+}
+
+static __u16 get16(const __u8 *p)
+{
+	return (__u16)(p[0] << 8 | p[1]);
+}
+
+static __u32 get32(const __u8 *p)
+{
+	return (__u32)get16(p) << 16 | get16(p + 2);
+}
+
+static __u32 sum16(const __u8 *p, unsigned int len, __u32 sum)
+{
+	for (unsigned int i = 0; i + 1 < len; i += 2)
+		sum += get16(p + i);
+	if (len & 1)
+		sum += (__u32)p[len - 1] << 8;
+	return sum;
+}
+
+static __u16 fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+/* The TCP checksum over the pseudo header and @len bytes at l4: 0xffff when right. */
+static __u16 tcp_sum(const struct tcpf *f, unsigned int len)
+{
+	__u32 s = 0;
+
+	if (f->v6)
+		s = sum16(f->d + f->l3 + 8, 32, 0);
+	else
+		s = sum16(f->d + f->l3 + 12, 8, 0);
+	s += 6 + len;
+	return fold(sum16(f->d + f->l4, len, s));
+}
+
+static bool build(struct tcpf *f, const struct tcp_spec *s)
+{
+	unsigned int optlen = (s->optlen + 3) & ~3U, tlen = 20 + optlen, n = 0;
+	static const __u8 dst[6] = { 0x02, 0, 0, 0, 0, 0x02 }, srcm[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+	__u8 *p = f->d;
+
+	memset(f, 0, sizeof(*f));
+	f->v6 = strchr(s->src, ':') != NULL;
+	memcpy(p, dst, 6);
+	memcpy(p + 6, srcm, 6);
+	n = 12;
+	for (int i = 0; i < s->vlans; i++) {
+		put16(p + n, i == 0 && s->vlans == 2 ? ETH_P_8021AD : ETH_P_8021Q);
+		put16(p + n + 2, (__u16)(100 + i));
+		n += 4;
+	}
+	put16(p + n, f->v6 ? ETH_P_IPV6 : ETH_P_IP);
+	n += 2;
+	f->l3 = n;
+	if (f->v6) {
+		p[n] = 0x60;
+		put16(p + n + 4, (__u16)(tlen + s->payload));
+		p[n + 6] = 6;
+		p[n + 7] = 64;
+		if (inet_pton(AF_INET6, s->src, p + n + 8) != 1 ||
+		    inet_pton(AF_INET6, "2001:db8::2", p + n + 24) != 1)
+			return false;
+		n += 40;
+	} else {
+		p[n] = 0x45;
+		put16(p + n + 2, (__u16)(20 + tlen + s->payload));
+		p[n + 8] = 64;
+		p[n + 9] = 6;
+		if (inet_pton(AF_INET, s->src, p + n + 12) != 1 ||
+		    inet_pton(AF_INET, "198.18.0.2", p + n + 16) != 1)
+			return false;
+		put16(p + n + 10, (__u16)~fold(sum16(p + n, 20, 0)));
+		n += 20;
+	}
+	f->l4 = n;
+	put16(p + n, s->sport);
+	put16(p + n + 2, s->dport);
+	put32(p + n + 4, s->seq);
+	put32(p + n + 8, s->ack);
+	p[n + 12] = (__u8)((tlen / 4) << 4);
+	p[n + 13] = s->flags;
+	put16(p + n + 14, 64240);
+	if (s->optlen)
+		memcpy(p + n + 20, s->opts, s->optlen);
+	f->len = n + tlen + s->payload;
+	put16(p + n + 16, (__u16)~tcp_sum(f, tlen + s->payload));
+	return f->len <= sizeof(f->d);
+}
+
+/* Run @in; the verdict, the frame out in *@out. */
+static int run(struct rl_prog *p, const struct tcpf *in, struct tcpf *out)
+{
+	__u8 buf[512];
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in->d, .data_size_in = in->len,
+		    .data_out = buf, .data_size_out = sizeof(buf), .repeat = 1);
+	__u32 zero = 0;
+	__u64 now = 1000000000ULL;
+	int err;
+
+	if (bpf_map_update_elem(p->clock_fd, &zero, &now, BPF_ANY))
+		return -errno;
+	err = bpf_prog_test_run_opts(p->prog_fd, &o);
+	if (err)
+		return err;
+	if (out) {
+		*out = *in;
+		memset(out->d, 0, sizeof(out->d));
+		memcpy(out->d, buf, o.data_size_out < sizeof(out->d) ? o.data_size_out : 0);
+		out->len = o.data_size_out;
+	}
+	return (int)o.retval;
+}
+
+static bool start(struct rl_prog *p, const char *const *opts)
+{
+	struct rl_config cfg;
+
+	if (!rl_build_config(&cfg, opts, NULL) || !rl_prog_load(p, true, TEST_MAX_SOURCES))
+		return false;
+	if (!rl_prog_configure(p, 0, &cfg)) {
+		rl_prog_close(p);
+		return false;
+	}
+	return true;
+}
+
+static const char *const syn_opts[] = { "--rate", "1000", "--syn-cookies", "22,8000-8099", NULL };
+
+/* Linux's SYN options: MSS 1460, SACK permitted, timestamps, NOP, window scale 7. */
+static const __u8 linux_opts[] = { 2,	 4,    0x05, 0xb4, 4, 2, 8, 10, 0x11, 0x22,
+				   0x33, 0x44, 0,    0,	   0, 0, 1, 3,	3,    7 };
+
+/*
+ * Check the SYN-ACK @out answers @in: addresses, ports, numbers, flags,
+ * checksums, the options (@ts: a timestamp option with the client's values;
+ * @ws: the client's window scale, 0xf none; @sack). The cookie in *@cookie.
+ */
+static bool check_synack(const struct tcpf *in, const struct tcpf *out, bool ts, int ws, bool sack,
+			 __u32 *cookie)
+{
+	const __u8 *o = out->d + out->l4 + 20;
+	unsigned int iplen = in->v6 ? 40 : 20;
+	bool ok = true;
+	__u32 tsval;
+
+	ok &= ASSERT_EQ(out->len, in->l3 + iplen + RL_SYN_TCP_LEN, "SYN-ACK length");
+	if (!ok)
+		return false;
+	ok &= ASSERT_TRUE(!memcmp(out->d, in->d + 6, 6) && !memcmp(out->d + 6, in->d, 6),
+			  "MACs swapped");
+	ok &= ASSERT_TRUE(!memcmp(out->d + 12, in->d + 12, in->l3 - 12), "VLAN tags kept");
+	if (in->v6) {
+		ok &= ASSERT_TRUE(!memcmp(out->d + out->l3 + 8, in->d + in->l3 + 24, 16) &&
+					  !memcmp(out->d + out->l3 + 24, in->d + in->l3 + 8, 16),
+				  "IPv6 addresses swapped");
+		ok &= ASSERT_EQ(get16(out->d + out->l3 + 4), RL_SYN_TCP_LEN, "payload length");
+		ok &= ASSERT_EQ(out->d[out->l3 + 6], 6, "next header");
+		ok &= ASSERT_EQ(out->d[out->l3 + 7], RL_SYN_DEFAULT_TTL, "hop limit");
+	} else {
+		ok &= ASSERT_TRUE(!memcmp(out->d + out->l3 + 12, in->d + in->l3 + 16, 4) &&
+					  !memcmp(out->d + out->l3 + 16, in->d + in->l3 + 12, 4),
+				  "IPv4 addresses swapped");
+		ok &= ASSERT_EQ(out->d[out->l3], 0x45, "IPv4 version and IHL");
+		ok &= ASSERT_EQ(get16(out->d + out->l3 + 2), 20 + RL_SYN_TCP_LEN, "total length");
+		ok &= ASSERT_EQ(out->d[out->l3 + 8], RL_SYN_DEFAULT_TTL, "TTL");
+		ok &= ASSERT_EQ(fold(sum16(out->d + out->l3, 20, 0)), 0xffff, "IPv4 checksum");
+	}
+	ok &= ASSERT_EQ(get16(out->d + out->l4), get16(in->d + in->l4 + 2), "source port");
+	ok &= ASSERT_EQ(get16(out->d + out->l4 + 2), get16(in->d + in->l4), "destination port");
+	ok &= ASSERT_EQ(get32(out->d + out->l4 + 8), get32(in->d + in->l4 + 4) + 1,
+			"ack = seq + 1");
+	ok &= ASSERT_EQ(out->d[out->l4 + 12] >> 4, RL_SYN_TCP_LEN / 4, "data offset");
+	ok &= ASSERT_EQ(out->d[out->l4 + 13] & (F_SYN | F_ACK | F_RST | F_FIN), F_SYN | F_ACK,
+			"flags SYN ACK");
+	ok &= ASSERT_EQ(get16(out->d + out->l4 + 14), 0, "window 0");
+	ok &= ASSERT_EQ(tcp_sum(out, RL_SYN_TCP_LEN), 0xffff, "TCP checksum");
+	ok &= ASSERT_TRUE(o[0] == 2 && o[1] == 4, "MSS option first");
+	ok &= ASSERT_EQ(get16(o + 2), in->v6 ? RL_SYN_DEFAULT_MSS6 : RL_SYN_DEFAULT_MSS4,
+			"MSS advertised");
+	if (ts) {
+		ok &= ASSERT_TRUE(o[6] == 8 && o[7] == 10, "timestamp option");
+		ok &= ASSERT_TRUE(sack ? o[4] == 4 && o[5] == 2 : o[4] == 1 && o[5] == 1,
+				  "SACK-permitted or NOPs before it");
+		tsval = get32(o + 8);
+		ok &= ASSERT_EQ(get32(o + 12), 0x11223344, "TSecr echoes the client's TSval");
+		ok &= ASSERT_EQ(tsval & RL_SYN_TS_WSCALE, (__u32)ws, "window scale in TSval");
+		ok &= ASSERT_EQ(!!(tsval & RL_SYN_TS_SACK), sack, "SACK in TSval");
+		if (ws != 0xf)
+			ok &= ASSERT_TRUE(o[16] == 1 && o[17] == 3 && o[18] == 3 &&
+						  o[19] == RL_SYN_DEFAULT_WSCALE,
+					  "window scale option");
+		else
+			ok &= ASSERT_TRUE(!o[16] && !o[17] && !o[18] && !o[19], "no window scale");
+	} else {
+		for (int i = 4; i < 20; i++)
+			ok &= ASSERT_EQ(o[i], 0, "no option past the MSS without timestamps");
+	}
+	*cookie = get32(out->d + out->l4 + 4);
+	return ok;
+}
+
+static bool counters(struct rl_prog *p, struct rl_counters *c)
+{
+	return ASSERT_TRUE(rl_prog_counters(p, c), "counters");
+}
+
+/* The ACK @syn's client sends back for @cookie: ack = cookie + 1. */
+static bool ack_for(struct tcpf *f, const struct tcp_spec *syn, __u32 cookie, __u8 flags,
+		    unsigned int payload)
+{
+	struct tcp_spec s = *syn;
+
+	s.seq = syn->seq + 1;
+	s.ack = cookie + 1;
+	s.flags = flags;
+	s.opts = NULL;
+	s.optlen = 0;
+	s.payload = payload;
+	return build(f, &s);
+}
+
+TEST_FLAGS(syn_answer, RL_TEST_ROOT)
+{
+	static const struct {
+		const char *src;
+		int vlans;
+		bool opts;
+	} cases[] = {
+		{ "198.18.0.1", 0, true },  { "198.18.0.1", 0, false }, { "198.18.0.1", 1, true },
+		{ "198.18.0.1", 2, false }, { "2001:db8::1", 0, true }, { "2001:db8::1", 0, false },
+		{ "2001:db8::1", 2, true },
+	};
+	struct rl_counters c;
+	struct rl_prog p;
+	__u32 cookie;
+
+	if (!start(&p, syn_opts))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct tcp_spec s = { .src = cases[i].src,
+				      .vlans = cases[i].vlans,
+				      .sport = 40000,
+				      .dport = 8042,
+				      .seq = 0x12345678 + (__u32)i,
+				      .flags = F_SYN,
+				      .opts = cases[i].opts ? linux_opts : NULL,
+				      .optlen = cases[i].opts ? sizeof(linux_opts) : 0 };
+		struct tcpf in, out;
+		int v;
+
+		if (!ASSERT_TRUE(build(&in, &s), "frame"))
+			break;
+		v = run(&p, &in, &out);
+		if (!ASSERT_EQ(v, XDP_TX, "a SYN to a protected port is answered"))
+			continue;
+		check_synack(&in, &out, cases[i].opts, cases[i].opts ? 7 : 0xf, cases[i].opts,
+			     &cookie);
+	}
+	/* A SYN to another port goes to the per-source step, and makes a source. */
+	{
+		struct tcp_spec s = {
+			.src = "198.18.0.9", .sport = 1, .dport = 8100, .flags = F_SYN
+		};
+		struct tcpf in;
+
+		if (ASSERT_TRUE(build(&in, &s), "frame"))
+			ASSERT_EQ(run(&p, &in, NULL), XDP_PASS,
+				  "SYN to an unprotected port passes");
+	}
+	if (counters(&p, &c)) {
+		ASSERT_EQ(c.syncookies_sent, ARRAY_SIZE(cases), "syncookies_sent");
+		ASSERT_EQ(c.new_sources, 1, "only the unprotected SYN made a source");
+		ASSERT_EQ(c.rx_packets, ARRAY_SIZE(cases) + 1, "rx counts the answered SYNs");
+		ASSERT_EQ(c.passed, 1, "passed");
+		ASSERT_EQ(c.dropped, 0, "dropped");
+		ASSERT_EQ(c.ipv4 + c.ipv6, 1, "the answered SYNs are neither ipv4 nor ipv6");
+	}
+	rl_prog_close(&p);
+}
+
+TEST_FLAGS(syn_ack_cookie, RL_TEST_ROOT)
+{
+	static const char *const srcs[] = { "198.18.0.1", "2001:db8::1" };
+	struct rl_counters c;
+	struct rl_prog p;
+	int valid = 0, invalid = 0;
+
+	if (!start(&p, syn_opts))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(srcs); i++) {
+		for (int vlans = 0; vlans < 2; vlans++) {
+			struct tcp_spec s = { .src = srcs[i],
+					      .vlans = vlans,
+					      .sport = 40001,
+					      .dport = 22,
+					      .seq = 1000,
+					      .flags = F_SYN,
+					      .opts = linux_opts,
+					      .optlen = sizeof(linux_opts) };
+			struct tcpf in, out, ack;
+			__u32 cookie = 0;
+
+			if (!ASSERT_TRUE(build(&in, &s), "frame") ||
+			    !ASSERT_EQ(run(&p, &in, &out), XDP_TX, "SYN answered") ||
+			    !check_synack(&in, &out, true, 7, true, &cookie))
+				continue;
+			/* The ACK with the cookie; then one with data (the client's first segment). */
+			ack_for(&ack, &s, cookie, F_ACK, 0);
+			valid += ASSERT_EQ(run(&p, &ack, NULL), XDP_PASS, "valid cookie goes on");
+			ack_for(&ack, &s, cookie, F_ACK | F_PSH, 100);
+			valid += ASSERT_EQ(run(&p, &ack, NULL), XDP_PASS, "data with the cookie");
+			/* Forged: another cookie, another client port, a RST, a bare FIN. */
+			ack_for(&ack, &s, cookie ^ 0x5a5a, F_ACK, 0);
+			invalid += ASSERT_EQ(run(&p, &ack, NULL), XDP_DROP, "wrong cookie dropped");
+			s.sport++;
+			ack_for(&ack, &s, cookie, F_ACK, 0);
+			invalid += ASSERT_EQ(run(&p, &ack, NULL), XDP_DROP,
+					     "cookie of another connection dropped");
+			ack_for(&ack, &s, cookie, F_RST | F_ACK, 0);
+			invalid += ASSERT_EQ(run(&p, &ack, NULL), XDP_DROP, "RST dropped");
+			ack_for(&ack, &s, cookie, F_FIN, 0);
+			invalid += ASSERT_EQ(run(&p, &ack, NULL), XDP_DROP, "FIN dropped");
+		}
+	}
+	if (counters(&p, &c)) {
+		ASSERT_EQ(c.syncookies_sent, 4, "syncookies_sent");
+		ASSERT_EQ(c.syncookies_valid, (__u64)valid, "syncookies_valid");
+		ASSERT_EQ(c.syncookies_invalid, (__u64)invalid, "syncookies_invalid");
+		ASSERT_EQ(c.dropped, (__u64)invalid, "invalid ones dropped");
+		/* The valid ACKs went through the per-source step: one source per address. */
+		ASSERT_EQ(c.new_sources, 2, "the valid ACKs' sources");
+		ASSERT_EQ(c.passed, (__u64)valid, "passed");
+	}
+	rl_prog_close(&p);
+}
+
+TEST_FLAGS(syn_options_malformed, RL_TEST_ROOT)
+{
+	/* Each a TCP option area (padded with EOL to 4 bytes); none must be read past its end. */
+	static const struct {
+		__u8 o[40];
+		unsigned int len;
+		bool ts; /* a whole timestamp option before the damage */
+	} cases[] = {
+		{ { 8, 10, 0x11, 0x22 }, 4, false }, /* timestamp cut by the header's end */
+		{ { 2, 0 }, 2, false }, /* size 0 */
+		{ { 3, 1 }, 2, false }, /* size 1 */
+		{ { 2, 255, 1, 1 }, 4, false }, /* size past the header */
+		{ { 1, 1, 1, 8 }, 4, false }, /* a kind with no size byte */
+		{ { 8, 10, 0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0, 3, 40 }, 12, true }, /* then bad */
+		{ { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+		    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 },
+		  40,
+		  false }, /* 40 NOPs */
+		{ { 3, 3, 200, 0 }, 4, false }, /* window scale over 14, no timestamps */
+		{ { 8, 9, 0x11, 0x22, 0x33, 0x44, 0, 0, 0, 0, 0, 0 }, 12, false }, /* TS size 9 */
+	};
+	struct rl_counters c;
+	struct rl_prog p;
+	__u32 cookie;
+
+	if (!start(&p, syn_opts))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct tcp_spec s = { .src = "198.18.0.3",
+				      .sport = 40002,
+				      .dport = 8000,
+				      .seq = 77,
+				      .flags = F_SYN,
+				      .opts = cases[i].o,
+				      .optlen = cases[i].len };
+		struct tcpf in, out;
+
+		if (!ASSERT_TRUE(build(&in, &s), "frame"))
+			break;
+		if (!ASSERT_EQ(run(&p, &in, &out), XDP_TX, "answered whatever the options"))
+			continue;
+		check_synack(&in, &out, cases[i].ts, 0xf, false, &cookie);
+	}
+	/* Cut short: the frame ends inside the options (the TCP header claims more). */
+	{
+		struct tcp_spec s = { .src = "198.18.0.3",
+				      .sport = 40003,
+				      .dport = 8000,
+				      .flags = F_SYN,
+				      .opts = linux_opts,
+				      .optlen = sizeof(linux_opts) };
+		struct tcpf in;
+
+		if (ASSERT_TRUE(build(&in, &s), "frame")) {
+			in.len -= 10;
+			ASSERT_TRUE(run(&p, &in, NULL) >= 0, "a cut SYN runs");
+		}
+	}
+	if (counters(&p, &c))
+		ASSERT_EQ(c.syncookies_sent, ARRAY_SIZE(cases), "syncookies_sent");
+	rl_prog_close(&p);
+}
+
+/* Count the sources in the IPv4 and IPv6 tables. */
+static unsigned int sources(struct rl_prog *p)
+{
+	struct rl_counters c;
+
+	return rl_prog_counters(p, &c) ? (unsigned int)c.new_sources : ~0U;
+}
+
+TEST_FLAGS(syn_no_state, RL_TEST_ROOT)
+{
+	struct rl_counters c;
+	struct rl_prog p;
+	char src[64];
+
+	if (!start(&p, syn_opts))
+		return;
+	for (int i = 0; i < 1000; i++) {
+		struct tcp_spec s = { .src = src,
+				      .sport = (__u16)(1024 + i),
+				      .dport = 22,
+				      .seq = (__u32)i * 7919,
+				      .flags = F_SYN };
+		struct tcpf in;
+
+		if (i & 1)
+			snprintf(src, sizeof(src), "198.18.%d.%d", i >> 8, i & 255);
+		else
+			snprintf(src, sizeof(src), "2001:db8:%x::1", i);
+		if (!ASSERT_TRUE(build(&in, &s), "frame") ||
+		    !ASSERT_EQ(run(&p, &in, NULL), XDP_TX, "SYN answered"))
+			break;
+	}
+	ASSERT_EQ(sources(&p), 0, "no source made by SYNs");
+	if (counters(&p, &c))
+		ASSERT_EQ(c.syncookies_sent, 1000, "1000 SYNs answered");
+	rl_prog_close(&p);
+}
+
+TEST_FLAGS(syn_dry_run, RL_TEST_ROOT)
+{
+	static const char *const opts[] = { "--rate",  "1000", "--syn-cookies", "22", "--action",
+					    "dry-run", NULL };
+	struct tcp_spec s = {
+		.src = "198.18.0.4", .sport = 5, .dport = 22, .flags = F_ACK, .ack = 9
+	};
+	struct rl_counters c;
+	struct rl_prog p;
+	struct tcpf in;
+
+	if (!start(&p, opts))
+		return;
+	if (ASSERT_TRUE(build(&in, &s), "frame"))
+		ASSERT_EQ(run(&p, &in, NULL), XDP_PASS, "a bad cookie goes on in dry-run");
+	if (counters(&p, &c)) {
+		ASSERT_EQ(c.syncookies_invalid, 1, "counted invalid");
+		ASSERT_EQ(c.would_drop, 1, "and would-drop");
+		ASSERT_EQ(c.dropped, 0, "not dropped");
+	}
+	rl_prog_close(&p);
+}
