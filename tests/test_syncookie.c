@@ -10,17 +10,23 @@
  *	syn_options_malformed	options cut short, zero sizes, overlong: answered, never read past
  *	syn_no_state		SYNs from 1000 sources leave the source tables empty
  *	syn_dry_run		a bad cookie in dry-run goes on, counted
+ *	syn_e2e_flood		a SYN flood and 200 HTTP clients through a veth, with
+ *				SYN cookies (asserted) and without (printed)
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "config.h"
 #include "harness.h"
 #include "maps.h"
+#include "netns.h"
 #include "test.h"
 #include "rl_syn.h"
 
@@ -527,4 +533,205 @@ TEST_FLAGS(syn_dry_run, RL_TEST_ROOT)
 		ASSERT_EQ(c.dropped, 0, "not dropped");
 	}
 	rl_prog_close(&p);
+}
+
+/* ------------------------------------------------------------------------ */
+/*
+ * End to end: an HTTP server (python3 -m http.server) in the receiving
+ * namespace behind the limiter, a SYN flood at its port from random sources
+ * of 198.18.0.0/16 (trafgen: hping3 --rand-source would draw from all of
+ * IPv4, and test traffic keeps to 198.18.0.0/15), and meanwhile 200 HTTP
+ * requests from 198.18.0.1 (python3 http.client, a new connection each).
+ */
+#define E2E_PORT    8080
+#define E2E_CLIENTS 200
+
+struct e2e {
+	unsigned long ok; /* requests answered */
+	unsigned long long drops, overflows; /* TcpExtListenDrops, TcpExtListenOverflows */
+	unsigned long long sources_before, sources_after;
+	struct rl_counters c;
+	long flood_sent;
+};
+
+/* A number after @key in @text ("TcpExtListenDrops    3   0.0"). */
+static unsigned long long field_after(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : ~0ULL;
+}
+
+static unsigned long long stats_sources(struct rl_ns *ns)
+{
+	unsigned long long v = ~0ULL;
+	char *out = NULL;
+
+	if (!rl_ns_cli(ns, &out, NULL, "stats %s --json", ns->rx_if))
+		rl_json_u64(out, "sources", &v);
+	free(out);
+	return v;
+}
+
+/* argv: connections, threads; prints how many got their 200. */
+static const char client_py[] =
+	"import http.client, sys, threading\n"
+	"n, t, ok, lock = int(sys.argv[1]), int(sys.argv[2]), [0], threading.Lock()\n"
+	"def run(k):\n"
+	"    for i in range(k):\n"
+	"        try:\n"
+	"            c = http.client.HTTPConnection('" RL_NS_RX_ADDR4 "', %d, timeout=3)\n"
+	"            c.request('GET', '/')\n"
+	"            r = c.getresponse()\n"
+	"            r.read()\n"
+	"            c.close()\n"
+	"            with lock:\n"
+	"                ok[0] += r.status == 200\n"
+	"        except Exception:\n"
+	"            pass\n"
+	"th = [threading.Thread(target=run, args=(n // t,)) for _ in range(t)]\n"
+	"[x.start() for x in th]\n"
+	"[x.join() for x in th]\n"
+	"print(ok[0])\n";
+
+static unsigned long long nstat_get(struct rl_ns *ns, const char *key)
+{
+	unsigned long long v;
+	char *out = NULL;
+
+	rl_ns_rx_sh(ns, &out, "nstat -az %s", key);
+	v = field_after(out, key);
+	free(out);
+	return v;
+}
+
+/*
+ * One run on @ns, whose HTTP server listens: attach (@syn: --syn-cookies),
+ * the flood for @flood_s seconds and the clients within it, detach.
+ */
+static bool e2e_run(struct rl_ns *ns, const char *script, bool syn, unsigned int flood_s,
+		    struct e2e *r)
+{
+	struct rl_flow f = { .src = "198.18.0.0",
+			     .rand_bytes = 2,
+			     .syn_dport = E2E_PORT,
+			     .count = 50000000,
+			     .limit_s = flood_s + 5 };
+	unsigned long long drops, overflows;
+	struct rl_counters base;
+	char *out = NULL;
+	bool ok = false;
+	double t0;
+
+	memset(r, 0, sizeof(*r));
+	if (!ASSERT_EQ(
+		    rl_ns_cli(
+			    ns, NULL, NULL,
+			    "attach %s --rate 20000 --burst 20000 --max-sources 131072 --mode skb%s",
+			    ns->rx_if, syn ? " --syn-cookies 8080" : ""),
+		    0, "attach"))
+		return false;
+	drops = nstat_get(ns, "TcpExtListenDrops");
+	overflows = nstat_get(ns, "TcpExtListenOverflows");
+	r->sources_before = stats_sources(ns);
+	if (!ASSERT_OK(rl_ns_counters(ns, &base), "counters") ||
+	    !ASSERT_OK(rl_flow_start(ns, &f), "SYN flood"))
+		goto out;
+	t0 = rl_now();
+	/*
+	 * The clients once the flood runs, 4 at a time (http.server listens with a
+	 * backlog of 5); the flood goes on until @flood_s.
+	 */
+	usleep(500000);
+	rl_sh(&out, "ip netns exec %s timeout 20 python3 %s %d 4", ns->tx, script, E2E_CLIENTS);
+	r->ok = out ? strtoul(out, NULL, 10) : 0;
+	free(out);
+	while (rl_now() < t0 + flood_s && !rl_flow_done(&f))
+		usleep(50000);
+	rl_flow_stop(&f);
+	if (!ASSERT_OK(rl_ns_counters(ns, &r->c), "counters"))
+		goto out;
+	for (size_t i = 0; i < sizeof(r->c) / sizeof(__u64); i++)
+		((__u64 *)&r->c)[i] -= ((__u64 *)&base)[i];
+	r->sources_after = stats_sources(ns);
+	r->drops = nstat_get(ns, "TcpExtListenDrops") - drops;
+	r->overflows = nstat_get(ns, "TcpExtListenOverflows") - overflows;
+	ok = true;
+out:
+	rl_flow_stop(&f);
+	ASSERT_EQ(rl_ns_cli(ns, NULL, NULL, "detach %s", ns->rx_if), 0, "detach");
+	return ok;
+}
+
+/* The flood's length with SYN cookies on, and off (only printed). */
+#define E2E_ON_S  5
+#define E2E_OFF_S 3
+
+TEST_FLAGS(syn_e2e_flood, RL_TEST_ROOT)
+{
+	char dir[] = "/tmp/rl-syn-XXXXXX", script[64] = "", *out = NULL;
+	struct rl_ns ns = {};
+	struct e2e on, off;
+	long server = 0;
+	FILE *sf;
+
+	if (rl_run("command -v python3 >/dev/null && command -v trafgen >/dev/null && "
+		   "command -v nstat >/dev/null && command -v nft >/dev/null",
+		   NULL, NULL)) {
+		rl_test_skip("python3, trafgen, nstat or nft is not installed (make deps)");
+		return;
+	}
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "temporary directory"))
+		return;
+	snprintf(script, sizeof(script), "%s/client.py", dir);
+	sf = fopen(script, "w");
+	if (!ASSERT_TRUE(sf != NULL, "client script"))
+		goto out;
+	fprintf(sf, client_py, E2E_PORT);
+	fclose(sf);
+	if (!ASSERT_OK(rl_ns_create(&ns), "namespaces"))
+		goto out;
+	rl_sh(&out,
+	      "cd %s && ip netns exec %s timeout %u python3 -m http.server %d --bind %s "
+	      ">/dev/null 2>&1 & echo $!",
+	      dir, ns.rx, E2E_ON_S + E2E_OFF_S + 30, E2E_PORT, RL_NS_RX_ADDR4);
+	server = out ? strtol(out, NULL, 10) : 0;
+	free(out);
+	if (!ASSERT_TRUE(server > 0, "HTTP server started"))
+		goto out;
+	for (int i = 0; i < 100; i++) {
+		if (!rl_ns_rx_sh(&ns, NULL, "ss -Hltn sport = :%d | grep -q LISTEN", E2E_PORT))
+			break;
+		usleep(50000);
+	}
+	if (!e2e_run(&ns, script, true, E2E_ON_S, &on))
+		goto out;
+	printf("    SYN cookies on, %d s flood: %lu of %d connections, ListenDrops %llu, "
+	       "ListenOverflows %llu, sources %llu -> %llu, cookies sent %llu valid %llu "
+	       "invalid %llu\n",
+	       E2E_ON_S, on.ok, E2E_CLIENTS, on.drops, on.overflows, on.sources_before,
+	       on.sources_after, (unsigned long long)on.c.syncookies_sent,
+	       (unsigned long long)on.c.syncookies_valid,
+	       (unsigned long long)on.c.syncookies_invalid);
+	ASSERT_TRUE(on.ok * 100 >= E2E_CLIENTS * 99, "at least 99% of the connections complete");
+	ASSERT_EQ(on.drops, 0, "TcpExtListenDrops");
+	ASSERT_EQ(on.overflows, 0, "TcpExtListenOverflows");
+	/* The client's one source at most: the flood's SYNs make none. */
+	ASSERT_TRUE(on.sources_after <= on.sources_before + 1, "no table grew from the flood");
+	ASSERT_TRUE(on.c.syncookies_sent > 1000, "the flood was answered with cookies");
+	ASSERT_TRUE(on.c.syncookies_valid >= on.ok, "each connection brought a valid cookie");
+	/* The same without SYN cookies, shorter: printed, for the difference. */
+	if (!e2e_run(&ns, script, false, E2E_OFF_S, &off))
+		goto out;
+	printf("    SYN cookies off, %d s flood: %lu of %d connections, ListenDrops %llu, "
+	       "ListenOverflows %llu, sources %llu -> %llu, flood %llu SYNs\n",
+	       E2E_OFF_S, off.ok, E2E_CLIENTS, off.drops, off.overflows, off.sources_before,
+	       off.sources_after, (unsigned long long)off.c.rx_packets);
+out:
+	if (server > 0)
+		kill((pid_t)server, SIGTERM);
+	rl_ns_destroy(&ns);
+	if (script[0])
+		unlink(script);
+	rmdir(dir);
 }

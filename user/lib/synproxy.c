@@ -152,31 +152,49 @@ static bool name_ok(const char *ifname, char *err, size_t errlen)
 	return true;
 }
 
+/*
+ * The chains' suffix for @ifname: nftables 1.0.6 takes no quoted chain
+ * name, and a name is letters, digits, '_', '.', '-' after the prefix.
+ */
+static void chain_id(const char *ifname, char *id, size_t len)
+{
+	size_t i;
+
+	for (i = 0; ifname[i] && i + 1 < len; i++)
+		id[i] = (ifname[i] >= 'a' && ifname[i] <= 'z') ||
+					(ifname[i] >= 'A' && ifname[i] <= 'Z') ||
+					(ifname[i] >= '0' && ifname[i] <= '9') ||
+					strchr("_.-", ifname[i]) ?
+				ifname[i] :
+				'_';
+	id[i] = '\0';
+}
+
 int rl_synproxy_setup(const char *ifname, const struct rl_syn_cfg *syn, char *err, size_t errlen)
 {
 	const char *t = "inet " RL_SYNPROXY_TABLE;
-	char ports[RL_SYN_MAX_RANGES * 13 + 8], cmds[2048], why[256];
+	char ports[RL_SYN_MAX_RANGES * 13 + 8], cmds[2048], why[256], id[IFNAMSIZ];
 	long v;
 	int ret;
 
 	if (!name_ok(ifname, err, errlen))
 		return -EINVAL;
+	chain_id(ifname, id, sizeof(id));
 	port_set(syn, ports, sizeof(ports));
-	snprintf(
-		cmds, sizeof(cmds),
-		"add table %1$s\n"
-		"add chain %1$s \"raw-%2$s\" { type filter hook prerouting priority raw; }\n"
-		"flush chain %1$s \"raw-%2$s\"\n"
-		"add rule %1$s \"raw-%2$s\" iifname \"%2$s\" tcp dport %3$s "
-		"tcp flags & (fin | syn | rst | ack) == syn notrack\n"
-		"add chain %1$s \"in-%2$s\" { type filter hook input priority filter; }\n"
-		"flush chain %1$s \"in-%2$s\"\n"
-		"add rule %1$s \"in-%2$s\" iifname \"%2$s\" meta nfproto ipv4 tcp dport %3$s "
-		"ct state invalid,untracked synproxy mss %4$u wscale %6$u timestamp sack-perm\n"
-		"add rule %1$s \"in-%2$s\" iifname \"%2$s\" meta nfproto ipv6 tcp dport %3$s "
-		"ct state invalid,untracked synproxy mss %5$u wscale %6$u timestamp sack-perm\n"
-		"add rule %1$s \"in-%2$s\" iifname \"%2$s\" tcp dport %3$s ct state invalid drop\n",
-		t, ifname, ports, syn->mss4, syn->mss6, syn->wscale);
+	snprintf(cmds, sizeof(cmds),
+		 "add table %1$s\n"
+		 "add chain %1$s raw-%7$s { type filter hook prerouting priority raw; }\n"
+		 "flush chain %1$s raw-%7$s\n"
+		 "add rule %1$s raw-%7$s iifname \"%2$s\" tcp dport %3$s "
+		 "tcp flags & (fin | syn | rst | ack) == syn notrack\n"
+		 "add chain %1$s in-%7$s { type filter hook input priority filter; }\n"
+		 "flush chain %1$s in-%7$s\n"
+		 "add rule %1$s in-%7$s iifname \"%2$s\" meta nfproto ipv4 tcp dport %3$s "
+		 "ct state invalid,untracked synproxy mss %4$u wscale %6$u timestamp sack-perm\n"
+		 "add rule %1$s in-%7$s iifname \"%2$s\" meta nfproto ipv6 tcp dport %3$s "
+		 "ct state invalid,untracked synproxy mss %5$u wscale %6$u timestamp sack-perm\n"
+		 "add rule %1$s in-%7$s iifname \"%2$s\" tcp dport %3$s ct state invalid drop\n",
+		 t, ifname, ports, syn->mss4, syn->mss6, syn->wscale, id);
 	ret = nft_run(cmds, NULL, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen,
@@ -247,11 +265,12 @@ int rl_synproxy_check(const struct rl_syn_cfg *syn, char *err, size_t errlen)
 int rl_synproxy_remove(const char *ifname, char *err, size_t errlen)
 {
 	const char *t = "inet " RL_SYNPROXY_TABLE;
-	char cmds[512], why[256], *out = NULL;
+	char cmds[512], why[256], *out = NULL, id[IFNAMSIZ];
 	int found = 0;
 
 	if (!name_ok(ifname, err, errlen))
 		return -EINVAL;
+	chain_id(ifname, id, sizeof(id));
 	/* No table: nothing of ours here (nft 1.0.6 has no "destroy"). */
 	snprintf(cmds, sizeof(cmds), "list table %s", t);
 	if (nft_run(cmds, &out, why, sizeof(why)))
@@ -260,8 +279,7 @@ int rl_synproxy_remove(const char *ifname, char *err, size_t errlen)
 	out = NULL;
 	/* Each chain on its own: one that is not there fails alone. */
 	for (int i = 0; i < 2; i++) {
-		snprintf(cmds, sizeof(cmds), "delete chain %s \"%s-%s\"", t, i ? "in" : "raw",
-			 ifname);
+		snprintf(cmds, sizeof(cmds), "delete chain %s %s-%s", t, i ? "in" : "raw", id);
 		found |= !nft_run(cmds, NULL, why, sizeof(why));
 	}
 	snprintf(cmds, sizeof(cmds), "list table %s", t);
