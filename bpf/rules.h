@@ -281,7 +281,7 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_match m = { .mask = rl_rules.any_mask, .found = RL_RULE_SLOTS };
 	struct rl_pkt_info *pi = &m.pi;
 	struct rl_lpm_val *v = NULL;

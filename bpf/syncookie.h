@@ -21,7 +21,7 @@
  * peer may carry a partial one, and a SYN with a bad checksum only earns a
  * SYN-ACK whose cookie no ACK will bring back.
  *
- * Includes maps.h, parsing.h, verdict.h and include/ headers only.
+ * Includes clock.h, maps.h, parsing.h, verdict.h and include/ headers only.
  */
 #ifndef RL_BPF_SYNCOOKIE_H
 #define RL_BPF_SYNCOOKIE_H
@@ -35,6 +35,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "rl_syn.h"
+#include "clock.h"
 #include "maps.h"
 #include "parsing.h"
 #include "verdict.h"
@@ -184,7 +185,7 @@ static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *c
 	if (l3 > 22 || tlen < 20 || tlen > RL_TCP_MAXLEN)
 		return RL_SYN_GO_ON;
 	/* A SYN longer than the first buffer (a jumbo one's data): to the stack. */
-	if (bpf_xdp_get_buff_len(ctx) != len)
+	if (bpf_xdp_get_buff_len(ctx) != (__u64)(end - data))
 		return RL_SYN_GO_ON;
 	if (bpf_xdp_load_bytes(ctx, l4, o.th, tlen))
 		return RL_SYN_GO_ON;
@@ -227,6 +228,7 @@ static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *c
 	}
 
 	newlen = l3 + iplen + RL_SYN_TCP_LEN;
+	/* In one buffer (above): the frame's length is its first buffer's. */
 	if (newlen != len && bpf_xdp_adjust_tail(ctx, (int)newlen - (int)len))
 		return RL_SYN_GO_ON;
 	data = (void *)(long)ctx->data;
@@ -325,7 +327,7 @@ __noinline int rl_syn_step(struct xdp_md *ctx, __u32 ports, __u32 dry_run)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct hdr_cursor c = { .pos = data, .end = end };
-	__u64 len = end - data, l3, l4;
+	__u64 len = frame_len(ctx, data, end), l3, l4;
 	struct rl_kcounters *cnt;
 	__u32 zero = 0, bad = 0;
 	struct tcphdr *th;

@@ -153,7 +153,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
@@ -209,6 +209,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
 	int v = -1;
+	__u64 len;
 
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
@@ -233,7 +234,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
-	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
+	len = frame_len(ctx, data, end);
+	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, len, 1), len);
 }
 
 /*
