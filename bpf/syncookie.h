@@ -167,14 +167,15 @@ static __always_inline int syn_known(struct xdp_md *ctx, void *ip, struct tcphdr
  * Answer the SYN at @l3 (IP header), @l4 (TCP header, @tlen bytes) with a
  * SYN-ACK carrying a cookie, in place: XDP_TX, or RL_SYN_GO_ON when it
  * cannot (the stack's SYNPROXY then answers it). The frame becomes Ethernet
- * (its VLAN tags kept), a 20- or 40-byte IP header and RL_SYN_TCP_LEN of TCP.
+ * (its VLAN tags kept), a 20- or 40-byte IP header and RL_SYN_TCP_LEN of TCP
+ * (less where the buffer cannot grow: see below).
  */
 static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *cnt, __u64 l3,
 				      __u64 l4, __u32 tlen, int v6, __u64 len)
 {
 	struct syn_opts o = { .len = tlen, .off = 20, .wscale = RL_SYN_TS_WSCALE };
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	__u32 addr[8] = {}, cookie, tsval = 0, iplen = v6 ? 40 : 20, seq, opt;
+	__u32 addr[8] = {}, cookie, tsval = 0, iplen = v6 ? 40 : 20, seq, opt, tl;
 	__u16 sport, dport, mss = v6 ? rl_cfg.syn.mss6 : rl_cfg.syn.mss4;
 	__u8 mac[12] = {}, *eth, ecn = 0;
 	struct tcphdr *th;
@@ -228,26 +229,36 @@ static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *c
 	}
 
 	newlen = l3 + iplen + RL_SYN_TCP_LEN;
-	/* In one buffer (above): the frame's length is its first buffer's. */
-	if (newlen != len && bpf_xdp_adjust_tail(ctx, (int)newlen - (int)len))
-		return RL_SYN_GO_ON;
+	/*
+	 * In one buffer (above): the frame's length is its first buffer's. A
+	 * buffer without room to grow (a veth's, a generic XDP skb's) keeps
+	 * the SYN's length: an option-less SYN (54 bytes; a NIC pads it to 60)
+	 * gets the MSS alone if it fits, else no option (the client then
+	 * assumes 536, or 1220 over IPv6).
+	 */
+	tl = RL_SYN_TCP_LEN;
+	if (newlen != len && bpf_xdp_adjust_tail(ctx, (int)newlen - (int)len)) {
+		tl = len >= l3 + iplen + 24 ? 24 : 20;
+		newlen = l3 + iplen + tl;
+		if (newlen != len && bpf_xdp_adjust_tail(ctx, (int)newlen - (int)len))
+			return RL_SYN_GO_ON;
+	}
 	data = (void *)(long)ctx->data;
 	end = (void *)(long)ctx->data_end;
 	eth = data;
 	ip = data + l3;
 	/* Cannot fail (resized above); each family checks its own constant length. */
-	if (data + 12 > end || ip + 20 + RL_SYN_TCP_LEN > end)
+	if (data + 12 > end || ip + 20 + 20 > end)
 		return rl_count_drop(cnt, len);
 	__builtin_memcpy(eth, mac + 6, 6);
 	__builtin_memcpy(eth + 6, mac, 6);
 	if (v6) {
 		struct ipv6hdr *ip6 = ip;
 
-		if (ip + 40 + RL_SYN_TCP_LEN > end)
+		if (ip + 40 + 20 > end)
 			return rl_count_drop(cnt, len);
-
 		*(__be32 *)ip6 = bpf_htonl(0x60000000);
-		ip6->payload_len = bpf_htons(RL_SYN_TCP_LEN);
+		ip6->payload_len = bpf_htons(tl);
 		ip6->nexthdr = IPPROTO_TCP;
 		ip6->hop_limit = rl_cfg.syn.ttl;
 		__builtin_memcpy(&ip6->saddr, addr + 4, 16);
@@ -258,7 +269,7 @@ static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *c
 
 		*(__u8 *)ip4 = 0x45;
 		ip4->tos = 0;
-		ip4->tot_len = bpf_htons(20 + RL_SYN_TCP_LEN);
+		ip4->tot_len = bpf_htons(20 + tl);
 		ip4->id = 0;
 		ip4->frag_off = bpf_htons(0x4000); /* DF */
 		ip4->ttl = rl_cfg.syn.ttl;
@@ -273,40 +284,53 @@ static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *c
 	th->dest = bpf_htons(sport);
 	th->seq = bpf_htonl(cookie);
 	th->ack_seq = bpf_htonl(seq + 1);
-	/* Data offset 10 words; SYN, ACK, and ECE when the client set up ECN. */
-	((__u8 *)th)[12] = (RL_SYN_TCP_LEN / 4) << 4;
+	/* The data offset; SYN, ACK, and ECE when the client set up ECN. */
+	((__u8 *)th)[12] = (tl / 4) << 4;
 	((__u8 *)th)[13] = RL_SYN_SYN | RL_SYN_ACK | (ecn ? RL_SYN_ECE : 0);
 	/* No window: the client sends nothing until SYNPROXY has the server's (as SYNPROXY does). */
 	th->window = 0;
 	th->check = 0;
 	th->urg_ptr = 0;
-	opt = 1;
-	((__be32 *)th)[5] = bpf_htonl(RL_TCPOPT_MSS << 24 | 4 << 16 | mss);
-	if (o.ts) {
-		((__be32 *)th)[6] = bpf_htonl(o.sack ? RL_TCPOPT_SACK_PERM << 24 | 2 << 16 |
-							       RL_TCPOPT_TIMESTAMP << 8 | 10 :
-						       RL_TCPOPT_NOP << 24 | RL_TCPOPT_NOP << 16 |
-							       RL_TCPOPT_TIMESTAMP << 8 | 10);
-		((__be32 *)th)[7] = bpf_htonl(tsval);
-		((__be32 *)th)[8] = bpf_htonl(o.tsval);
-		opt = 4;
-		if (o.wscale != RL_SYN_TS_WSCALE) {
-			((__be32 *)th)[9] = bpf_htonl(RL_TCPOPT_NOP << 24 | RL_TCPOPT_WINDOW << 16 |
-						      3 << 8 | rl_cfg.syn.wscale);
-			opt = 5;
+	if (tl == RL_SYN_TCP_LEN) {
+		if ((void *)th + RL_SYN_TCP_LEN > end)
+			return rl_count_drop(cnt, len);
+		opt = 1;
+		((__be32 *)th)[5] = bpf_htonl(RL_TCPOPT_MSS << 24 | 4 << 16 | mss);
+		if (o.ts) {
+			((__be32 *)th)[6] =
+				bpf_htonl(o.sack ? RL_TCPOPT_SACK_PERM << 24 | 2 << 16 |
+							   RL_TCPOPT_TIMESTAMP << 8 | 10 :
+						   RL_TCPOPT_NOP << 24 | RL_TCPOPT_NOP << 16 |
+							   RL_TCPOPT_TIMESTAMP << 8 | 10);
+			((__be32 *)th)[7] = bpf_htonl(tsval);
+			((__be32 *)th)[8] = bpf_htonl(o.tsval);
+			opt = 4;
+			if (o.wscale != RL_SYN_TS_WSCALE) {
+				((__be32 *)th)[9] =
+					bpf_htonl(RL_TCPOPT_NOP << 24 | RL_TCPOPT_WINDOW << 16 |
+						  3 << 8 | rl_cfg.syn.wscale);
+				opt = 5;
+			}
 		}
+		/* The option words not written: end of options, and zeros. */
+		for (int w = 1; w < 5; w++)
+			if (w >= opt)
+				((__be32 *)th)[5 + w] = 0;
+		sum = (__u32)bpf_csum_diff(NULL, 0, (void *)th, RL_SYN_TCP_LEN, 0);
+	} else if (tl == 24) {
+		if ((void *)th + 24 > end)
+			return rl_count_drop(cnt, len);
+		((__be32 *)th)[5] = bpf_htonl(RL_TCPOPT_MSS << 24 | 4 << 16 | mss);
+		sum = (__u32)bpf_csum_diff(NULL, 0, (void *)th, 24, 0);
+	} else {
+		sum = (__u32)bpf_csum_diff(NULL, 0, (void *)th, 20, 0);
 	}
-	/* The option words not written: end of options, and zeros. */
-	for (int w = 1; w < 5; w++)
-		if (w >= opt)
-			((__be32 *)th)[5 + w] = 0;
-	sum = (__u32)bpf_csum_diff(NULL, 0, (void *)th, RL_SYN_TCP_LEN, 0);
 	if (v6) {
 		for (int i = 0; i < 8; i++)
 			sum += addr[i];
-		sum += bpf_htonl(RL_SYN_TCP_LEN) + bpf_htonl(IPPROTO_TCP);
+		sum += bpf_htonl(tl) + bpf_htonl(IPPROTO_TCP);
 	} else {
-		sum += addr[0] + (__u64)addr[1] + bpf_htonl(IPPROTO_TCP << 16 | RL_SYN_TCP_LEN);
+		sum += addr[0] + (__u64)addr[1] + bpf_htonl(IPPROTO_TCP << 16 | tl);
 	}
 	th->check = syn_fold(sum);
 	cnt->syn_sent++;

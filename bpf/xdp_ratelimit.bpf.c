@@ -225,6 +225,9 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
 		if (v >= 0)
 			return v;
+	}
+	/* Read again: a SYN-cookie step (rules' or ours) may change the packet, to the verifier. */
+	if (rl_rules.n || rl_cfg.syn.n) {
 		data = (void *)(long)ctx->data;
 		end = (void *)(long)ctx->data_end;
 		eth = data;

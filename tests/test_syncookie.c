@@ -10,6 +10,7 @@
  *	syn_options_malformed	options cut short, zero sizes, overlong: answered, never read past
  *	syn_no_state		SYNs from 1000 sources leave the source tables empty
  *	syn_dry_run		a bad cookie in dry-run goes on, counted
+ *	syn_rule		a syn-cookies rule between a deny and a limit rule
  *	syn_e2e_flood		a SYN flood and 200 HTTP clients through a veth, with
  *				SYN cookies (asserted) and without (printed)
  */
@@ -25,6 +26,8 @@
 #include <bpf/libbpf.h>
 #include "config.h"
 #include "harness.h"
+#include "rulemaps.h"
+#include "rules.h"
 #include "maps.h"
 #include "netns.h"
 #include "test.h"
@@ -532,6 +535,113 @@ TEST_FLAGS(syn_dry_run, RL_TEST_ROOT)
 		ASSERT_EQ(c.would_drop, 1, "and would-drop");
 		ASSERT_EQ(c.dropped, 0, "not dropped");
 	}
+	rl_prog_close(&p);
+}
+
+/* A rule set made live on @p (as a change does), from "NAME OPTIONS" lines. */
+static bool rules_live(struct rl_prog *p, const struct rl_config *def, const char *const *lines)
+{
+	struct rl_rules_cfg old, cfg;
+	char err[RL_ERRLEN] = "";
+	struct rl_ruleset set;
+	struct rl_policy pol;
+	struct rl_opts o;
+	bool ok = false;
+
+	rl_config_policy(def, &pol, &o);
+	if (!ASSERT_OK(rl_ruleset_init(&set, &pol, &o, err, sizeof(err)), err))
+		return false;
+	for (; *lines; lines++) {
+		char *copy = strdup(*lines), *save = NULL, *words[32];
+		struct rl_rule r;
+		size_t n = 0;
+		int ret;
+
+		for (char *t = strtok_r(copy, " ", &save); t && n < ARRAY_SIZE(words) - 1;
+		     t = strtok_r(NULL, " ", &save))
+			words[n++] = t;
+		words[n] = NULL;
+		ret = rl_rule_parse(&r, NULL, (const char *const *)words, err, sizeof(err));
+		if (!ret && (ret = rl_ruleset_add(&set, &r, NULL, err, sizeof(err))))
+			rl_rule_free(&r);
+		free(copy);
+		if (!ASSERT_OK(ret, err))
+			goto out;
+	}
+	ok = ASSERT_OK(rl_rules_read(&p->maps, &old), "read rules") &&
+	     ASSERT_OK(rl_rules_compile(&set, &old, &cfg, err, sizeof(err)), err) &&
+	     ASSERT_OK(rl_rules_fill(&p->maps, &set, &cfg, &old, NULL, err, sizeof(err)), err) &&
+	     ASSERT_OK(rl_rules_commit(&p->maps, &cfg, err, sizeof(err)), err) &&
+	     rl_prog_configure(p, 0, def);
+out:
+	rl_ruleset_free(&set);
+	return ok;
+}
+
+/*
+ * A syn-cookies rule between a deny rule and a limit rule on the same port:
+ * a denied source gets no SYN-ACK, a SYN is answered, the cookie's ACK goes
+ * on to the limit rule, a forged one is dropped and counted by the rule.
+ */
+TEST_FLAGS(syn_rule, RL_TEST_ROOT)
+{
+	static const char *const def[] = { "--rate", "1000", "--burst", "1000", NULL };
+	static const char *const rules[] = {
+		"deny9 --src 198.18.9.0/24 --deny",
+		"web --proto tcp --dport 443 --syn-cookies",
+		"lim --proto tcp --dport 443 --rate 1 --burst 1",
+		NULL,
+	};
+	struct tcp_spec s = { .src = "198.18.0.1",
+			      .sport = 40000,
+			      .dport = 443,
+			      .seq = 5,
+			      .flags = F_SYN,
+			      .opts = linux_opts,
+			      .optlen = sizeof(linux_opts) };
+	struct rl_rule_counters rc;
+	struct tcpf in, out, ack;
+	struct rl_counters c;
+	struct rl_config cfg;
+	struct rl_prog p;
+	__u32 cookie = 0;
+
+	if (!rl_build_config(&cfg, def, NULL) || !rl_prog_load(&p, true, TEST_MAX_SOURCES))
+		return;
+	if (!rules_live(&p, &cfg, rules))
+		goto out;
+	if (ASSERT_TRUE(build(&in, &s), "frame") &&
+	    ASSERT_EQ(run(&p, &in, &out), XDP_TX, "SYN answered by the rule"))
+		check_synack(&in, &out, true, 7, true, &cookie);
+	ack_for(&ack, &s, cookie, F_ACK, 0);
+	ASSERT_EQ(run(&p, &ack, NULL), XDP_PASS, "the cookie's ACK goes on, within lim");
+	ack_for(&ack, &s, cookie, F_ACK | F_PSH, 10);
+	ASSERT_EQ(run(&p, &ack, NULL), XDP_DROP, "the next is over lim's 1/s");
+	ack_for(&ack, &s, cookie + 7, F_ACK, 0);
+	ASSERT_EQ(run(&p, &ack, NULL), XDP_DROP, "a forged cookie is dropped");
+	s.src = "198.18.9.5";
+	if (ASSERT_TRUE(build(&in, &s), "frame"))
+		ASSERT_EQ(run(&p, &in, NULL), XDP_DROP, "a denied source gets no SYN-ACK");
+	s.src = "198.18.0.1";
+	s.dport = 80;
+	if (ASSERT_TRUE(build(&in, &s), "frame"))
+		ASSERT_EQ(run(&p, &in, NULL), XDP_PASS, "a SYN to another port: default");
+	if (counters(&p, &c)) {
+		ASSERT_EQ(c.syncookies_sent, 1, "syncookies_sent");
+		ASSERT_EQ(c.syncookies_valid, 2, "syncookies_valid");
+		ASSERT_EQ(c.syncookies_invalid, 1, "syncookies_invalid");
+	}
+	/* The rules in slot order: deny9 0, web 1, lim 2. */
+	if (ASSERT_OK(rl_rules_counters(&p.maps, 1, &rc), "web's counters")) {
+		ASSERT_EQ(rc.denied, 1, "web: the forged ACK, denied");
+		ASSERT_EQ(rc.dropped, 1, "web: dropped");
+		ASSERT_EQ(rc.passed, 0, "web passes nothing itself");
+	}
+	if (ASSERT_OK(rl_rules_counters(&p.maps, 2, &rc), "lim's counters")) {
+		ASSERT_EQ(rc.passed, 1, "lim passed the first ACK");
+		ASSERT_EQ(rc.limited, 1, "and limited the second");
+	}
+out:
 	rl_prog_close(&p);
 }
 

@@ -195,6 +195,9 @@ const struct rl_cmd rl_cmds[] = {
 	  "ends with the deciding rule's name; --summary prints per-rule counts; --json adds "
 	  "\"rule\" and \"reason\" per packet and per-rule totals. A packet without PROTO "
 	  "matches only rules without --proto.\n"
+	  "SYN cookies (attach --syn-cookies, syn-cookies rules) are kernel-only: a cookie is "
+	  "made from the kernel's secret and checked against it, so simulate refuses a "
+	  "syn-cookies rule and replays the rate policy alone.\n"
 	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options or rules.\n" },
 	/* "help [COMMAND]": the same text as --help, so not listed among the commands. */
 	{ "help", cmd_help, NULL, RL_CMD_RAW | RL_CMD_HIDDEN, 0, 1, "[COMMAND]",

@@ -95,26 +95,11 @@ static void json_config(struct rl_json *w, const struct rl_config *c)
 	jw_end_object(w);
 }
 
-/*
- * --syn-cookies on @ifc (@cfg's ports): what the SYN-ACK says, then the
- * stack made ready (--syn-proxy nft) or checked. Before the XDP program
- * changes, so that a refusal changes nothing there. 0, 1 if it made chains
- * (to remove if what follows fails), or -errno with a message.
- */
+/* --syn-cookies on @ifc: see rl_synproxy_prepare(). */
 static int syn_prepare(const struct rl_iface *ifc, struct rl_config *cfg, int proxy, char *err,
 		       size_t errlen)
 {
-	int ret;
-
-	if (!cfg->syn.n)
-		return 0;
-	ret = rl_synproxy_params(ifc->name, &cfg->syn, err, errlen);
-	if (ret)
-		return ret;
-	if (proxy == RL_SYN_PROXY_CHECK)
-		return rl_synproxy_check(&cfg->syn, err, errlen);
-	ret = rl_synproxy_setup(ifc->name, &cfg->syn, err, errlen);
-	return ret ? ret : 1;
+	return rl_synproxy_prepare(ifc->name, &cfg->syn, proxy == RL_SYN_PROXY_CHECK, err, errlen);
 }
 
 /* --syn-proxy without --syn-cookies (or with none) means nothing. */
@@ -363,7 +348,7 @@ int cmd_set(const struct rl_args *a)
 		goto out;
 	}
 	/* What the SYN-ACK says, from the interface as it is now (as attach). */
-	if (cfg.syn.n && rl_synproxy_params(ifc.name, &cfg.syn, err, sizeof(err))) {
+	if (rl_synproxy_params(ifc.name, &cfg.syn, err, sizeof(err))) {
 		pr_err("%s", err);
 		ret = 1;
 		goto out;

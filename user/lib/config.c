@@ -131,13 +131,12 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 	cfg->gen = 1;
 	cfg->syn = o->syn;
 	/* What the SYN-ACK says, unless the caller found the interface's (synproxy.h). */
-	if (cfg->syn.n && !cfg->syn.mss4) {
+	/* Also without ports: a syn-cookies rule's SYN-ACK says the same. */
+	if (!cfg->syn.mss4) {
 		cfg->syn.mss4 = RL_SYN_DEFAULT_MSS4;
 		cfg->syn.mss6 = RL_SYN_DEFAULT_MSS6;
 		cfg->syn.wscale = RL_SYN_DEFAULT_WSCALE;
 		cfg->syn.ttl = RL_SYN_DEFAULT_TTL;
-	} else if (!cfg->syn.n) {
-		memset(&cfg->syn, 0, sizeof(cfg->syn));
 	}
 	ret = coarse_check(cfg, err, errlen);
 	if (ret)

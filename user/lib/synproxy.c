@@ -76,13 +76,11 @@ int rl_synproxy_params(const char *ifname, struct rl_syn_cfg *syn, char *err, si
 		snprintf(err, errlen, "couldn't read the MTU of '%s': %s", ifname, strerror(-ret));
 		return ret;
 	}
-	if (ifr.ifr_mtu < 1280) {
-		snprintf(err, errlen, "--syn-cookies: the MTU of '%s' (%d) is below 1280", ifname,
-			 ifr.ifr_mtu);
-		return -EINVAL;
-	}
-	syn->mss4 = (__u16)(ifr.ifr_mtu > 65535 ? 65535 - 40 : ifr.ifr_mtu - 40);
-	syn->mss6 = (__u16)(ifr.ifr_mtu > 65535 ? 65535 - 60 : ifr.ifr_mtu - 60);
+	/* IPv4's least MTU is 576 and IPv6's 1280: below them, the least MSS each allows. */
+	if (ifr.ifr_mtu > 65535)
+		ifr.ifr_mtu = 65535;
+	syn->mss4 = (__u16)(ifr.ifr_mtu >= 576 ? ifr.ifr_mtu - 40 : 536);
+	syn->mss6 = (__u16)(ifr.ifr_mtu >= 1280 ? ifr.ifr_mtu - 60 : 1220);
 	/* tcp_select_initial_window(): the scale that covers the largest receive buffer. */
 	read_long("/proc/sys/net/ipv4/tcp_rmem", 2, &rmem);
 	read_long("/proc/sys/net/core/rmem_max", 0, &core);
@@ -228,9 +226,7 @@ int rl_synproxy_check(const struct rl_syn_cfg *syn, char *err, size_t errlen)
 	long v;
 
 	(void)syn;
-	off = (size_t)snprintf(
-		err, errlen,
-		"--syn-proxy check: the stack cannot complete SYN-cookie connections:");
+	off = (size_t)snprintf(err, errlen, "the stack cannot complete SYN-cookie connections:");
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]) && off < errlen; i++) {
 		int ret = read_long(needs[i].path, 0, &v);
 
@@ -258,8 +254,28 @@ int rl_synproxy_check(const struct rl_syn_cfg *syn, char *err, size_t errlen)
 	if (!missing)
 		return 0;
 	if (off < errlen)
-		snprintf(err + off, errlen - off, " (or let --syn-proxy nft set them up)");
+		snprintf(err + off, errlen - off,
+			 " (attach or set --syn-cookies PORTS --syn-proxy nft sets them up)");
 	return -ENOENT;
+}
+
+int rl_synproxy_prepare(const char *ifname, struct rl_syn_cfg *syn, bool check, char *err,
+			size_t errlen)
+{
+	char why[256];
+	int ret;
+
+	ret = rl_synproxy_params(ifname, syn, err, errlen);
+	if (ret || !syn->n)
+		return ret;
+	if (check) {
+		ret = rl_synproxy_check(syn, why, sizeof(why));
+		if (ret)
+			snprintf(err, errlen, "--syn-proxy check: %s", why);
+		return ret;
+	}
+	ret = rl_synproxy_setup(ifname, syn, err, errlen);
+	return ret ? ret : 1;
 }
 
 int rl_synproxy_remove(const char *ifname, char *err, size_t errlen)

@@ -16,6 +16,7 @@
 #ifndef RL_SYNPROXY_H
 #define RL_SYNPROXY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "rl_syn.h"
 
@@ -43,6 +44,16 @@ int rl_synproxy_setup(const char *ifname, const struct rl_syn_cfg *syn, char *er
  * that is missing.
  */
 int rl_synproxy_check(const struct rl_syn_cfg *syn, char *err, size_t errlen);
+
+/*
+ * What attach and set do for the stack before the program changes: fill
+ * what the SYN-ACK says (rl_synproxy_params(), also without ports: syn-cookies
+ * rules answer with it), then, with ports in @syn, set the stack up (@check
+ * false: rl_synproxy_setup()) or check it (rl_synproxy_check()). 1 if it made
+ * chains (to remove if what follows fails), 0, or -errno with a message.
+ */
+int rl_synproxy_prepare(const char *ifname, struct rl_syn_cfg *syn, bool check, char *err,
+			size_t errlen);
 
 /*
  * Remove the chains of @ifname from the table (and the table when no chain
