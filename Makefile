@@ -28,6 +28,7 @@ DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zli
 	    libhiredis-dev redis-server
 
 CFLAGS   ?= -O2 -g
+# CPPFLAGS and LDFLAGS are the caller's (dpkg-buildflags' hardening when packaged).
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -I$(BUILD)
 # clang 14 finds asm/types.h only in the multiarch directory; -mcpu=v3 for atomics.
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
@@ -94,15 +95,15 @@ $(SKELS): $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/user/lib/%.o: user/lib/%.c $(HDRS) $(SKELS) | $(BUILD)/user/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser/lib -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Iuser/lib -c $< -o $@
 
 $(BUILD)/user/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)/user/cli
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Iuser/cli -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Iuser/lib -Iuser/cli -c $< -o $@
 
 $(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests $(BUILD)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Itests/lib -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Iuser/lib -Itests/lib -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -110,12 +111,12 @@ $(LIB): $(LIB_OBJS)
 
 $(BUILD)/xdp-ratelimit: $(BUILD)/user/cli/main.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # The man page: hand-written prose, option lists from the option table.
 $(BUILD)/gen-man: $(BUILD)/user/cli/gen_man.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
 	$(call msg,MAN,$@)
@@ -124,7 +125,7 @@ $(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
 # The bash completion: hand-written logic, commands and options from the tables.
 $(BUILD)/gen-completion: $(BUILD)/user/cli/gen_completion.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(COMPLETION): dist/xdp-ratelimit.bash.in $(BUILD)/gen-completion
 	$(call msg,GEN,$@)
@@ -133,7 +134,7 @@ $(COMPLETION): dist/xdp-ratelimit.bash.in $(BUILD)/gen-completion
 # Tests link the library, not the command files.
 $(BUILD)/test-runner: $(TEST_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 
 # ---- install ----
 # DESTDIR stages the tree (packaging, tests); PREFIX is where it will run, so
@@ -262,5 +263,5 @@ $(BENCH_OBJS): $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) $(BE
 
 $(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 # ---- end of bench ----
