@@ -8,6 +8,10 @@
 # make install  install the program, its man page, systemd units and bash completion
 #               (PREFIX=/usr/local, DESTDIR, SBINDIR, MANDIR, SYSTEMDUNITDIR, ...; see below)
 # make uninstall  remove exactly what make install put there (same variables)
+# make deb      the Debian package, built by dpkg-buildpackage from a copy of this tree in
+#               $(BUILD)/deb/, where the .deb lands, then lintian on it (debian/; make deb-deps)
+# make deb-check  make deb, then install it, check what it put where, purge it, check that
+#               nothing is left (as root, on this machine: tests/deb-check.sh)
 # make deps     install the Debian packages the build and tests need (as root)
 # make format   clang-format every C source and header (bpf/ include/ user/ tests/ bench/)
 # make check-format  fail if one of them differs from .clang-format (what CI runs)
@@ -26,6 +30,8 @@ DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zli
 	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion libmicrohttpd-dev \
 	    prometheus curl python3 libpcap-dev tcpdump tshark libyaml-dev iputils-ping hping3 \
 	    libhiredis-dev redis-server
+# Only to build the Debian package (make deb, make deb-check): make deb-deps.
+DEB_BUILD_PKGS := debhelper dpkg-dev lintian
 
 CFLAGS   ?= -O2 -g
 # CPPFLAGS and LDFLAGS are the caller's (dpkg-buildflags' hardening when packaged).
@@ -75,7 +81,7 @@ HDRS      := $(wildcard include/*.h user/lib/*.h user/cli/*.h tests/lib/*.h bpf/
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all clean test demo bench fuzz deps format check-format check-layering check-root install \
-	uninstall
+	uninstall deb deb-deps deb-check
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN) $(COMPLETION)
 
@@ -192,6 +198,37 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+deb-deps:
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_BUILD_PKGS)"
+
+# ---- the Debian package ----
+# dpkg-buildpackage writes its results into the parent of the tree it builds,
+# so it builds a copy of this tree (what git would keep: no build directories)
+# in $(BUILD)/deb/xdp-ratelimit-VERSION/, and the .deb, .buildinfo and
+# .changes land in $(BUILD)/deb/. debian/rules builds with its own BUILD
+# (debian/build) and the flags of dpkg-buildflags.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+DEB_ARCH    = $(shell dpkg --print-architecture)
+DEB_FILE    = $(BUILD)/deb/xdp-ratelimit_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: deb-deps
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	$(Q)tar -cf - --exclude=./.git --exclude='./build*' --exclude=./debian/build \
+		--exclude='./debian/xdp-ratelimit' --exclude='./debian/.debhelper' . | \
+		tar -C $(BUILD)/deb/src -xf -
+	$(Q)cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b -j2 >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; echo "dpkg-buildpackage failed: $(BUILD)/deb/build.log"; exit 1; }
+	$(Q)rm -rf $(BUILD)/deb/src
+	@echo "  DEB      $(DEB_FILE) (log: $(BUILD)/deb/build.log)"
+	$(Q)rc=0; lintian --fail-on error --display-level '>=pedantic' $(DEB_FILE) \
+		> $(BUILD)/deb/lintian.txt 2>&1 || rc=$$?; cat $(BUILD)/deb/lintian.txt; \
+		echo "  LINTIAN  $$(wc -l < $(BUILD)/deb/lintian.txt) lines, exit $$rc:" \
+		"$(BUILD)/deb/lintian.txt"; exit $$rc
+
+deb-check: deb
+	$(Q)tests/deb-check.sh $(DEB_FILE)
+# ---- end of the Debian package ----
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
