@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "config.h"
 #include "counters.h"
+#include "memory.h"
 #include "metrics.h"
 #include "rl_sa.h"
 #include "pins.h"
@@ -40,6 +41,7 @@ struct ifdata {
 	struct rl_counters c;
 	struct rl_config cfg;
 	__u64 sources[2], capacity[2]; /* [0] IPv4, [1] IPv6 */
+	__u64 memory; /* bytes its pinned maps charge; 0 if unread */
 	struct ruledata *rules; /* malloc'd, nrules of them */
 	__u32 nrules;
 	struct rl_sync_status sync; /* the sync agent's, if has_sync */
@@ -230,6 +232,17 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 				 max_entries(pins.wide4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
+	{
+		struct rl_memory mem;
+
+		/*
+		 * The pinned maps only: the program's own few (.rodata, the clock)
+		 * are found through its interface, which is in another namespace
+		 * than the exporter's for most limiters.
+		 */
+		if (!rl_memory_read(&pins, &mem))
+			d->memory = mem.total - mem.prog;
+	}
 	ret = read_rules(&pins, d);
 	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
 out:
@@ -348,6 +361,13 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 			fprintf(f, ",family=\"%s\"} %llu\n", fam[k],
 				(unsigned long long)d[i].capacity[k]);
 		}
+	family(f, "memory_bytes", "gauge",
+	       "Kernel memory the limiter's pinned maps take (bytes_memlock), allocated up front for "
+	       "--max-sources; stats adds its program's few unpinned maps.");
+	for (int i = 0; i < n; i++) {
+		sample(f, "memory_bytes", &d[i]);
+		fprintf(f, "} %llu\n", (unsigned long long)d[i].memory);
+	}
 	family(f, "config_info", "gauge", "The live policy, as labels; the value is always 1.");
 	for (int i = 0; i < n; i++) {
 		struct rl_policy pol;
