@@ -154,6 +154,8 @@ MANDIR         ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR         ?= $(PREFIX)/share/doc/xdp-ratelimit
+# Data for other programs: the Grafana dashboard of the exporter's metrics.
+DATADIR        ?= $(PREFIX)/share/xdp-ratelimit
 SYSCONFDIR     ?= /etc
 UNITS          := $(patsubst dist/%.in,%,$(wildcard dist/*.service.in))
 # The example configuration files of apply: every examples/*.yaml.
@@ -176,16 +178,19 @@ install: $(BUILD)/xdp-ratelimit $(MAN) $(COMPLETION)
 		echo "install -D -m 0644 examples/$$f $(DESTDIR)$(DOCDIR)/examples/$$f"; \
 		install -D -m 0644 examples/$$f $(DESTDIR)$(DOCDIR)/examples/$$f || exit 1; \
 	done
+	install -D -m 0644 dist/grafana-dashboard.json $(DESTDIR)$(DATADIR)/grafana-dashboard.json
 
-# Removes the files above and the package's own doc directory if empty; never
+# Removes the files above and the package's own doc and data directories if empty; never
 # a shared directory (sbin, man8, the unit and completion directories), even
 # empty: on a real system they belong to others.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdp-ratelimit $(DESTDIR)$(MANDIR)/man8/xdp-ratelimit.8 \
 	      $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit \
 	      $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS)) \
-	      $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES))
+	      $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES)) \
+	      $(DESTDIR)$(DATADIR)/grafana-dashboard.json
 	-$(Q)rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	-$(Q)rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 # ---- end of install ----
 
 # Installs only what is missing, so it costs nothing on a prepared machine.
