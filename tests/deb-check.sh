@@ -69,8 +69,11 @@ want="/etc/xdp-ratelimit/exporter.env
 /lib/systemd/system/xdp-ratelimit@.service
 /usr/sbin/xdp-ratelimit
 /usr/share/bash-completion/completions/xdp-ratelimit
+/usr/share/doc/xdp-ratelimit/README.md.gz
+/usr/share/doc/xdp-ratelimit/benchmarks.md.gz
 /usr/share/doc/xdp-ratelimit/changelog.gz
 /usr/share/doc/xdp-ratelimit/copyright
+/usr/share/doc/xdp-ratelimit/design.md.gz
 /usr/share/doc/xdp-ratelimit/examples/xdp-ratelimit.yaml
 /usr/share/man/man8/xdp-ratelimit.8.gz
 /usr/share/xdp-ratelimit/grafana-dashboard.json"
