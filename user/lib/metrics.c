@@ -232,16 +232,17 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 				 max_entries(pins.wide4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
-	{
-		struct rl_memory mem;
+	/*
+	 * The pinned maps' memory, from their fdinfo: not rl_memory_read(),
+	 * which also finds the program's own few maps through its interface,
+	 * by netlink, which the exporter's unit does not allow (and the
+	 * interface is in another namespace than the exporter's, mostly).
+	 */
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		__u64 b = 0;
 
-		/*
-		 * The pinned maps only: the program's own few (.rodata, the clock)
-		 * are found through its interface, which is in another namespace
-		 * than the exporter's for most limiters.
-		 */
-		if (!rl_memory_read(&pins, &mem))
-			d->memory = mem.total - mem.prog;
+		if (pins.fd[i] >= 0 && !rl_map_memlock(pins.fd[i], &b))
+			d->memory += b;
 	}
 	ret = read_rules(&pins, d);
 	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
