@@ -7,6 +7,8 @@
 #
 # Parts (see bench/README.md for what each measures and why it is fair):
 #   1. per-packet cost with BPF_PROG_TEST_RUN, against reference programs;
+#      1c: the SYN-cookie path against the per-source path;
+#      1d: IPv6, IPv4 behind rules, tables larger than their sources (issue #30);
 #   2. end to end over veth: receive CPU per packet and sustained rate, against
 #      nftables and iptables limiters and a bare XDP drop;
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
@@ -158,19 +160,28 @@ for part in summary spread mul; do
 	awk -v part="$part" -f "$here/matrix.awk" $matrices > "$tmp/matrix-$part.md"
 done
 
+# === 1c: the SYN-cookie path =================================================
+# SYN answered and ACK checked against the per-source path, ratios per round
+# (bench/syncookie.c): bench/results/syncookie.md.
+say "part 1c: the SYN-cookie path against the per-source path"
+ip netns exec "$ns_h" timeout 300 "$bench" --ifname "$if_ha" syncookie --out "$tmp/syn" \
+	--rounds "$rounds" --reps "$reps" $quickflag || die "rl-bench syncookie failed"
+cp "$tmp/syn/syncookie.md" "$res/syncookie.md"
+cp "$tmp/syn/syncookie-raw.tsv" "$res/syncookie-raw.tsv"
+
 # === 1b: the cost of rules ===================================================
 # A packet that falls through to the default rule, with the default rule only
 # and behind 100,000 allow-list prefixes and 16 port rules (issue #12).
 say "part 1b: the cost of rules in front of the default rule"
 timeout 300 sh "$here/rules.sh" "$build" >"$res/rules.txt" || die "rules.sh failed"
 
-# === 1c: the paths beside the IPv4 default (issue #30) =======================
+# === 1d: the paths beside the IPv4 default (issue #30) =======================
 # IPv6, IPv4 behind 1,000 or 100,000 prefixes and 16 port rules, 1M sources in
 # tables for 1M to 9M, against (c') (rl-bench micro --only paths). With
 # RL_BENCH_BASE=DIR, a build directory of the code before a change (make
 # BUILD=DIR DIR/rl-bench in a tree of it), every row before and after: the two
 # builds' processes interleaved, $micro_runs of each (bench/compare.sh).
-say "part 1c: IPv6, rules, table sizes"
+say "part 1d: IPv6, rules, table sizes"
 if [ -n "${RL_BENCH_BASE:-}" ]; then
 	RL_COMPARE_PHASE=paths timeout 7200 "$here/compare.sh" "$RL_BENCH_BASE" "$build" \
 		"$micro_runs" "$rounds" "$reps" >"$tmp/paths.md"

@@ -8,7 +8,8 @@
  * rules) decide. With no rules, rl_rules.n is the constant 0 and the
  * verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
- * Includes parsing.h, verdict.h, clock.h, maps.h and include/ headers only.
+ * Includes parsing.h, verdict.h, clock.h, maps.h, syncookie.h and include/
+ * headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
@@ -24,6 +25,7 @@
 #include "maps.h"
 #include "clock.h"
 #include "parsing.h"
+#include "syncookie.h"
 #include "verdict.h"
 
 /*
@@ -225,22 +227,49 @@ static long match_one(__u64 i, void *ctx)
 }
 
 /*
- * The first rule among the candidates @mask that matches the packet @pi
- * of @len bytes decides it: its verdict, or -1 when none does (the default
- * rule's packet). A global function: the loop and the actions are verified
- * once, apart from the main program.
+ * The rule @m found decides the packet, unless it is a syn-cookies rule
+ * (bpf/syncookie.h): a SYN it answers and a packet it drops end here; the
+ * others go on to the next rule that matches (up to four syn-cookies rules
+ * in a row; a fifth lets the packet reach the default rule). RL_SYN_DONE:
+ * no rule decided, and the default rule's own SYN-cookie step is skipped.
  */
-__noinline int rules_match(const struct rl_pkt_info *pi, __u64 mask, __u64 len)
+static __always_inline int rules_syn(struct xdp_md *ctx, struct rl_match *m, __u64 len)
 {
-	struct rl_match m = { .mask = mask, .found = RL_RULE_SLOTS };
+	const struct rl_krule *r;
+	struct rl_rule_counters *rc;
+	int v, syn = 0;
+	__u32 slot;
 
-	if (!pi)
-		return -1;
-	m.pi = *pi;
-	bpf_loop(rl_rules.n, match_one, &m, 0);
-	if (m.found >= rl_rules.n)
-		return -1;
-	return rl_rule_apply(m.found, pi, len);
+	for (int k = 0; k < 4; k++) {
+		if (m->found >= rl_rules.n || m->found >= RL_RULE_SLOTS)
+			return syn ? RL_SYN_DONE : -1;
+		r = &rl_rules.r[m->found];
+		if (r->action != RL_RULE_SYN)
+			return rl_rule_apply(m->found, &m->pi, len);
+		v = rl_syn_step(ctx, 0, r->cfg.action == RL_ACTION_DRY_RUN);
+		slot = r->slot;
+		rc = bpf_map_lookup_elem(&rl_rcnt, &slot);
+		if (v == XDP_DROP || v == RL_SYN_WOULD_DROP) {
+			if (rc) {
+				rc->denied++;
+				if (v == RL_SYN_WOULD_DROP) {
+					rc->would_drop++;
+				} else {
+					rc->dropped++;
+					rc->dropped_bytes += len;
+				}
+			}
+		}
+		if (v >= 0)
+			return v;
+		syn = 1;
+		m->mask &= ~(1ULL << (slot & 63));
+		m->found = RL_RULE_SLOTS;
+		if (!m->mask)
+			return RL_SYN_DONE;
+		bpf_loop(rl_rules.n, match_one, m, 0);
+	}
+	return RL_SYN_DONE;
 }
 
 /*
@@ -292,50 +321,50 @@ static __always_inline __u64 rules_candidates(const struct rl_pkt_info *pi)
 /*
  * The first rule that matches the packet decides it: its verdict, or -1 for
  * a packet no rule matched (the default rule's), or one rules do not look
- * at (not IP, ARP, neighbour discovery, malformed: as before rules). A
- * global function: the parse, the lookups, the loop and the actions are
- * verified once, apart from the main program, which calls it only for a
- * packet that some rule may match (rules_may_match()).
+ * at (not IP, ARP, neighbour discovery, malformed: as before rules);
+ * RL_SYN_DONE as -1, after a syn-cookies rule let the packet go on. Out of
+ * line, called from one place of the main program, and only for a packet
+ * that some rule may match (rules_may_match()).
  */
-__noinline int rules_path(struct xdp_md *ctx)
+static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
-	struct hdr_cursor c;
-	struct rl_pkt_info pi = {};
+	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
+				.end = (void *)(long)ctx->data_end };
+	__u64 len = frame_len(ctx, c.pos, c.end);
+	struct rl_match m = { .found = RL_RULE_SLOTS };
+	struct rl_pkt_info *pi = &m.pi;
 	__u32 bad = 0;
 	__be16 proto;
-	__u64 len, cand;
 	int nd;
 
-	if (!ctx)
+	if (!cnt)
 		return -1;
-	c.pos = (void *)(long)ctx->data;
-	c.end = (void *)(long)ctx->data_end;
-	len = c.end - c.pos;
 	if (parse_eth(&c, &proto, &bad))
 		return -1;
 	if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = c.pos;
 
-		if (parse_ipv4(&c, &pi.src, &bad))
+		if (parse_ipv4(&c, &pi->src, &bad))
 			return -1;
-		pi.proto = ip->protocol;
+		pi->proto = ip->protocol;
 		c.pos += ip->ihl * 4;
-		parse_l4(&c, &pi, !(ip->frag_off & bpf_htons(0x1fff)));
+		parse_l4(&c, pi, !(ip->frag_off & bpf_htons(0x1fff)));
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = c.pos;
 
-		if (parse_ipv6(&c, &pi.src, &bad, &nd) || nd)
+		if (parse_ipv6(&c, &pi->src, &bad, &nd) || nd)
 			return -1;
-		pi.proto = ip6->nexthdr;
+		pi->proto = ip6->nexthdr;
 		c.pos = ip6 + 1;
-		parse_l4(&c, &pi, 1);
+		parse_l4(&c, pi, 1);
 	} else {
 		return -1;
 	}
-	cand = rules_candidates(&pi);
-	if (!cand)
+	m.mask = rules_candidates(pi);
+	if (!m.mask)
 		return -1;
-	return rules_match(&pi, cand, len);
+	bpf_loop(rl_rules.n, match_one, &m, 0);
+	return rules_syn(ctx, &m, len);
 }
 
 /*

@@ -30,6 +30,7 @@
  *	table6_sa.h	IPv6 in rl_sets6 (set-associative, keys whole)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
+ *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
  *	parsing.h	header parsing; verdict.h: the verdict's counting
@@ -47,6 +48,7 @@
 #include "table6_sa.h"
 #include "sweep.h"
 #include "sample.h"
+#include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
 
@@ -207,7 +209,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
@@ -250,6 +252,38 @@ malformed:
 	return rl_count_pass(cnt, len);
 }
 
+/*
+ * With rules: can one match the frame at @data (to @end)? For untagged IPv4
+ * and IPv6 (but ICMPv6: neighbour discovery is rules_path()'s to tell),
+ * rules_may_match() answers in line on the headers, with no call and no
+ * lookup of a trie; any other frame is rules_path()'s to parse. An
+ * IPv4-mapped source is the IPv4 host to rules too.
+ */
+static __always_inline int rules_first(void *data, void *end)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	__u32 a0, a3;
+	int mapped;
+
+	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
+	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end)
+		return rules_may_match(ip->protocol,
+				       ip->frag_off & bpf_htons(0x1fff) ? NULL :
+									  (void *)ip + ip->ihl * 4,
+				       end, 0, bpf_ntohl(ip->saddr)) != 0;
+	if ((void *)(ip6 + 1) > end || eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 ||
+	    ip6->nexthdr == 58 /* IPPROTO_ICMPV6 */)
+		return 1;
+	a0 = ip6->saddr.in6_u.u6_addr32[0];
+	a3 = ip6->saddr.in6_u.u6_addr32[3];
+	mapped = !a0 && !ip6->saddr.in6_u.u6_addr32[1] &&
+		 ip6->saddr.in6_u.u6_addr32[2] == bpf_htonl(0xffff);
+	return rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped, bpf_ntohl(mapped ? a3 : a0)) !=
+	       0;
+}
+
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
@@ -259,25 +293,37 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct ipv6hdr *ip6 = (void *)(eth + 1);
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
+	int v = -1;
+	__u64 len;
 
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
+	/* Rules first, when one may match; -1: the default rule's packet. */
+	if (rl_rules.n && rules_first(data, end)) {
+		v = rules_path(ctx, cnt);
+		if (v >= 0)
+			return v;
+	}
+	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
+	if (rl_cfg.syn.n && v != RL_SYN_DONE) {
+		v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
+		if (v >= 0)
+			return v;
+	}
+	/* Read again: a SYN-cookie step (rules' or ours) may change the packet, to the verifier. */
+	if (rl_rules.n || rl_cfg.syn.n) {
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+		eth = data;
+		ip = (void *)(eth + 1);
+		ip6 = (void *)(eth + 1);
+	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
 	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
-		/* Rules first, when some may match; -1: the default rule's packet. */
-		if (rl_rules.n &&
-		    rules_may_match(ip->protocol,
-				    ip->frag_off & bpf_htons(0x1fff) ? NULL :
-								       (void *)ip + ip->ihl * 4,
-				    end, 0, bpf_ntohl(ip->saddr))) {
-			int v = rules_path(ctx);
-
-			if (v >= 0)
-				return v;
-		}
-		return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
+		len = frame_len(ctx, data, end);
+		return decide(ctx, cnt, limit_v4(cnt, ip->saddr, len, 1), len);
 	}
 	/*
 	 * Untagged IPv6, but ICMPv6 (neighbour discovery), IPv4-mapped sources
@@ -288,27 +334,10 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
 		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
 
-		int mapped = !a0 && !a1 && a2 == bpf_htonl(0xffff);
-
-		/* An IPv4-mapped source is the IPv4 host to rules too. */
-		if (rl_rules.n && rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped,
-						  bpf_ntohl(mapped ? a3 : a0))) {
-			int v = rules_path(ctx);
-
-			if (v >= 0)
-				return v;
+		if ((a0 || a1 || a2 != bpf_htonl(0xffff)) && !link_local6(a0)) {
+			len = frame_len(ctx, data, end);
+			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, len), len);
 		}
-		if (!mapped && !link_local6(a0))
-			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, end - data),
-				      end - data);
-		return slow_path(ctx, cnt);
-	}
-	/* Anything else: rules parse it whole. */
-	if (rl_rules.n) {
-		int v = rules_path(ctx);
-
-		if (v >= 0)
-			return v;
 	}
 	return slow_path(ctx, cnt);
 }
