@@ -237,10 +237,19 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (ret)
 			goto fail;
 	}
-	/* The sync charge and drain programs and their batch only for the agent (sync_kern.c). */
+	/*
+	 * The sync charge and drain programs and their batch only for the
+	 * agent (sync_kern.c), and then alone: the XDP program and the sweep
+	 * are the limiter's, and verifying the XDP program again would take
+	 * most of the load's time.
+	 */
 	ret = bpf_program__set_autoload(skel->progs.rl_charge_prog, o->charge);
 	if (!ret)
 		ret = bpf_program__set_autoload(skel->progs.rl_drain_prog, o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit, !o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.rl_sweep_arm, !o->charge);
 	if (!ret)
 		ret = bpf_map__set_autocreate(skel->maps.rl_chg, o->charge);
 	if (ret) {
@@ -304,7 +313,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			 o->reuse ? "" : " and its maps", strerror(-ret));
 		goto fail;
 	}
-	ret = sweep_arm(skel);
+	ret = o->charge ? 0 : sweep_arm(skel);
 	if (ret) {
 		snprintf(err, errlen, "couldn't start the sweep of the IPv4 table: %s",
 			 strerror(-ret));

@@ -33,7 +33,10 @@ struct rl_prog_opts {
 	 * (none for new maps).
 	 */
 	const struct rl_rules_cfg *rules;
-	/* Also load the sync charge and drain programs (SEC("syscall"), rl_charge_fd()). */
+	/*
+	 * Load the sync charge and drain programs (SEC("syscall"),
+	 * rl_charge_fd()) instead of the XDP program and the sweep's.
+	 */
 	bool charge;
 };
 
