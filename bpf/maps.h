@@ -162,9 +162,9 @@ struct {
  * source passed since the agent last drained them. Sized by the loader
  * while counting is on, one entry otherwise (the code that reads them is not
  * in the program then). rl_sync_slots has a counter word per slot of the
- * set tables (RL_SA_WAYS << rl_sa_bits, way-major: rl_sync_slot()),
- * rl_sync_dirty a bit per counter word. Both are mmapable: the agent drains
- * them through its mapping.
+ * set tables (RL_SA_WAYS << rl_sa_bits, a set's in one line:
+ * rl_sync_slot()), rl_sync_dirty a bit per counter word. Both are mmapable:
+ * the agent drains them through its mapping.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -10,10 +10,11 @@
  * while packets go on counting: nothing is swapped, nothing waits.
  *
  * - IPv4 sources of a set table (rl_sets4, rl_wide4): in rl_sync_slots, an
- *   array of one counter word per slot of the set table, way-major: the word
- *   of way w of set s is entry w << bits | s (rl_sync_slot()), so that the
- *   counters of the first ways, which fill first, lie close together and a
- *   table far from full keeps its counters in few cache lines and pages. A
+ *   array of one counter word per slot of the set table, laid out as the
+ *   table: the word of way w of set s is entry s << 3 | w (rl_sync_slot()),
+ *   a set's counters in one cache line. (Way-major, w << bits | s, which
+ *   puts the first ways' counters, the ones that fill first, close
+ *   together, measured slower at 64k sources: bench/results/sync.md.) A
  *   counter word is a slot word (include/rl_sa.h) whose state bits count
  *   units: the identity (used, generation, tag) of the source that counted,
  *   and its units since the agent last drained them (RL_SYNC_UNITS_MAX at
@@ -51,11 +52,24 @@
 /* The value size of rl_sync_status: struct rl_sync_status (user/lib/sync_kern.h) and room to grow. */
 #define RL_SYNC_STATUS_SIZE 512
 
-/* The entry of rl_sync_slots that counts for way @way of set @set of a table of 2^@bits sets. */
-RL_INLINE __u32 rl_sync_slot(__u32 set, __u32 way, __u32 bits)
+/* The entry of rl_sync_slots that counts for way @way of set @set. */
+RL_INLINE __u32 rl_sync_slot(__u32 set, __u32 way)
 {
-	return way << bits | set;
+	return set << 3 | way;
 }
+
+/* The set and the way of entry @ci of rl_sync_slots. */
+RL_INLINE __u32 rl_sync_slot_set(__u32 ci)
+{
+	return ci >> 3;
+}
+
+RL_INLINE __u32 rl_sync_slot_way(__u32 ci)
+{
+	return ci & 7;
+}
+
+_Static_assert(RL_SA_WAYS == 8, "rl_sync_slot(): a set's eight counters in one line");
 
 /*
  * The units a counter word holds at most: its state bits, at least 42 of

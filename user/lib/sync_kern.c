@@ -525,7 +525,7 @@ static int drain_slots(struct rl_sync_kern *k, struct rl_sync_src **v, size_t *n
 			if (!(c & sm))
 				continue;
 			key.src.addr[2] = htonl(0xffff);
-			key.src.addr[3] = rl_sa_addr(&m, ci & ((1U << k->bits) - 1), c);
+			key.src.addr[3] = rl_sa_addr(&m, rl_sync_slot_set(ci), c);
 			key.gen = gen - ((gen - (__u32)(c >> RL_SA_GEN_SHIFT)) & 3);
 			ret = push(v, n, cap, &key, c & sm);
 			if (ret)
@@ -584,8 +584,21 @@ static int drain_keyed(struct rl_sync_kern *k, __u32 table, struct rl_sync_src *
 	static struct rl_sync_chg out[RL_SYNC_BATCH];
 	static __u32 keys[RL_SYNC_BATCH];
 	struct rl_sync_drain_args a;
+	int fd = table == RL_SYNC_T4 ? k->pins.sync4 :
+		 table == RL_SYNC_T6 ? k->pins.sync6 :
+				       k->pins.syncr;
+	union {
+		struct rl_state_key k;
+		struct rl_rstate_key r;
+	} key;
 	int ret;
 
+	/* A table no source ever counted in: nothing to walk (nor a program to load). */
+	if (bpf_map_get_next_key(fd, NULL, &key) && errno == ENOENT)
+		return 0;
+	ret = charger(k);
+	if (ret)
+		return ret;
 	do {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &a, .ctx_size_in = sizeof(a));
 		__u32 count, next = 0;
@@ -637,8 +650,6 @@ int rl_sync_drain(struct rl_sync_kern *k, struct rl_sync_src **out, size_t *n)
 	ret = refresh(k);
 	if (!ret && k->slots)
 		ret = drain_slots(k, &v, &cnt, &cap);
-	if (!ret)
-		ret = charger(k);
 	if (!ret)
 		ret = drain_keyed(k, RL_SYNC_T6, &v, &cnt, &cap);
 	if (!ret && k->live.table4 == RL_TABLE4_LRU)
