@@ -11,10 +11,11 @@
  *	sync_fleet_rule		the source under a limit rule (the default policy far
  *				above it): the fleet passes about r t + b under the
  *				rule, where it passes about 3x without the agents
- *	sync_fleet_dry_run	the default policy in dry-run: nothing is dropped, and
- *				the would-drops are the fleet's, offered - (r t + b),
- *				where each node alone would-drops only what it is
- *				offered above its own limit
+ *	sync_fleet_dry_run	the default policy and a limit rule in dry-run: nothing
+ *				is dropped, and the would-drops of each are the
+ *				fleet's, offered - (r t + b), where each node alone
+ *				would-drops only what it is offered above its own
+ *				limit
  */
 #include <errno.h>
 #include <stdio.h>
@@ -144,12 +145,12 @@ static bool agents_start(struct fleet *f, const char *group)
 }
 
 /*
- * @intervals of 100 ms from @t0: node i is offered pps[i] / 10 frames @f in
- * each (at once, in its middle), then, with agents, every agent runs a
- * round. Returns false on a failed round.
+ * @intervals of 100 ms from @t0: node i is offered pps[i] / 10 frames of each
+ * of @nf frames @fr in each (at once, in its middle), then, with agents,
+ * every agent runs a round. Returns false on a failed round.
  */
-static bool fleet_run(struct fleet *f, const struct frame *fr, const unsigned int *pps, __u64 t0,
-		      int intervals)
+static bool fleet_run(struct fleet *f, const struct frame *fr, int nf, const unsigned int *pps,
+		      __u64 t0, int intervals)
 {
 	char err[RL_ERRLEN] = "";
 
@@ -157,9 +158,10 @@ static bool fleet_run(struct fleet *f, const struct frame *fr, const unsigned in
 		__u64 now = t0 + (__u64)t * INTERVAL + INTERVAL / 2;
 
 		for (int i = 0; i < FLEET; i++)
-			if (pps[i] &&
-			    rl_prog_run(&f->n[i].p, now, fr->data, fr->len, pps[i] / 10) < 0)
-				return ASSERT_TRUE(false, "test run");
+			for (int j = 0; j < nf && pps[i]; j++)
+				if (rl_prog_run(&f->n[i].p, now, fr[j].data, fr[j].len,
+						pps[i] / 10) < 0)
+					return ASSERT_TRUE(false, "test run");
 		for (int i = 0; i < FLEET; i++) {
 			struct node *n = &f->n[i];
 
@@ -177,25 +179,30 @@ static bool fleet_run(struct fleet *f, const struct frame *fr, const unsigned in
 	return true;
 }
 
-/* The frame of source @src: UDP to port 54. */
-static void source_frame(struct frame *f, const char *src)
+/* The frame of source @src: UDP to port @dport (54: the rules' port). */
+static void source_frame(struct frame *f, const char *src, __u16 dport)
 {
 	fr_init(f);
 	fr_eth(f, 0x0800);
-	fr_ipv4_l4(f, src, RL_PROTO_UDP, 54, 0, 0);
+	fr_ipv4_l4(f, src, RL_PROTO_UDP, dport, 0, 0);
 	fr_pad(f, 64);
 }
 
-/* Passed under rule slot 0 (the first rule) on every node. */
-static __u64 rule_passed(struct fleet *f)
+/* Passed (or with @would, would-drops) under rule slot 0 (the first rule) on every node. */
+static __u64 rule_count(struct fleet *f, bool would)
 {
 	struct rl_rule_counters rc;
 	__u64 n = 0;
 
 	for (int i = 0; i < FLEET; i++)
 		if (!rl_rules_counters(&f->n[i].p.maps, 0, &rc))
-			n += rc.passed;
+			n += would ? rc.would_drop : rc.passed;
 	return n;
+}
+
+static __u64 rule_passed(struct fleet *f)
+{
+	return rule_count(f, false);
 }
 
 /* 3x the limit: evenly, and 70/20/10 over the nodes. */
@@ -216,13 +223,13 @@ TEST_FLAGS(sync_fleet_rule, RL_TEST_ROOT)
 	__u64 alone, fleet;
 	char what[160];
 
-	source_frame(&fa, "198.18.0.1");
-	source_frame(&fb, "198.18.0.2");
+	source_frame(&fa, "198.18.0.1", 54);
+	source_frame(&fb, "198.18.0.2", 54);
 	/* Without agents each node passes its own limit. */
-	if (!fleet_start(&f, def, rules) || !fleet_run(&f, &fa, even, T0, INTERVALS))
+	if (!fleet_start(&f, def, rules) || !fleet_run(&f, &fa, 1, even, T0, INTERVALS))
 		goto out;
 	alone = rule_passed(&f);
-	if (!agents_start(&f, "rule") || !fleet_run(&f, &fb, even, T1, INTERVALS))
+	if (!agents_start(&f, "rule") || !fleet_run(&f, &fb, 1, even, T1, INTERVALS))
 		goto out;
 	fleet = rule_passed(&f) - alone;
 	snprintf(what, sizeof(what),
@@ -240,8 +247,8 @@ out:
 	fleet_stop(&f);
 }
 
-/* Summed over the nodes: passed and would-drop. */
-static void dry_counts(struct fleet *f, __u64 *passed, __u64 *would)
+/* Summed over the nodes: passed and would-drop, the default rule's and the rule's. */
+static void dry_counts(struct fleet *f, __u64 *passed, __u64 *would, __u64 *rule_would)
 {
 	struct rl_counters c;
 
@@ -251,42 +258,59 @@ static void dry_counts(struct fleet *f, __u64 *passed, __u64 *would)
 			*passed += c.passed;
 			*would += c.would_drop;
 		}
+	/* The interface's would-drops are the default rule's; a rule's are its own. */
+	*rule_would = rule_count(f, true);
 }
 
+/* @what's would-drops of @offered with agents: the fleet's would-passes about r t + b. */
+static void dry_check(const char *what, __u64 offered, __u64 alone, __u64 would)
+{
+	const __u64 want = RATE * INTERVALS / 10 + BURST;
+	char buf[240];
+
+	snprintf(buf, sizeof(buf),
+		 "%s: offered %llu, r t + b = %llu: would-drops %llu without agents, %llu with; "
+		 "would-pass with agents %llu (%.3fx r t + b)",
+		 what, (unsigned long long)offered, (unsigned long long)want,
+		 (unsigned long long)alone, (unsigned long long)would,
+		 (unsigned long long)(offered - would), (double)(offered - would) / want);
+	printf("    %s\n", buf);
+	ASSERT_TRUE((offered - alone) * 10 > want * 18, "without agents, each node its own limit");
+	ASSERT_LE(offered - would, want + want / 10, buf);
+	ASSERT_LE(want - want / 20, offered - would, buf);
+}
+
+/*
+ * Dry-run in the default policy (a source to port 53) and in a limit rule
+ * (the same source to port 54), each 1000/s burst 100, over three nodes.
+ */
 TEST_FLAGS(sync_fleet_dry_run, RL_TEST_ROOT)
 {
 	static const char *const def[] = { "--rate",   "1000",	  "--burst", "100",
 					   "--action", "dry-run", NULL };
-	const __u64 want = RATE * INTERVALS / 10 + BURST;
-	__u64 offered = 0, passed, would, p0, alone;
-	struct frame fa, fb;
+	static const char *const rules[] = {
+		"dns --proto udp --dport 54 --rate 1000 --burst 100 --action dry-run", NULL
+	};
+	__u64 offered = 0, passed, would, rwould, p0, alone, ralone;
+	struct frame fa[2], fb[2];
 	struct fleet f;
-	char what[200];
 
-	source_frame(&fa, "198.18.0.1");
-	source_frame(&fb, "198.18.0.2");
+	source_frame(&fa[0], "198.18.0.1", 53);
+	source_frame(&fa[1], "198.18.0.1", 54);
+	source_frame(&fb[0], "198.18.0.2", 53);
+	source_frame(&fb[1], "198.18.0.2", 54);
 	for (int i = 0; i < FLEET; i++)
 		offered += (__u64)split[i] / 10 * INTERVALS;
-	if (!fleet_start(&f, def, NULL) || !fleet_run(&f, &fa, split, T0, INTERVALS))
+	if (!fleet_start(&f, def, rules) || !fleet_run(&f, fa, 2, split, T0, INTERVALS))
 		goto out;
-	dry_counts(&f, &p0, &alone);
-	ASSERT_EQ(p0, offered, "dry-run without agents: everything passed");
-	if (!agents_start(&f, "dry") || !fleet_run(&f, &fb, split, T1, INTERVALS))
+	dry_counts(&f, &p0, &alone, &ralone);
+	ASSERT_EQ(p0, 2 * offered, "dry-run without agents: everything passed");
+	if (!agents_start(&f, "dry") || !fleet_run(&f, fb, 2, split, T1, INTERVALS))
 		goto out;
-	dry_counts(&f, &passed, &would);
-	passed -= p0;
-	would -= alone;
-	snprintf(what, sizeof(what),
-		 "offered %llu, r t + b = %llu: would-drops %llu without agents, %llu with; "
-		 "would-pass with agents %llu (%.3fx r t + b)",
-		 (unsigned long long)offered, (unsigned long long)want, (unsigned long long)alone,
-		 (unsigned long long)would, (unsigned long long)(offered - would),
-		 (double)(offered - would) / want);
-	printf("    %s\n", what);
-	ASSERT_EQ(passed, offered, "dry-run with agents: everything passed");
-	ASSERT_TRUE((offered - alone) * 10 > want * 18, "without agents, each node its own limit");
-	ASSERT_LE(offered - would, want + want / 10, what);
-	ASSERT_LE(want - want / 20, offered - would, what);
+	dry_counts(&f, &passed, &would, &rwould);
+	ASSERT_EQ(passed - p0, 2 * offered, "dry-run with agents: everything passed");
+	dry_check("the default policy", offered, alone, would - alone);
+	dry_check("a limit rule", offered, ralone, rwould - ralone);
 out:
 	fleet_stop(&f);
 }
