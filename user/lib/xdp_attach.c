@@ -804,6 +804,8 @@ static int repin_members(const struct rl_iface *ifc, const char *name, int fd, c
  * anew in *@np, each like the map it replaces (type, key, value, flags,
  * BTF); *@made says which (bits of RL_MAP_*). Changes nothing live.
  */
+_Static_assert(RL_N_MAPS <= 32, "feature_maps(): a bit of *made per map");
+
 static int feature_maps(struct rl_pins *np, const struct rl_config *cfg,
 			const struct rl_rules_cfg *rules, __u32 *made, char *err, size_t errlen)
 {
