@@ -16,7 +16,8 @@
 #      sources; cost against the number of sources;
 #   5. the per-packet cost of drop samples at 1 in 100 against none;
 #   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
-#      nodes, Redis cost per node per interval (bench/results/sync.md);
+#      nodes, Redis cost per node per interval, the kernel side (counting per
+#      packet, drain, charge: bench/sync_ratio.sh) (bench/results/sync.md);
 #   7. what top shows while the kernel rewrites states under a slow walk
 #      (bench/top_walk.sh, bench/results/top_walk.txt).
 # Results: bench/results/results.md (printed at the end) and PNG plots.
