@@ -7,9 +7,10 @@
  *	sync_sentinel_replies	the sentinels' replies apart, no server: addresses, ROLE,
  *				+switch-master payloads, accepted and refused
  *	sync_sentinel_switch	agent steps in this process (no kernel), a password on every
- *				server, the sentinels' too (asked without, then with it); an
- *				unknown master name, a redis-server given as a sentinel and a
- *				replica named as master are refused with their reason; a
+ *				server, the sentinels' too (asked without, then with it); a
+ *				sentinel down is passed over; an unknown master name, a
+ *				redis-server given as a sentinel and a replica named as
+ *				master are refused with their reason; a
  *				manual failover (SENTINEL FAILOVER: the old master stays a
  *				writable master for ~10 s) is followed through +switch-master
  *				within three round trips, without one in fallback
@@ -44,6 +45,7 @@
 #include "harness.h"
 #include "metrics.h"
 #include "netns.h"
+#include "redis_srv.h"
 #include "rl_sync.h"
 #include "sentinel_srv.h"
 #include "sync_agent.h"
@@ -237,6 +239,10 @@ TEST(sync_sentinel_switch)
 	snprintf(url, sizeof(url), "sentinel://127.0.0.1:%u/rlt", s.sport[1]);
 	ASSERT_EQ(try_open(url, err, sizeof(err)), -EACCES, "sentinels need a password");
 	ASSERT_CONTAINS(err, "NOAUTH", "sentinels need a password");
+	/* A sentinel down (nothing listens on its port): the next one is asked. */
+	snprintf(url, sizeof(url), "sentinel://:pw-sw@127.0.0.1:%u,127.0.0.1:%u/rlt",
+		 redis_srv_free_port(), s.sport[1]);
+	ASSERT_OK(try_open(url, err, sizeof(err)), "a sentinel down: the next one answers");
 	/* A sentinel that names the replica as a master: refused after ROLE, never written. */
 	if (ASSERT_OK(sentinel_srv_cli(&s, s.sport[2], true, NULL,
 				       "SENTINEL MONITOR rltr 127.0.0.1 %u 2", s.port[1]),
