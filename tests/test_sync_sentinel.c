@@ -415,7 +415,7 @@ static char *agent_log(struct sfleet *f, int k)
 	return out;
 }
 
-/* Start every agent at once with @extra; true once each says it runs (at most 5 s). */
+/* Start every agent at once with @extra; true once each says it runs (at most 10 s). */
 static bool agents_start(struct sfleet *f, const char *extra)
 {
 	char cmd[1024];
@@ -440,7 +440,7 @@ static bool agents_start(struct sfleet *f, const char *extra)
 		}
 		f->agent[k] = pid;
 	}
-	for (double t0 = mono(); left && mono() - t0 < 5; usleep(20000)) {
+	for (double t0 = mono(); left && mono() - t0 < 10; usleep(20000)) {
 		for (int k = 0; k < f->n; k++) {
 			char *log;
 			int st;

@@ -19,6 +19,19 @@
 /* What a host from a sentinel may hold: a name, an IPv4 or a bare IPv6 address. */
 #define HOST_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:"
 
+/*
+ * The sentinel that answered last, by URL. The agent closes the store on any
+ * failure and opens it anew; the next open asks this one first, so a
+ * sentinel that is down or hangs costs one try its share of the bound, not
+ * every try (the order the Redis documentation asks of Sentinel clients).
+ * One agent runs per process: one entry is enough, and a process with
+ * several URLs only loses the hint.
+ */
+static struct {
+	char url[300];
+	unsigned int first;
+} hint;
+
 struct rl_sentinel {
 	struct rl_redis_url url;
 	struct rl_redis_stop stop;
@@ -328,12 +341,16 @@ static int rank(int err)
 static int find_master(struct rl_sentinel *s, __u64 deadline, char *err, size_t errlen)
 {
 	struct rl_redis_addr tried[RL_REDIS_ADDRS_MAX];
-	unsigned int n = s->url.naddrs, ntried = 0;
+	unsigned int n = s->url.naddrs, ntried = 0, first = 0;
 	char causes[1024] = "", cause[512], url[300];
 	int ret = -ETIMEDOUT, best = 0;
 	size_t off = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
+	rl_redis_url_str(&s->url, url, sizeof(url));
+	if (!strcmp(hint.url, url) && hint.first < n)
+		first = hint.first;
+	for (unsigned int k = 0; k < n; k++) {
+		unsigned int i = (first + k) % n;
 		__u64 now = mono_ns(), slice;
 		struct rl_redis *sub = NULL;
 		struct rl_redis_addr a;
@@ -344,7 +361,7 @@ static int find_master(struct rl_sentinel *s, __u64 deadline, char *err, size_t 
 			ret = -ETIMEDOUT;
 			goto note;
 		}
-		slice = now + (deadline - now) / (n - i);
+		slice = now + (deadline - now) / (n - k);
 		if (!s->sub) {
 			ret = subscribe(s, i, slice, &sub, cause, sizeof(cause));
 			if (ret == -EINTR)
@@ -360,6 +377,8 @@ static int find_master(struct rl_sentinel *s, __u64 deadline, char *err, size_t 
 				goto stopped;
 			goto note;
 		}
+		snprintf(hint.url, sizeof(hint.url), "%s", url);
+		hint.first = i;
 		if (sub) {
 			s->sub = sub;
 			s->sub_from = i;
@@ -383,7 +402,6 @@ note:
 		if (ret == -ETIMEDOUT && now >= deadline)
 			break;
 	}
-	rl_redis_url_str(&s->url, url, sizeof(url));
 	snprintf(err, errlen, "%s: no master '%s' to write to: %s", url, s->url.master, causes);
 	return best ? best : -ETIMEDOUT;
 stopped:
