@@ -12,14 +12,14 @@
 # on each receiving end a limiter (token-bucket 1000/s, burst 100) and its
 # agent, all through sentinel:// to a master, its replica and three
 # sentinels on the receiving namespace's loopback (down-after-milliseconds
-# 500, as tests/lib/sentinel_srv.c). One source (198.18.3.7) at 1000 pps on
-# each pair, 3x its limit in all, for T s. For each interval, three runs
+# 500, as tests/lib/sentinel_srv.c). One source (198.18.3.7) paced at 2000
+# pps on each pair, 6x its limit in all (3-5x under load), for T s. For each interval, three runs
 # side by side: steady (nothing fails), and the master SIGKILLed after T/3 s
 # with --fallback share, then with --fallback local; all intervals and kinds
 # once per round, rounds one after another. Accuracy = what all limiters
 # passed / (r t + b), t measured. Switch = from the kill until the last
 # agent's first round trip on the new master (the new master's own record of
-# it); named = until a sentinel names it (polled every 50 ms).
+# it); named = until a sentinel names it (the leader's log).
 #
 # Network safety: namespaces made here and removed on exit, addresses in
 # 198.18.0.0/15 only inside them, every flow bounded by trafgen -n and
@@ -145,6 +145,11 @@ sentinels_ready() {
 	return 1
 }
 
+# The source's frames on limiter I.
+ipv4_on() {
+	inr "$cli" stats "rqr$1" --json | sed -n 's/.*"ipv4": *\([0-9]*\).*/\1/p'
+}
+
 # The source's passes on limiter I: IPv4 frames less the limited ones.
 passed_on() {
 	local js ipv4 lim
@@ -154,21 +159,31 @@ passed_on() {
 	echo $((ipv4 - lim))
 }
 
-# When node nI first wrote to the new master, in ms of the host's clock, if it
-# did after @1 (ms): the new master's rl:{GROUP}:nodes holds each node's last
-# round trip in the server's TIME, the same clock. Polled every 50 ms, the
-# first value seen is the first round trip there, or (intervals under 50 ms)
-# within one or two of it. Values from before the kill were replicated from the
-# old master.
-first_write() {
-	rcli -p 6380 HGETALL "rl:{$2}:nodes" | paste - - |
-		awk -v t="$1" -v n="n$3" '$1 == n && $2 > t { print $2 }'
+# Each node's round trips on the new master after @1 (ms of the host's clock),
+# as lines "nI MS": its rl:{@2}:nodes holds each node's last round trip in the
+# server's TIME, the host's clock. Values from before the kill were replicated
+# from the old master.
+new_writes() {
+	rcli -p 6380 HGETALL "rl:{$2}:nodes" | paste - - | awk -v t="$1" '$2 > t { print $1, $2 }'
+}
+
+# When a sentinel first named the new master (ms): the leader's log line for
+# the failover state from which SENTINEL get-master-addr-by-name answers the
+# promoted replica (sentinelGetCurrentMasterAddress() in Redis), or -1.
+named_at() {
+	local line ms best=-1
+	while read -r line; do
+		ms=$(date -d "$line" +%s%3N 2>/dev/null) || continue
+		if [ "$best" = -1 ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
+	done < <(grep -h -- '+failover-state-reconf-slaves' "$tmp"/srv/s?.log 2>/dev/null |
+		awk '{ print $2, $3, $4, $5 }')
+	echo "$best"
 }
 
 # One run: interval IV, KIND steady / share / local. Writes "passed seconds switch named".
 run_once() {
-	local iv=$1 kind=$2 i mac pids="" t0 t1 tk now sw=() left last w named=-1 before after fb
-	local sw_t=-1
+	local iv=$1 kind=$2 i mac pids="" t0 t1 tk now sw=() left last w node named=-1 before after fb
+	local sw_t=-1 offered
 	teardown
 	ip netns add "$ns_s"
 	ip netns add "$ns_r"
@@ -206,9 +221,13 @@ run_once() {
 	for i in $(seq 1 "$n"); do before=$((before + $(passed_on "$i"))); done
 	t0=$(date +%s.%N)
 	for i in $(seq 1 "$n"); do
-		# trafgen spends about 20 us per packet besides the gap (tests/lib/netns.c).
-		timeout -k 1 $((secs * 2 + 10)) ip netns exec "$ns_s" trafgen -o "rqs$i" \
-			-i "$tmp/flow$i.cfg" -n $((rate * secs)) -t 980us -P 1 -Q >/dev/null 2>&1 &
+		# Paced at 2000 pps (trafgen spends about 20 us per packet besides the gap,
+		# tests/lib/netns.c), stopped by the clock: under load trafgen keeps half
+		# its pace and stalls now and then, and the source must still offer
+		# several times its limit throughout (as in tests/test_sync_sentinel.c).
+		timeout -k 1 "$secs" ip netns exec "$ns_s" trafgen -o "rqs$i" \
+			-i "$tmp/flow$i.cfg" -n $((2 * rate * (secs + 5))) -t 480us -P 1 -Q \
+			>/dev/null 2>&1 &
 		pids="$pids $!"
 	done
 	flows=$pids
@@ -216,63 +235,68 @@ run_once() {
 		sentinels_ready || die "the sentinels did not meet"
 		now=$(date +%s.%N)
 		sleep "$(echo "$t0 + $kill_at - $now" | bc -l | sed 's/^-.*/0/')"
-		tk=$(date +%s%3N)
 		# (waited for here, quietly: bash would report the kill on stderr)
 		{ kill -KILL "$master_pid" && wait "$master_pid"; } 2>/dev/null || true
+		# Once it is dead: what the replica has from it is all older than this.
+		tk=$(date +%s%3N)
 		left=$n
 		sw=(0 0 0 0)
 		last=0
-		while { [ "$left" -gt 0 ] || [ "$named" = -1 ]; } && [ $(($(date +%s%3N) - tk)) -lt 10000 ]; do
-			if [ "$named" = -1 ] && rcli -p 26380 SENTINEL get-master-addr-by-name rlt |
-				grep -q '^6380$'; then
-				named=$(echo "($(date +%s%3N) - $tk) / 1000" | bc -l)
-			fi
-			for i in $(seq 1 "$n"); do
-				[ "${sw[$i]}" = 0 ] || continue
-				w=$(first_write "$tk" "q$iv" "$i")
-				[ -n "$w" ] || continue
+		# One query a turn: the first value seen of a node is its first round
+		# trip there, or one a turn later (one interval or two).
+		while [ "$left" -gt 0 ] && [ $(($(date +%s%3N) - tk)) -lt 10000 ]; do
+			while read -r node w; do
+				i=${node#n}
+				[ "${sw[$i]:-1}" = 0 ] || continue
 				sw[$i]=$w
 				[ "$w" -gt "$last" ] && last=$w
 				left=$((left - 1))
-			done
-			sleep 0.05
+			done < <(new_writes "$tk" "q$iv")
+			sleep 0.02
 		done
 		[ "$left" = 0 ] && sw_t=$(echo "($last - $tk) / 1000" | bc -l)
+		w=$(named_at)
+		[ "$w" = -1 ] || named=$(echo "($w - $tk) / 1000" | bc -l)
 	fi
 	for p in $pids; do wait "$p" || true; done
 	flows=""
 	t1=$(date +%s.%N)
+	offered=0
+	for i in $(seq 1 "$n"); do offered=$((offered + $(ipv4_on "$i"))); done
 	sleep 0.1
 	after=0
 	for i in $(seq 1 "$n"); do after=$((after + $(passed_on "$i"))); done
-	echo "$((after - before)) $(echo "$t1 - $t0" | bc -l) $sw_t $named" > "$tmp/run.out"
+	echo "$((after - before)) $(echo "$t1 - $t0" | bc -l) $sw_t $named $offered" > "$tmp/run.out"
 	teardown
 }
 
 say "intervals $intervals, $kinds, $secs s each, master killed at $kill_at s, $rounds round(s)"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 dat=$tmp/sync-sentinel.dat
-echo "# round interval_ms kind passed seconds accuracy switch_s named_s" > "$dat"
+echo "# round interval_ms kind passed seconds accuracy switch_s named_s offered_x" > "$dat"
 for r in $(seq 1 "$rounds"); do
 	for iv in $intervals; do
 		ms=$(case $iv in *ms) echo "${iv%ms}" ;; *s) echo "$((${iv%s} * 1000))" ;; esac)
 		for kind in $kinds; do
 			run_once "$iv" "$kind"
-			read -r p s sw nm < "$tmp/run.out"
+			read -r p s sw nm off < "$tmp/run.out"
 			a=$(echo "$p / ($rate * $s + $burst)" | bc -l)
-			printf '%s\t%s\t%s\t%s\t%.2f\t%.4f\t%.2f\t%.2f\n' "$r" "$ms" "$kind" "$p" "$s" "$a" \
-				"$sw" "$nm" >> "$dat"
-			say "  round $r, every $iv, $kind: $p passed in $(printf %.2f "$s") s:" \
-				"$(printf %.3f "$a") x (r t + b); switch $(printf %.2f "$sw") s (named $(printf %.2f "$nm") s)"
+			o=$(echo "$off / ($rate * $s)" | bc -l)
+			printf '%s\t%s\t%s\t%s\t%.2f\t%.4f\t%.2f\t%.2f\t%.2f\n' "$r" "$ms" "$kind" "$p" "$s" \
+				"$a" "$sw" "$nm" "$o" >> "$dat"
+			say "  round $r, every $iv, $kind: offered $(printf %.2f "$o")x, $p passed in" \
+				"$(printf %.2f "$s") s: $(printf %.3f "$a") x (r t + b); switch" \
+				"$(printf %.2f "$sw") s (named $(printf %.2f "$nm") s)"
 		done
 	done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# min-max of column C (6 accuracy, 7 switch) for interval MS and KIND over the rounds.
+# min-max of column C (6 accuracy, 7 switch, 8 named, 9 offered) for interval MS and
+# KIND ("*": all) over the rounds.
 span() {
 	awk -v ms="$1" -v k="$2" -v c="$3" -v f="$4" '
-		$2 == ms && $3 == k { v = $c + 0; if (!n++ || v < lo) lo = v; if (n == 1 || v > hi) hi = v }
+		$2 == ms && ($3 == k || k == "*") { v = $c + 0; if (!n++ || v < lo) lo = v; if (n == 1 || v > hi) hi = v }
 		END { if (!n) print "-"; else if (sprintf(f, lo) == sprintf(f, hi)) printf f "\n", lo;
 		      else printf f "-" f "\n", lo, hi }' "$dat"
 }
@@ -286,18 +310,21 @@ span() {
 	echo
 	echo "3 limiters (token-bucket $rate/s, burst $burst), each with its agent, through"
 	echo "sentinel:// (a master, its replica, 3 sentinels, down-after-milliseconds 500); one"
-	echo "source at 3x its limit for $secs s, spread evenly. Steady: nothing fails; share,"
+	echo "source at several times its limit (trafgen paced at 6x) for $secs s, spread evenly."
+	echo "Steady: nothing fails; share,"
 	echo "local: the master SIGKILLed after $kill_at s, the agents in that fallback until they"
 	echo "write to the new master. Accuracy: total passed / (r t + b); switch: from the kill"
 	echo "until the last agent's first round trip on the new master (its time as the new"
-	echo "master recorded it; the sentinels named it after the time in brackets, polled every"
-	echo "50 ms). Min-max over $rounds round(s), kinds and intervals interleaved in each round."
+	echo "master recorded it, read every 20 ms: within a turn of it); in brackets, when the"
+	echo "sentinels named the new master (the leader's log). Min-max over $rounds round(s), kinds"
+	echo "and intervals interleaved in each round."
 	echo
-	echo "| interval | steady | failover, share | switch (named) | failover, local | switch (named) |"
-	echo "|---|---|---|---|---|---|"
+	echo "| interval | offered | steady | failover, share | switch (named) | failover, local | switch (named) |"
+	echo "|---|---|---|---|---|---|---|"
 	for iv in $intervals; do
 		ms=$(case $iv in *ms) echo "${iv%ms}" ;; *s) echo "$((${iv%s} * 1000))" ;; esac)
-		printf '| %s | %s | %s | %s s (%s s) | %s | %s s (%s s) |\n' "$iv" \
+		printf '| %s | %sx | %s | %s | %s s (%s s) | %s | %s s (%s s) |\n' "$iv" \
+			"$(span "$ms" '*' 9 %.1f)" \
 			"$(span "$ms" steady 6 %.3f)" "$(span "$ms" share 6 %.3f)" \
 			"$(span "$ms" share 7 %.2f)" "$(span "$ms" share 8 %.2f)" \
 			"$(span "$ms" local 6 %.3f)" "$(span "$ms" local 7 %.2f)" \
