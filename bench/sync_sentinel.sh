@@ -12,7 +12,7 @@
 # on each receiving end a limiter (token-bucket 1000/s, burst 100) and its
 # agent, all through sentinel:// to a master, its replica and three
 # sentinels on the receiving namespace's loopback (down-after-milliseconds
-# 500, as tests/lib/sentinel_srv.c). One source (198.18.3.7) paced at 2000
+# 1000, as tests/lib/sentinel_srv.c). One source (198.18.3.7) paced at 2000
 # pps on each pair, 6x its limit in all (3-5x under load), for T s. For each interval, three runs
 # side by side: steady (nothing fails), and the master SIGKILLed after T/3 s
 # with --fallback share, then with --fallback local; all intervals and kinds
@@ -116,7 +116,7 @@ start_servers() {
 		p=$((26379 + i))
 		printf '%s\n' "port $p" "bind 127.0.0.1" "daemonize no" "logfile $d/s$i.log" "dir $d" \
 			"sentinel monitor rlt 127.0.0.1 6379 2" \
-			"sentinel down-after-milliseconds rlt 500" \
+			"sentinel down-after-milliseconds rlt 1000" \
 			"sentinel failover-timeout rlt 3000" > "$d/s$i.conf"
 		nsenter --net="/run/netns/$ns_r" redis-sentinel "$d/s$i.conf" &
 		servers="$servers $!"
@@ -309,7 +309,7 @@ span() {
 	echo "load average before $load0, after $load1."
 	echo
 	echo "3 limiters (token-bucket $rate/s, burst $burst), each with its agent, through"
-	echo "sentinel:// (a master, its replica, 3 sentinels, down-after-milliseconds 500); one"
+	echo "sentinel:// (a master, its replica, 3 sentinels, down-after-milliseconds 1000); one"
 	echo "source at several times its limit (trafgen paced at 6x) for $secs s, spread evenly."
 	echo "Steady: nothing fails; share,"
 	echo "local: the master SIGKILLed after $kill_at s, the agents in that fallback until they"

@@ -13,18 +13,18 @@
  *				master are refused with their reason; a
  *				manual failover (SENTINEL FAILOVER: the old master stays a
  *				writable master for ~10 s) is followed through +switch-master
- *				within three round trips, without one in fallback
+ *				within 2 s, without a round trip in fallback
  *	sync_sentinel_failover	the issue's: three limiters, each with its agent (--fallback
  *				share), one source at several times its limit for 12 s, the first
  *				sentinel of the URL hung (SIGSTOP) throughout, the master
  *				SIGKILLed after 4 s: the fleet passes within +15% / -5% of
  *				r t + b, every agent ends on the new master (stats --json,
  *				the exporter); prints the figure and the switch time
- *	sync_sentinel_stopped_master  the master SIGSTOPped for 10 s under two agents: both
- *				fall back, the sentinels fail over, the agent left resumes on
- *				the new master and stays there when the old one wakes; a
- *				SIGTERM ends the other within its bound while the master is
- *				stopped
+ *	sync_sentinel_stopped_master  the master SIGSTOPped for 10 s under two agents: one
+ *				falls back, resumes on the new master once the sentinels
+ *				fail over, and stays there when the old one wakes; the other
+ *				(5 s interval) is SIGTERMed in the middle of a round trip to
+ *				the silent master and ends within its bound
  *
  * The end-to-end tests run the servers in the receiving namespace (the
  * agents reach them on its loopback), with every limiter on a veth pair of
@@ -293,9 +293,11 @@ TEST(sync_sentinel_switch)
 	if (ASSERT_TRUE(named_at > 0 && moved_at > 0, "failed over, and followed")) {
 		/*
 		 * A sentinel names the promoted replica as soon as it is one, and
-		 * says +switch-master when the failover ends, at its next tick.
+		 * says +switch-master when the failover ends, a tick or two later
+		 * (at load 17, 0.6 s later): 2 s is well before the old master is
+		 * reconfigured, when the connection to it would break.
 		 */
-		ASSERT_LE(moved_at, named_at + 3, "followed within three round trips");
+		ASSERT_LE(moved_at, named_at + 20, "followed within 2 s");
 		ASSERT_TRUE(sentinel_srv_role(&s, 0, role, sizeof(role)) && !strcmp(role, "master"),
 			    "the old master is still a master: only the subscription told");
 	}
@@ -415,8 +417,13 @@ static char *agent_log(struct sfleet *f, int k)
 	return out;
 }
 
-/* Start every agent at once with @extra; true once each says it runs (at most 10 s). */
-static bool agents_start(struct sfleet *f, const char *extra)
+/*
+ * Start every agent at once, agent k with options @extra[k]; true once each
+ * says it runs. At most
+ * 40 s: an agent turns counting on under the host lock, which another
+ * command may hold for up to 30 s (the CLI's own bound) on a busy machine.
+ */
+static bool agents_start(struct sfleet *f, const char *const *extra)
 {
 	char cmd[1024];
 	bool up[NLIM] = {};
@@ -429,7 +436,8 @@ static bool agents_start(struct sfleet *f, const char *extra)
 		snprintf(cmd, sizeof(cmd),
 			 "exec nsenter --net=/run/netns/%s %s/xdp-ratelimit sync %s --redis '%s' "
 			 "--group sn --node n%d %s 2>>%s </dev/null",
-			 f->ns.rx, rl_build_dir, f->pair[k].rx_if, f->srv.url, k, extra, f->log[k]);
+			 f->ns.rx, rl_build_dir, f->pair[k].rx_if, f->srv.url, k, extra[k],
+			 f->log[k]);
 		pid = fork();
 		if (pid < 0)
 			return false;
@@ -440,7 +448,7 @@ static bool agents_start(struct sfleet *f, const char *extra)
 		}
 		f->agent[k] = pid;
 	}
-	for (double t0 = mono(); left && mono() - t0 < 10; usleep(20000)) {
+	for (double t0 = mono(); left && mono() - t0 < 40; usleep(20000)) {
 		for (int k = 0; k < f->n; k++) {
 			char *log;
 			int st;
@@ -461,6 +469,14 @@ static bool agents_start(struct sfleet *f, const char *extra)
 				return false;
 			}
 		}
+	}
+	for (int k = 0; k < f->n && left; k++) {
+		char *log = up[k] ? NULL : agent_log(f, k);
+
+		if (!up[k])
+			fprintf(stderr, "    agent %d did not start within 40 s:\n%s", k,
+				log ? log : "");
+		free(log);
 	}
 	return !left;
 }
@@ -584,8 +600,11 @@ TEST_FLAGS(sync_sentinel_failover, RL_TEST_ROOT)
 	snprintf(moved, sizeof(moved), "now writing to %s (was %s)", want, old);
 	kill(f.srv.spid[0], SIGSTOP);
 	f.srv.paused[0] = true;
-	if (!ASSERT_TRUE(agents_start(&f, "--interval 100ms --fallback share"),
-			 "agents up through the sentinels left"))
+	if (!ASSERT_TRUE(
+		    agents_start(&f, (const char *const[]){ "--interval 100ms --fallback share",
+							    "--interval 100ms --fallback share",
+							    "--interval 100ms --fallback share" }),
+		    "agents up through the sentinels left"))
 		goto out;
 	p0 = passed_total(&f);
 	o0 = offered_total(&f);
@@ -608,6 +627,8 @@ TEST_FLAGS(sync_sentinel_failover, RL_TEST_ROOT)
 
 			/* Failover needs the sentinels left to know the replica and each other. */
 			ASSERT_TRUE(sentinel_srv_ready(&f.srv, 5), "the sentinels can fail over");
+			ASSERT_EQ(sentinel_srv_master(&f.srv, 1), 0,
+				  "no failover before the kill (the first master still named)");
 			for (int k = 0; k < NLIM; k++)
 				if (!status_of(&f, k, &st))
 					syncs_at_kill[k] = st.syncs_total;
@@ -655,6 +676,9 @@ TEST_FLAGS(sync_sentinel_failover, RL_TEST_ROOT)
 	fprintf(stderr, "%s\n", what);
 	fprintf(stderr, "    per limiter: %llu %llu %llu\n", (unsigned long long)passed_on(&f, 0),
 		(unsigned long long)passed_on(&f, 1), (unsigned long long)passed_on(&f, 2));
+	/* The premise: trafgen, under the machine's load, did offer a flood. */
+	ASSERT_LE(2 * base, offered,
+		  "the source offered at least 2x its limit (else re-run alone)");
 	ASSERT_TRUE(killed, "the master was killed");
 	ASSERT_TRUE(t_all > 0, "every agent writes to the new master");
 	ASSERT_LE(passed * 100, base * 115, what);
@@ -689,23 +713,25 @@ out:
 }
 
 /*
- * The master SIGSTOPped for 10 s under two agents (--interval 100ms,
- * fallback local, a password on the redis-servers): every round trip and
- * every try to reconnect runs into the silent master and ends at its bound.
- * Both agents fall back; one is SIGTERMed meanwhile and must stop within 1 s
- * (the bound: 50 ms slices of waiting, then the clean stop); the sentinels
- * fail over and the other resumes on the new master. When the old master
- * wakes (still a master until the sentinels reconfigure it), the agent stays
- * on the new one.
+ * The master SIGSTOPped for 10 s under two agents (fallback local, a password
+ * on the redis-servers): every round trip and every try to reconnect runs
+ * into the silent master and ends at its bound. Agent 0 (--interval 100ms)
+ * falls back within an interval or two, the sentinels fail over, and it
+ * resumes on the new master; when the old master wakes (still a master until
+ * the sentinels reconfigure it), it stays on the new one. Agent 1 (--interval
+ * 5s, so that each wait for Redis may last 5 s) is SIGTERMed in the middle of
+ * its first round trip to the silent master: it must end within 3 s, where
+ * without the stop check it would wait out the rest of its 5 s (the exit also
+ * turns counting off, under the host lock other tests may hold).
  */
 TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 {
 	struct sfleet f = {};
 	struct rl_sync_status st;
 	char want[32], old[32], what[160];
-	double t0 = 0, t_fb[2] = {}, t_back = 0, t_term = -1, t;
+	double t0 = 0, t_fb = 0, t_back = 0, t_term = -1, t;
 	bool stopped = false, stayed = true;
-	__u64 syncs = 0;
+	__u64 syncs = 0, due = 0;
 	int wst = -1;
 
 	if (!need_sentinel())
@@ -714,7 +740,9 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 		goto out;
 	addr_of(&f.srv, 0, old, sizeof(old));
 	addr_of(&f.srv, 1, want, sizeof(want));
-	if (!ASSERT_TRUE(agents_start(&f, "--interval 100ms"), "agents up"))
+	if (!ASSERT_TRUE(
+		    agents_start(&f, (const char *const[]){ "--interval 100ms", "--interval 5s" }),
+		    "agents up"))
 		goto out;
 	for (double w = mono(); mono() - w < 3; usleep(20000))
 		if (!status_of(&f, 0, &st) && st.state == RL_SYNC_CONNECTED &&
@@ -722,19 +750,31 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 			break;
 	if (!ASSERT_STREQ(st.master, old, "the agent writes to the first master"))
 		goto out;
+	/* Mostly met already, while the agents started: the failover needs it. */
+	if (!ASSERT_TRUE(sentinel_srv_ready(&f.srv, 10), "the sentinels can fail over") ||
+	    !ASSERT_EQ(sentinel_srv_master(&f.srv, 0), 0, "no failover before the stop"))
+		goto out;
+	/* Agent 1's next round trip: its last one (CLOCK_REALTIME) and an interval. */
+	if (!ASSERT_OK(status_of(&f, 1, &st), "agent 1's status"))
+		goto out;
+	due = st.last_sync_ns + st.interval_ns;
 	t0 = mono();
 	kill(f.srv.pid[0], SIGSTOP);
 	stopped = true;
 	while ((t = mono() - t0) < 10) {
-		for (int k = 0; k < 2; k++)
-			if (!t_fb[k] && f.agent[k] > 0 && !status_of(&f, k, &st) &&
-			    st.state == RL_SYNC_FALLBACK_LOCAL)
-				t_fb[k] = t;
-		/* In fallback, its tries waiting on the silent master: SIGTERM. */
-		if (t_fb[1] && t_term < 0 && t >= t_fb[1] + 0.3) {
+		struct timespec now;
+
+		if (!t_fb && !status_of(&f, 0, &st) && st.state == RL_SYNC_FALLBACK_LOCAL)
+			t_fb = t;
+		/* 0.5 s into its round trip to the silent master: SIGTERM. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (t_term < 0 &&
+		    (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec > due + 500 * MS) {
 			double s0 = mono();
 
-			ASSERT_OK(rl_proc_stop(&f.agent[1], SIGTERM, 5000, &wst),
+			ASSERT_TRUE(!status_of(&f, 1, &st) && st.state == RL_SYNC_CONNECTED,
+				    "agent 1 has not finished that round trip");
+			ASSERT_OK(rl_proc_stop(&f.agent[1], SIGTERM, 6000, &wst),
 				  "SIGTERM stops the agent");
 			t_term = mono() - s0;
 			ASSERT_TRUE(WIFEXITED(wst) && !WEXITSTATUS(wst), "exit status 0");
@@ -754,14 +794,13 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 		    strcmp(st.master, want))
 			stayed = false;
 	fprintf(stderr,
-		"    fell back %.2f s and %.2f s after the stop, SIGTERM took %.3f s, resumed on "
-		"the new master %.2f s after the stop\n",
-		t_fb[0], t_fb[1], t_term, t_back);
-	ASSERT_TRUE(t_fb[0] > 0 && t_fb[0] < 1, "agent 0 fell back within 1 s");
-	ASSERT_TRUE(t_fb[1] > 0 && t_fb[1] < 1, "agent 1 fell back within 1 s");
+		"    fell back %.2f s after the stop, resumed on the new master %.2f s after it; "
+		"SIGTERM in a round trip to the silent master took %.3f s\n",
+		t_fb, t_back, t_term);
+	ASSERT_TRUE(t_fb > 0 && t_fb < 1, "fell back within 1 s");
 	snprintf(what, sizeof(what), "SIGTERM ended the agent in %.3f s", t_term);
-	ASSERT_TRUE(t_term >= 0 && t_term < 1, what);
-	ASSERT_TRUE(t_back > 0, "resumed on the new master while the old one was stopped");
+	ASSERT_TRUE(t_term >= 0 && t_term < 3, what);
+	ASSERT_TRUE(t_back > t_fb, "resumed on the new master while the old one was stopped");
 	ASSERT_TRUE(stayed, "stays on the new master when the old one wakes");
 	ASSERT_TRUE(!status_of(&f, 0, &st) && st.syncs_total > syncs, "and syncs there");
 	ASSERT_OK(rl_proc_stop(&f.agent[0], SIGTERM, 3000, &wst), "stopped by SIGTERM");

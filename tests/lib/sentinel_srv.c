@@ -161,7 +161,7 @@ static bool start_sentinel(struct sentinel_srv *s, int i)
 	fprintf(f,
 		"port %u\nbind 127.0.0.1\ndaemonize no\nlogfile %s\ndir %s\n"
 		"sentinel monitor " SENTINEL_SRV_MASTER " 127.0.0.1 %u 2\n"
-		"sentinel down-after-milliseconds " SENTINEL_SRV_MASTER " 500\n"
+		"sentinel down-after-milliseconds " SENTINEL_SRV_MASTER " 1000\n"
 		"sentinel failover-timeout " SENTINEL_SRV_MASTER " 3000\n"
 		"sentinel parallel-syncs " SENTINEL_SRV_MASTER " 1\n",
 		s->sport[i], log, s->dir, s->port[0]);

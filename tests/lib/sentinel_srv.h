@@ -4,8 +4,9 @@
  * name "rlt"), of the test's own: Debian's redis-server and redis-sentinel,
  * on loopback TCP ports of a network namespace the test made (fixed ports:
  * nothing else listens there) or of the host's (free ports), in a temporary
- * directory, without persistence. Tuned to fail over in about 2 s: a master
- * is down after 500 ms without an answer (down-after-milliseconds), a
+ * directory, without persistence. Tuned to fail over in 2-3 s: a master is
+ * down after 1 s without an answer (down-after-milliseconds; 500 ms made the
+ * sentinels fail over by themselves on the loaded 2-CPU test machine), a
  * replica syncs without the default 5 s wait (repl-diskless-sync-delay 0).
  *
  * Every process dies with the test runner (PR_SET_PDEATHSIG) and

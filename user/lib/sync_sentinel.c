@@ -335,12 +335,16 @@ static int rank(int err)
 /*
  * Ask the sentinels in turn and connect to the master one names, all before
  * @deadline; subscribe on the first that answers if the store has no
- * subscription. Each sentinel gets an equal share of what is left; the
- * master, once named, all that is left (the others would name it too).
+ * subscription. Each sentinel, and the master it names, get an equal share
+ * of what is left (the last one all of it): a master that hangs (stopped,
+ * while the sentinels fail over) must not keep the next sentinels, which may
+ * already name the new one, from being asked. A master that refused is not
+ * tried twice; one that did not answer in its share is, in the next share.
  */
 static int find_master(struct rl_sentinel *s, __u64 deadline, char *err, size_t errlen)
 {
 	struct rl_redis_addr tried[RL_REDIS_ADDRS_MAX];
+	int tried_ret[RL_REDIS_ADDRS_MAX];
 	unsigned int n = s->url.naddrs, ntried = 0, first = 0;
 	char causes[1024] = "", cause[512], url[300];
 	int ret = -ETIMEDOUT, best = 0;
@@ -384,15 +388,16 @@ static int find_master(struct rl_sentinel *s, __u64 deadline, char *err, size_t 
 			s->sub_from = i;
 		}
 		for (unsigned int j = 0; j < ntried; j++)
-			again |= same_addr(&tried[j], &a);
+			again |= same_addr(&tried[j], &a) && tried_ret[j] != -ETIMEDOUT;
 		if (again)
-			continue; /* its failure is noted already */
-		tried[ntried++] = a;
-		ret = connect_master(s, &a, deadline, cause, sizeof(cause));
+			continue; /* its refusal is noted already */
+		ret = connect_master(s, &a, slice, cause, sizeof(cause));
 		if (!ret)
 			return 0;
 		if (ret == -EINTR)
 			goto stopped;
+		tried[ntried] = a;
+		tried_ret[ntried++] = ret;
 note:
 		if (!best || rank(ret) > rank(best))
 			best = ret;

@@ -6,9 +6,10 @@
  * master, checks it is one, and moves when it changes.
  *
  * Finding it, all within the one bound the store is given: each sentinel in
- * turn, each with an equal share of what is left of the bound (one that hangs
- * costs its share, not the whole bound; one that refuses costs nothing),
- * starting with the one that answered last. A sentinel is first subscribed to (+switch-master, on a
+ * turn, starting with the one that answered last, each with an equal share
+ * of what is left of the bound for itself and the master it names (one that
+ * hangs costs its share, not the whole bound; one that refuses costs
+ * nothing). A sentinel is first subscribed to (+switch-master, on a
  * connection of its own), then asked SENTINEL get-master-addr-by-name on a
  * second: a switch after the answer comes on the subscription. The master is
  * then connected to (AUTH with the URL's password, SCRIPT LOAD) and asked
