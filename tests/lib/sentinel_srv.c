@@ -317,6 +317,39 @@ int sentinel_srv_master(struct sentinel_srv *s, int from)
 	return port == s->port[0] ? 0 : port == s->port[1] ? 1 : -1;
 }
 
+double sentinel_srv_named_at(struct sentinel_srv *s)
+{
+	double first = 0;
+
+	for (int i = 0; i < SENTINEL_SRV_N; i++) {
+		char path[128], line[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/sentinel%d.log", s->dir, i);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			/* "PID:X 04 Dec 2026 15:53:40.157 # +failover-state-reconf-slaves ..." */
+			struct tm tm = { .tm_isdst = -1 };
+			const char *p = strchr(line, ' ');
+			char *end;
+			double t;
+
+			if (!strstr(line, "+failover-state-reconf-slaves") || !p)
+				continue;
+			end = strptime(p + 1, "%d %b %Y %H:%M:%S", &tm);
+			if (!end || *end != '.')
+				continue;
+			/* The log is in local time, as mktime() takes it. */
+			t = (double)mktime(&tm) + strtod(end, NULL);
+			if (!first || t < first)
+				first = t;
+		}
+		if (f)
+			fclose(f);
+	}
+	return first;
+}
+
 bool sentinel_srv_role(struct sentinel_srv *s, int i, char *buf, size_t len)
 {
 	char *out = NULL;

@@ -53,6 +53,13 @@ bool sentinel_srv_start(struct sentinel_srv *s, const char *netns, const char *p
 bool sentinel_srv_ready(struct sentinel_srv *s, double secs);
 /* The redis-server (0 or 1) sentinel @from names as the master; -1 if it names none of them. */
 int sentinel_srv_master(struct sentinel_srv *s, int from);
+/*
+ * When a sentinel first named the promoted replica as master, as the leader
+ * logged it (the failover state from which SENTINEL get-master-addr-by-name
+ * answers the promoted replica), in seconds of CLOCK_REALTIME; 0 if none
+ * did. Read from the logs: no process, and no polling delay.
+ */
+double sentinel_srv_named_at(struct sentinel_srv *s);
 /* The first word of redis-server @i's ROLE ("master", "slave") into @buf; false if none. */
 bool sentinel_srv_role(struct sentinel_srv *s, int i, char *buf, size_t len);
 /*
