@@ -387,7 +387,15 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	ag->st.nodes = rep.nodes;
 	ag->st.sources_shared = rep.shared;
-	rl_sync_store_master(ag->r, ag->st.master, sizeof(ag->st.master));
+	{
+		char master[sizeof(ag->st.master)];
+
+		/* A failover (sentinel://) moves the writes: said, and shown by stats. */
+		rl_sync_store_master(ag->r, master, sizeof(master));
+		if (ag->st.master[0] && strcmp(master, ag->st.master))
+			pr_warn("sync: now writing to %s (was %s)", master, ag->st.master);
+		memcpy(ag->st.master, master, sizeof(master));
+	}
 	ag->st.syncs_total++;
 	ag->st.charged_units_total += charged;
 	update_bytes(ag);
@@ -789,7 +797,9 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
 	if (ret == -EINTR)
 		ret = 0;
-	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE;
+	/* -EAGAIN: the master Sentinel names is not one yet (a failover under way). */
+	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE ||
+	       ret == -EAGAIN;
 	if (down) {
 		snprintf(down_msg, sizeof(down_msg), "%s", err);
 		ret = 0;
