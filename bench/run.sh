@@ -17,7 +17,10 @@
 #      sources; cost against the number of sources;
 #   5. the per-packet cost of drop samples at 1 in 100 against none;
 #   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
-#      nodes, Redis cost per node per interval (bench/results/sync.md);
+#      nodes, Redis cost per node per interval, the kernel side (counting per
+#      packet, drain, charge: bench/sync_ratio.sh) (bench/results/sync.md); the
+#      same through Redis Sentinel, steady and across a failover
+#      (bench/sync_sentinel.sh, bench/results/sync-sentinel.md);
 #   7. what top shows while the kernel rewrites states under a slow walk
 #      (bench/top_walk.sh, bench/results/top_walk.txt).
 # Results: bench/results/results.md (printed at the end) and PNG plots.
@@ -594,6 +597,7 @@ cat "$res/results.md"
 # === 6: fleet sync ===========================================================
 # Its own namespaces, server and results file (bench/results/sync.md).
 "$here/sync.sh" "$build"
+"$here/sync_sentinel.sh" "$build"
 
 # === 7: top under a slow walk ================================================
 say "part 7: top's highest USED while 65,536 sources under their limit send"

@@ -20,6 +20,10 @@
 #    on every node: the reply carries them all); Redis commands, bytes each
 #    way, agent CPU, round trip time, and the server's CPU (INFO), per node
 #    per interval.
+# 3. The kernel side (bench/sync_ratio.sh): counting's per-packet cost, sync
+#    on against off at 1 and 64k sources, and the drain and charge of 1,024
+#    to 131,072 sources; with RL_BENCH_BASE=BUILD (a build of the base
+#    commit) that build beside this one, alternating.
 #
 # Network safety: namespaces made here and removed on exit, addresses in
 # 198.18.0.0/15 only inside them, every flow bounded by trafgen -n and
@@ -207,6 +211,10 @@ for n in $sizes; do
 	say "  $(printf '%s\t%.2f' "$line" "$srv")"
 done
 
+say "kernel side: counting per packet, drain and charge"
+"$here/sync_ratio.sh" "${RL_BENCH_BASE:--}" "$build" "$( [ "$quick" = 1 ] && echo 1 || echo 3)" \
+	> "$tmp/kernel.md" || die "sync_ratio.sh failed"
+
 {
 	echo "# Fleet sync: accuracy and cost"
 	echo
@@ -242,6 +250,17 @@ done
 		printf '| %s | %s | %s | %s | %s us | %s ms, %s ms | %s ms | %s |\n' \
 			"$src" "$cmds" "$tx" "$rx" "$cpu" "$med" "$max" "$srv" "$failed"
 	done
+	echo
+	echo "## The kernel side: counting per packet, drain and charge"
+	echo
+	echo "Per packet: the program with sync counting on against the same program off, on the"
+	echo "same maps, every packet passing (so counted), no drain (every counter holds units);"
+	echo "net of the driver, three instances' maps, median over rounds and instances. The drain"
+	echo "and the charge of one interval of N sources that each passed a packet, on a limiter of"
+	echo "the default size (a million sources). bench/sync_ratio.sh; 'before' is"
+	echo "RL_BENCH_BASE's build when given."
+	echo
+	cat "$tmp/kernel.md"
 } > "$tmp/sync.md"
 
 cat "$tmp/sync.md"

@@ -12,6 +12,17 @@
  *
  * Prints one line: sources nodes rounds commands tx_bytes rx_bytes cpu_us
  * rtt_ms_median rtt_ms_max fallbacks, each per node per interval.
+ *
+ * With --kernel instead of --redis, the kernel side of an interval: a
+ * limiter with sync counting on (the default table, a million sources),
+ * N sources (a power of two) passing a packet each (bench_ref's driver),
+ * then the drain (rl_sync_drain()) and the charge of the N drained sources
+ * (rl_sync_charge(), one unit each), timed:
+ *
+ *	rl-bench [--ifname IFACE] sync-cost --kernel --sources N [--rounds R]
+ *
+ * Prints one line: sources rounds drained drain_ms_median drain_ms_max
+ * charge_ms_median charge_ms_max (drained: sources of the last drain).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,7 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "bench.h"
+#include "bench_ref.skel.h"
+#include "prog.h"
+#include "rl_skel.h"
 #include "sync_agent.h"
 
 #define MAX_NODES 8
@@ -47,6 +63,93 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The kernel side of an interval with @sources sources (see above). */
+static int kernel_cost(unsigned long sources, unsigned long rounds)
+{
+	static const char *const pol[] = { "--rate", "1000000000", "--burst", "1000000000", NULL };
+	double *drain = calloc(rounds, sizeof(double)), *charge = calloc(rounds, sizeof(double));
+	struct xdp_ratelimit *lim = NULL;
+	struct rl_sync_kern *k = NULL;
+	struct bpf_link *link = NULL;
+	struct bench_ref *drv = NULL;
+	struct rl_sync_src *v = NULL;
+	struct bench_frame f;
+	struct rl_config cfg;
+	struct rl_pins pins;
+	char err[1024];
+	size_t n = 0;
+	int ret = 1, e;
+
+	if (!drain || !charge || bench_config(&cfg, pol))
+		goto out;
+	cfg.sync_count = 1;
+	lim = bench_limiter(&cfg, RL_DEFAULT_MAX_SOURCES, RL_DEFAULT_MAX_SOURCES6);
+	drv = bench_ref__open();
+	if (!lim || !drv)
+		goto out;
+	/* The driver only: the references' maps as small as they go. */
+	bpf_map__set_max_entries(drv->maps.ref_lookup_map, 16);
+	bpf_map__set_max_entries(drv->maps.ref_gcra_map, 16);
+	bpf_map__set_max_entries(drv->maps.ref_gcra_lean_map, 16);
+	bpf_map__set_max_entries(drv->maps.ref_gcra_lean4_map, 16);
+	e = bench_ref__load(drv);
+	if (e) {
+		fprintf(stderr, "rl-bench sync-cost: couldn't load bench_ref: %s\n", strerror(-e));
+		goto out;
+	}
+	link = bench_attach(drv->progs.bench_driver, &e);
+	if (e)
+		goto out;
+	bench_frame_ipv4(&f, 64);
+	drv->bss->bench_off = f.src_off;
+	drv->bss->bench_base = sources <= BENCH_NET4_SIZE ? BENCH_NET4 : BENCH_WIDE4;
+	drv->data->bench_mul = 0x9e3779b1U;
+	rl_prog_maps(lim, &pins);
+	if (bench_set_target(drv, rl_prog_fd(lim), (__u32)sources) ||
+	    rl_sync_kern_from_pins(&pins, -1, &k, err, sizeof(err))) {
+		fprintf(stderr, "rl-bench sync-cost: %s\n", err);
+		goto out;
+	}
+	/* The sources in, and a first drain and charge: the agent's programs loaded. */
+	if (bench_run_driver(drv, &f, (__u32)sources, NULL, NULL) || rl_sync_drain(k, &v, &n) ||
+	    rl_sync_charge(k, v, n, NULL))
+		goto out;
+	for (unsigned long r = 0; r < rounds; r++) {
+		double t0, t1;
+
+		free(v);
+		v = NULL;
+		if (bench_run_driver(drv, &f, (__u32)sources, NULL, NULL))
+			goto out;
+		t0 = wall_now();
+		if (rl_sync_drain(k, &v, &n))
+			goto out;
+		t1 = wall_now();
+		for (size_t i = 0; i < n; i++)
+			v[i].units = 1;
+		if (rl_sync_charge(k, v, n, NULL))
+			goto out;
+		drain[r] = (t1 - t0) * 1000;
+		charge[r] = (wall_now() - t1) * 1000;
+	}
+	printf("%lu\t%lu\t%zu\t%.2f\t%.2f\t%.2f\t%.2f\n", sources, rounds, n,
+	       bench_median(drain, (int)rounds), bench_max(drain, (int)rounds),
+	       bench_median(charge, (int)rounds), bench_max(charge, (int)rounds));
+	ret = 0;
+out:
+	if (ret)
+		fprintf(stderr, "rl-bench sync-cost: the kernel side failed\n");
+	free(v);
+	rl_sync_kern_close(k, false);
+	bpf_link__destroy(link);
+	bench_ref__destroy(drv);
+	if (lim)
+		rl_prog_destroy(lim);
+	free(drain);
+	free(charge);
+	return ret;
+}
+
 int bench_sync_cost(int argc, char **argv)
 {
 	const char *url = NULL, *policy = "algo=token-bucket\nrate=1000/1\nburst=100\n";
@@ -63,8 +166,10 @@ int bench_sync_cost(int argc, char **argv)
 		{ "sources", required_argument, NULL, 's' },
 		{ "nodes", required_argument, NULL, 'n' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "kernel", no_argument, NULL, 'k' },
 		{},
 	};
+	bool kernel = false;
 	int c;
 
 	bench_opts_begin();
@@ -82,9 +187,23 @@ int bench_sync_cost(int argc, char **argv)
 		case 'r':
 			rounds = strtoul(optarg, NULL, 0);
 			break;
+		case 'k':
+			kernel = true;
+			break;
 		default:
 			return 2;
 		}
+	}
+	if (kernel) {
+		if (url || !sources || sources > BENCH_WIDE4_SIZE || (sources & (sources - 1)) ||
+		    !rounds) {
+			fprintf(stderr,
+				"rl-bench sync-cost --kernel: --sources 1-%u, a power of two "
+				"[--rounds R]\n",
+				BENCH_WIDE4_SIZE);
+			return 2;
+		}
+		return kernel_cost(sources, rounds);
 	}
 	if (!url || !sources || sources > 10000000 || !nodes || nodes > MAX_NODES || !rounds) {
 		fprintf(stderr, "rl-bench sync-cost: --redis URL --sources 1-10000000 "

@@ -14,13 +14,13 @@
  * untouched, malformed ones) goes through slow_path(), out of line.
  *
  * This file keeps the packet flow and the programs: the entry points (the
- * XDP program and the two syscall programs userspace runs), slow_path(), the
+ * XDP program and the three syscall programs userspace runs), slow_path(), the
  * choice of the IPv4 table (limit_v4()), the IPv6 one's rounds (limit_v6())
  * and the verdict (decide()). Each
  * concern is a header of its own, included here and nowhere below:
  *	maps.h		every map, the configuration and the other globals
  *	clock.h		the clocks, a packet's cost, the window tick
- *	sync.h		fleet sync counting of passed packets
+ *	sync.h		fleet sync counting of passed packets, the keyed drain
  *	state.h		the answers of the tables, the step of a state word
  *	carry.h		a new source's state, from the previous generation
  *	sa_set.h	the set-associative protocol's steps on one set
@@ -116,12 +116,6 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
-	}
-	if (rl_cfg.sync_count && ret == 1) {
-		/* Sync counts rl_sets4's sources under rl_state4's key: the agent reads one kind. */
-		struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
-
-		return sync_count(cnt, &rl_sync4, &k, cost);
 	}
 	return ret;
 }
@@ -378,6 +372,29 @@ int rl_charge_prog(struct rl_sync_args *args)
 	bpf_loop(n, charge_one, &lc, 0);
 	args->charged = lc.charged;
 	args->lost = lc.lost;
+	return 0;
+}
+
+/*
+ * Fleet sync's drain of a keyed counter table (bpf/sync.h): every counter
+ * that holds units, exchanged with 0, into rl_chg (at most RL_SYNC_BATCH;
+ * args->more: run again for the rest). The agent drains rl_sync_slots itself.
+ */
+SEC("syscall")
+int rl_drain_prog(struct rl_sync_drain_args *args)
+{
+	struct drain_ctx d = {};
+
+	if (args->table == RL_SYNC_T4)
+		bpf_for_each_map_elem(&rl_sync4, drain4, &d, 0);
+	else if (args->table == RL_SYNC_T6)
+		bpf_for_each_map_elem(&rl_sync6, drain6, &d, 0);
+	else if (args->table == RL_SYNC_TR)
+		bpf_for_each_map_elem(&rl_syncr, drainr, &d, 0);
+	else
+		return -22; /* EINVAL */
+	args->n = d.n;
+	args->more = d.more;
 	return 0;
 }
 

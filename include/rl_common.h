@@ -203,7 +203,7 @@ struct rl_kcounters {
 	__u64 cas_retries; /* compare-and-swap attempts that lost a race */
 	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
 	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
-	__u64 sync_lost; /* sync counting: a source's units not counted (counter table full) */
+	__u64 sync_lost; /* sync counting: units not counted (slot counter busy, table full) */
 	/*
 	 * Not counters: this CPU's last window k and its start k * W, which
 	 * spare the window algorithms the 128-bit multiply of rl_window()

@@ -554,6 +554,14 @@ TEST(sync_charge_refused)
 	ASSERT_EQ(rl_sync_charge_max("algo=fixed-window\nrate=100/1\nwindow_ns=1000000000\n", 3,
 				     1000),
 		  2 * 100 * 4, "windows: 2 x limit x (2 s / 1 s + 2)");
+	/* A limit rule's line raises the bound to its own; an allow rule's changes nothing. */
+	ASSERT_EQ(rl_sync_charge_max(POLICY "rule.dns=limit algo=token-bucket bytes=0 rate=5000/1 "
+					    "burst=300 window_ns=1000000000 0123456789abcdef\n"
+					    "rule.ok=allow 0123456789abcdef\n",
+				     2, a.stale_ms),
+		  10300, "a rule's bound: 1 x (300 + 5000/s x 2 s)");
+	ASSERT_EQ(rl_sync_charge_max(POLICY "rule.ok=allow 0123456789abcdef\n", 2, a.stale_ms),
+		  2100, "an allow rule: the default's bound");
 	for (int i = 0; i < 2; i++) {
 		item(&it[0], "198.18.0.1/32", 10);
 		ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");

@@ -172,7 +172,10 @@ const struct rl_cmd rl_cmds[] = {
 	  "When Redis fails the kernel keeps limiting; within two intervals the agent falls back "
 	  "(--fallback), says so on standard error, and resumes syncing within two intervals of "
 	  "Redis answering again; a Redis that cannot be reached at start is the same (it starts "
-	  "in fallback), one that refuses it (a wrong password) stops it. SIGINT or SIGTERM stop it (exit status 0) and turn the "
+	  "in fallback), one that refuses it (a wrong password) stops it. Through sentinel:// it "
+	  "writes only to the master the sentinels name (checked with ROLE), and follows a "
+	  "failover: in fallback while the master is gone, on the new one as soon as a sentinel "
+	  "names it. SIGINT or SIGTERM stop it (exit status 0) and turn the "
 	  "counting off. stats shows its state.\n" },
 	{ "simulate", cmd_simulate, NULL, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
 	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",

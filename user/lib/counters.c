@@ -74,10 +74,12 @@ const struct rl_counter_info rl_counter_table[] = {
 	  "solicitations and advertisements, redirects): passed untouched, never limited.",
 	  "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched." },
 	{ "sync_lost", C(sync_lost),
-	  "Cost units (packets, or bytes) passed that fleet sync could not count because its "
-	  "counter table was full: the other nodes never charge them.",
+	  "Cost units (packets, or bytes) passed that fleet sync could not count: the source's "
+	  "slot still held the undrained units of the source it was taken from (until the "
+	  "agent's next drain), or a counter table was full: the other nodes never charge them.",
 	  "sync_lost_units_total", NULL,
-	  "Passed cost units fleet sync could not count (its counter table was full)." },
+	  "Passed cost units fleet sync could not count (a slot's counter held another "
+	  "source's units until the drain, or a counter table was full)." },
 	{ "syncookies_sent", C(syncookies_sent),
 	  "SYNs to a port of --syn-cookies (or a syn-cookies rule) answered from XDP with a "
 	  "SYN-ACK carrying a cookie (XDP_TX: neither passed nor dropped; rx_packets counts "

@@ -95,12 +95,18 @@ static void policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply
 		 ag->cfg.fallback == RL_SYNC_FB_SHARE ? "share" : "local");
 }
 
-/* Parse "KEY=" of @policy as a number (and "/DEN" if @den): false if absent or malformed. */
-static bool policy_num(const char *policy, const char *key, __u64 *v, __u64 *den)
+/*
+ * Parse "KEY=" of @policy as a number (and "/DEN" if @den): false if absent
+ * or malformed. Its fields end at @sep: '\n' for the policy's lines, ' '
+ * within a limit rule's line.
+ */
+static bool policy_num(const char *policy, char sep, const char *key, __u64 *v, __u64 *den)
 {
+	const char seps[3] = { sep, '\n', '\0' };
 	size_t kl = strlen(key);
 
-	for (const char *p = policy; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+	for (const char *p = policy; *p && *p != (sep == '\n' ? '\0' : '\n');
+	     p += strcspn(p, seps), p += *p == sep) {
 		char *end;
 
 		if (strncmp(p, key, kl) || p[kl] != '=')
@@ -110,37 +116,45 @@ static bool policy_num(const char *policy, const char *key, __u64 *v, __u64 *den
 		if (errno || end == p + kl + 1)
 			return false;
 		if (!den)
-			return *end == '\n' || !*end;
+			return *end == sep || *end == '\n' || !*end;
 		if (*end != '/')
 			return false;
 		*den = strtoull(end + 1, &end, 10);
-		return !errno && *den && (*end == '\n' || !*end);
+		return !errno && *den && (*end == sep || *end == '\n' || !*end);
 	}
 	return false;
 }
 
-__u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
+/* rl_sync_charge_max() of one policy: the default's lines (@sep '\n') or a rule's (' '). */
+static __u64 charge_max_of(const char *policy, char sep, __u64 nodes, __u64 stale_ms)
 {
 	unsigned __int128 w_ns = (unsigned __int128)2 * stale_ms * 1000000ULL, m;
 	__u64 num, den, burst = 0, window = 1000000000ULL, bytes = 0, frame;
-	const char *algo = strstr(policy, "algo=");
+	const char *algo = policy;
+	size_t al;
 
-	if (nodes <= 1)
-		return 0;
-	if (!algo || (algo != policy && algo[-1] != '\n') ||
-	    !policy_num(policy, "rate", &num, &den))
+	while (strncmp(algo, "algo=", 5)) {
+		algo += strcspn(algo, sep == '\n' ? "\n" : " \n");
+		if (*algo != sep)
+			return ~0ULL;
+		algo++;
+	}
+	if (!policy_num(policy, sep, "rate", &num, &den))
 		return ~0ULL;
-	policy_num(policy, "bytes", &bytes, NULL);
+	policy_num(policy, sep, "bytes", &bytes, NULL);
 	/* The frame a window (or gcra) may pass past its limit in byte mode: the largest XDP sees. */
 	frame = bytes ? 65536 : 0;
 	algo += 5;
-	if (!strncmp(algo, "token-bucket\n", 13) || !strncmp(algo, "gcra\n", 5)) {
-		if (!policy_num(policy, "burst", &burst, NULL))
+	al = strcspn(algo, sep == '\n' ? "\n" : " \n");
+	if ((al == 12 && !strncmp(algo, "token-bucket", al)) ||
+	    (al == 4 && !strncmp(algo, "gcra", al))) {
+		if (!policy_num(policy, sep, "burst", &burst, NULL))
 			return ~0ULL;
 		m = (unsigned __int128)num * w_ns / ((unsigned __int128)den * 1000000000ULL);
 		m += (unsigned __int128)burst + frame;
-	} else if (!strncmp(algo, "fixed-window\n", 13) || !strncmp(algo, "sliding-window\n", 15)) {
-		if (!policy_num(policy, "window_ns", &window, NULL) || !window)
+	} else if ((al == 12 && !strncmp(algo, "fixed-window", al)) ||
+		   (al == 14 && !strncmp(algo, "sliding-window", al))) {
+		if (!policy_num(policy, sep, "window_ns", &window, NULL) || !window)
 			return ~0ULL;
 		m = (unsigned __int128)num * window / ((unsigned __int128)den * 1000000000ULL);
 		m = (m + frame) * (w_ns / window + 2);
@@ -149,6 +163,30 @@ __u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
 	}
 	m *= nodes - 1;
 	return m > ~0ULL ? ~0ULL : (__u64)m;
+}
+
+__u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
+{
+	__u64 max;
+
+	if (nodes <= 1)
+		return 0;
+	max = charge_max_of(policy, '\n', nodes, stale_ms);
+	/* And every limit rule's ("rule.NAME=limit algo=... rate=..."): the largest bound. */
+	for (const char *p = policy; *p && max != ~0ULL; p += strcspn(p, "\n"), p += *p == '\n') {
+		const char *v;
+		__u64 r;
+
+		if (strncmp(p, "rule.", 5))
+			continue;
+		v = p + strcspn(p, "=\n");
+		if (strncmp(v, "=limit ", 7))
+			continue;
+		r = charge_max_of(v + 7, ' ', nodes, stale_ms);
+		if (r > max)
+			max = r;
+	}
+	return max;
 }
 
 /*
@@ -349,7 +387,15 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
 	ag->st.nodes = rep.nodes;
 	ag->st.sources_shared = rep.shared;
-	rl_sync_store_master(ag->r, ag->st.master, sizeof(ag->st.master));
+	{
+		char master[sizeof(ag->st.master)];
+
+		/* A failover (sentinel://) moves the writes: said, and shown by stats. */
+		rl_sync_store_master(ag->r, master, sizeof(master));
+		if (ag->st.master[0] && strcmp(master, ag->st.master))
+			pr_warn("sync: now writing to %s (was %s)", master, ag->st.master);
+		memcpy(ag->st.master, master, sizeof(master));
+	}
 	ag->st.syncs_total++;
 	ag->st.charged_units_total += charged;
 	update_bytes(ag);
@@ -718,7 +764,7 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	struct stop_ctx sc = { .signals = signals, .stop = stop };
 	struct rl_sync_cfg cfg_copy = *cfg_in, *cfg = &cfg_copy;
 	const struct timespec zero = {};
-	char policy[4096], now_policy[4096], down_msg[512];
+	char policy[RL_SYNC_POLICY_MAX], now_policy[RL_SYNC_POLICY_MAX], down_msg[512];
 	struct rl_sync_kern *k = NULL;
 	struct rl_sync_agent ag = {};
 	struct rl_sync_recent rc = {};
@@ -751,7 +797,9 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
 	if (ret == -EINTR)
 		ret = 0;
-	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE;
+	/* -EAGAIN: the master Sentinel names is not one yet (a failover under way). */
+	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE ||
+	       ret == -EAGAIN;
 	if (down) {
 		snprintf(down_msg, sizeof(down_msg), "%s", err);
 		ret = 0;
@@ -852,4 +900,10 @@ out_sig:
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	return ret;
+}
+
+int rl_sync_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl_sync_recent *rc,
+		  char *err, size_t errlen)
+{
+	return one_round(k, ag, rc, err, errlen);
 }

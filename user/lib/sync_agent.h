@@ -102,7 +102,9 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 /*
  * The most remote units one source can legitimately be charged in one round
  * trip, from @policy's text (rl_sync_kern_policy()), the live nodes (this one
- * included) and the stale time: the other nodes' units for a source span at
+ * included) and the stale time, the largest over the default rule and every
+ * limit rule the text names (a source is the default rule's or one rule's,
+ * and one bound is kept for all): the other nodes' units for a source span at
  * most this node's gap between two asks (at most @stale_ms, or it gets none)
  * and one round of theirs (at most @stale_ms too, or they had gone stale), so
  * with W = 2 x @stale_ms and F one full frame in byte mode (else 0):
@@ -160,5 +162,14 @@ void rl_sync_unlock(const char *ifname, int fd);
  */
 int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg, bool signals,
 		volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/*
+ * One interval of rl_sync_run(): drain @k, the round trip of @ag (started,
+ * rl_sync_recent_init()'ed @rc), charge, status. For the tests, which run it
+ * on limiters under BPF_PROG_TEST_RUN. As rl_sync_run()'s rounds: 0, or
+ * -errno with @err (-EINTR: the stop check).
+ */
+int rl_sync_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl_sync_recent *rc,
+		  char *err, size_t errlen);
 
 #endif /* RL_SYNC_AGENT_H */

@@ -911,6 +911,75 @@ int rl_redis_command(struct rl_redis *r, int argc, const char **argv, size_t max
 	return 0;
 }
 
+int rl_redis_subscribe(struct rl_redis *r, const char *channel, char *err, size_t errlen)
+{
+	const char *argv[] = { "SUBSCRIBE", channel };
+	size_t len[] = { 9, strlen(channel) };
+	redisReply *rep;
+	int ret;
+
+	/* Its confirmation: ["subscribe", channel, 1]. */
+	rep = command(r, 2, argv, len, REPLY_FIXED_MAX, 3, &ret, err, errlen);
+	if (!rep)
+		return ret;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		snprintf(err, errlen, "%s: SUBSCRIBE refused: %s", r->name, rep->str);
+		ret = !strncmp(rep->str, "NOAUTH", 6) ? -EACCES : -EPROTO;
+		freeReplyObject(rep);
+		return ret;
+	}
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 3 ||
+	    rep->element[0]->type != REDIS_REPLY_STRING ||
+	    strcmp(rep->element[0]->str, "subscribe") ||
+	    rep->element[1]->type != REDIS_REPLY_STRING || strcmp(rep->element[1]->str, channel)) {
+		snprintf(err, errlen, "%s: SUBSCRIBE answered something unexpected", r->name);
+		freeReplyObject(rep);
+		return -EPROTO;
+	}
+	freeReplyObject(rep);
+	return 0;
+}
+
+/*
+ * What one call of rl_redis_message() reads at most: a message of ours is a
+ * few hundred bytes, so a sender flooding the subscription costs a bounded
+ * read per round trip, and the reader never holds more than this and one
+ * message being read.
+ */
+#define MESSAGE_READ_MAX (64 * 1024)
+
+int rl_redis_message(struct rl_redis *r, redisReply **out, char *err, size_t errlen)
+{
+	__u64 got = 0, before;
+	void *reply = NULL;
+	int ret;
+
+	*out = NULL;
+	r->max_elements = 3; /* ["message", channel, payload] */
+	r->nested = false;
+	r->refused[0] = '\0';
+	r->rd->privdata = r;
+	for (;;) {
+		if (redisReaderGetReply(r->rd, &reply) != REDIS_OK) {
+			snprintf(err, errlen, "%s: %s", r->name,
+				 r->refused[0] ? r->refused : r->rd->errstr);
+			return -EPROTO;
+		}
+		if (reply) {
+			*out = reply;
+			return 1;
+		}
+		if (got >= MESSAGE_READ_MAX)
+			return 0;
+		before = got;
+		ret = read_some(r, &got, ~0ULL, err, errlen);
+		if (ret)
+			return ret;
+		if (got == before)
+			return 0; /* nothing more has come */
+	}
+}
+
 /* ---- the round trip ---- */
 
 #define FIXED_ARGS 8 /* EVALSHA sha 1 prefix node ttl stale policy */
@@ -1003,7 +1072,10 @@ int rl_redis_sync(struct rl_redis *r, const struct rl_sync_req *req, struct rl_s
 			continue;
 		}
 		snprintf(err, errlen, "%s: the sync script failed: %s", r->name, reply->str);
-		ret = !strncmp(reply->str, "NOAUTH", 6) ? -EACCES : -EPROTO;
+		/* READONLY: a replica (a master demoted by a failover): -EROFS, ask again. */
+		ret = !strncmp(reply->str, "NOAUTH", 6)	  ? -EACCES :
+		      !strncmp(reply->str, "READONLY", 8) ? -EROFS :
+							    -EPROTO;
 		goto out;
 	}
 	ret = parse_reply(r, reply, items, n, rep, err, errlen);

@@ -111,6 +111,20 @@ const char *rl_redis_name(const struct rl_redis *r);
 struct redisReply;
 int rl_redis_command(struct rl_redis *r, int argc, const char **argv, size_t max_elements,
 		     struct redisReply **out, char *err, size_t errlen);
+/*
+ * SUBSCRIBE to @channel (a Sentinel's +switch-master) and read the
+ * confirmation, within the connection's bound: from then on the connection
+ * only carries the channel's messages, read by rl_redis_message(). 0, or
+ * -errno (-EACCES: NOAUTH) with @err.
+ */
+int rl_redis_subscribe(struct rl_redis *r, const char *channel, char *err, size_t errlen);
+/*
+ * A message of the subscription, without waiting: 1 and *@out
+ * (["message", CHANNEL, PAYLOAD], freeReplyObject()) when one has come whole,
+ * 0 when none has (yet), -errno with @err when the connection failed or sent
+ * what is not a message (close it). Reads at most 64 KiB per call.
+ */
+int rl_redis_message(struct rl_redis *r, struct redisReply **out, char *err, size_t errlen);
 /* The bound of every later exchange. */
 int rl_redis_set_timeout(struct rl_redis *r, __u64 timeout_ns);
 /* Bytes sent and received since the connection was made (RESP as on the wire). */
@@ -141,7 +155,8 @@ struct rl_sync_reply {
 
 /*
  * The round trip: report @items' units, get back their remote units. -errno
- * with a message on failure (the connection is then unusable: close it). A
+ * with a message on failure (the connection is then unusable: close it;
+ * -EROFS: the server is a replica, which answers READONLY). A
  * server that forgot the script (restarted) is sent it again and asked again.
  * A reply is refused (-EPROTO, no item gets any remote units) when it is
  * larger than the request can be answered with (64 KiB + 48 bytes per item:
