@@ -56,58 +56,73 @@ static const char group_script[] =
 
 /*
  * A bucket's script: the sources of one bucket (see sync_redis.h for the
- * keys). KEYS = d:E-1, d:E, o:F-1, o:F, m, with E and F the epochs the
- * agent expects (the server's time divided by the TTL and by the claim
- * time); ARGV = node, ttl_ms, stale_ms, claim_ms, E, F, asked (1: sent after
- * an ASK), the keys' prefix "rl:{TAG}:", then pairs of (source, units).
- * Returns { server time, the bucket's id, L, I, then L indexes (in the
- * request, from 0) of the sources only this node has, I pairs (source, units)
- * of the inbox, then pairs (index, units the other nodes passed since this
- * node last asked) for the sources with any }; an error "RLEPOCH TIME" when E
- * or F is not the server's (the agent asks again with the right keys).
+ * keys). KEYS = d:E-1, d:E, l:NODE:E-1, l:NODE:E, s:NODE:E-1, s:NODE:E,
+ * o:F-1, o:F, m, with E and F the epochs the agent expects (the server's time
+ * divided by the TTL and by the claim time); ARGV = node, ttl_ms, stale_ms,
+ * claim_ms, E, F, asked (1: sent after an ASK), the keys' prefix "rl:{TAG}:",
+ * the number of sources the agent holds as shared, then pairs of (source,
+ * units), those first. Returns { server time, the bucket's id, L, I, then L
+ * indexes (in the request, from 0) of the sources only this node has, I pairs
+ * (source, units) of the inbox, then pairs (index, units the other nodes
+ * passed since this node last asked) for the sources with any }; an error
+ * "RLEPOCH TIME" when E or F is not the server's (the agent asks again with
+ * the right keys).
  *
  * Only what is shared costs (issue #27). A source nobody else has reported is
  * claimed: o says this node's name, its units go nowhere, and the agent
  * stops sending it until the claim is due again (within the claim time).
  * When another node reports a source claimed by A, the source becomes shared
- * ("*..." in o) and A's inbox gets it with the total then (its base) and the
- * time: A's next round (whichever bucket's script, A reads its inbox in each)
- * charges A what the others passed since the base and A sends the source
- * every round from then on. A shared source that no other node has reported
- * for a TTL is this node's claim again.
+ * ("* NODE:TIME..." in o) and A's inbox gets it with the total then (its base)
+ * and the time: A's next round (whichever bucket's script, A reads its inbox
+ * in each) charges A what the others passed since the base and A sends the
+ * source every round from then on. The record in o names the nodes reporting
+ * the source and when, each node's time written again once a quarter of a
+ * TTL (when its last ask was in another quarter), so a source the agent holds
+ * as shared costs no read or write of o in most rounds; at that rewrite, a
+ * source no other node has reported for a TTL is this node's claim again.
  *
- * A shared source's total t sums every node's units; "NODE SOURCE" holds t as
- * NODE last saw it and when, so t - l - units is what the others added since.
- * A node that had not synced the source for stale_ms gets nothing (and starts
- * from the present total): a source idle here must not inherit the others'
- * past. A script runs atomically, so plain reads and writes do: no other
- * node's round trip can fall between them.
+ * A shared source's total (d) sums every node's units; l (per node) is the
+ * total as that node last saw it and s when, so total - l is what the others
+ * added since. A node that had not synced the source for stale_ms gets
+ * nothing (and starts from the present total): a source idle here must not
+ * inherit the others' past. A script runs atomically, so plain reads and
+ * writes do: no other node's round trip can fall between them.
  *
  * A slot migrating. Every key the script touches is one of KEYS, so the
  * cluster refuses the script (TRYAGAIN, or ASK once all are moved) rather
  * than run it with some keys elsewhere: a script is never run in part, nor
  * where a key it reads is missing. For the ASK to be served, every one of
- * the five keys must exist: each has a field "" from the first round of its
+ * the keys must exist: each has a field "" from the first round of its
  * epoch (the previous epoch's too, if that had none), and the next epoch's
- * keys are made in the last eighth of the epoch before (in a pcall: the cluster refuses a key not declared while its slot
- * migrates, and the script goes on without it; never after an ASK, where the
- * key may still be on the old node).
+ * keys are made in the last eighth of the epoch before (in a pcall: the
+ * cluster refuses a key not declared while its slot migrates, and the script
+ * goes on without it; never after an ASK, where the key may still be on the
+ * old node).
  *
- * Every number goes back into Redis through string.format('%d'): Lua 5.1
- * turns a number into text with %.14g, which would round totals above 1e14
- * (bytes in byte mode). Chunks of 2000 keep unpack() within Lua's C stack;
- * at most 4096 inbox entries are answered per round (the rest wait).
+ * Numbers go back into Redis as numbers (Redis writes them exactly up to
+ * 2^53, without an exponent below 1e15) or, past 1e15, through
+ * string.format('%d'): Lua 5.1 turns a number into text with %.14g, which
+ * would round totals above 1e14 (bytes in byte mode). Text is made per
+ * source only where it must be: string functions cost the server about a
+ * microsecond each, a round's largest part. Chunks of 1000 sources keep
+ * unpack() within Lua's C stack (8000); at most 4096 inbox entries are
+ * answered per round (the rest wait).
  */
 static const char bucket_script[] =
-	"local D0, D1, O0, O1, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]\n"
+	"local D0, D1, L0, L1, S0, S1, O0, O1, M = unpack(KEYS)\n"
 	"local node = ARGV[1]\n"
 	"local ttl, stale, own = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])\n"
 	"local e, oe, asked, p = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7] == '1', ARGV[8]\n"
+	"local nsh = tonumber(ARGV[9])\n"
 	"local tm = redis.call('TIME')\n"
 	"local now = tonumber(tm[1]) * 1000 + math.floor(tonumber(tm[2]) / 1000)\n"
 	"local nows = string.format('%d', now)\n"
 	"if math.floor(now / ttl) ~= e or math.floor(now / own) ~= oe then\n"
 	"  return redis.error_reply('RLEPOCH ' .. nows)\n"
+	"end\n"
+	"local function num(v)\n"
+	"  if v < 1e15 then return v end\n"
+	"  return string.format('%d', v)\n"
 	"end\n"
 	"local function mk(k, x, len)\n"
 	"  if redis.call('HSETNX', k, '', nows) == 1 then\n"
@@ -116,10 +131,17 @@ static const char bucket_script[] =
 	"end\n"
 	"mk(D0, e - 1, ttl)\n"
 	"mk(D1, e, ttl)\n"
+	"mk(L0, e - 1, ttl)\n"
+	"mk(L1, e, ttl)\n"
+	"mk(S0, e - 1, ttl)\n"
+	"mk(S1, e, ttl)\n"
 	"mk(O0, oe - 1, own)\n"
 	"mk(O1, oe, own)\n"
 	"if not asked and now >= (e + 1) * ttl - ttl / 8 then\n"
-	"  pcall(mk, p .. 'd:' .. string.format('%d', e + 1), e + 1, ttl)\n"
+	"  local x = string.format('%d', e + 1)\n"
+	"  pcall(mk, p .. 'd:' .. x, e + 1, ttl)\n"
+	"  pcall(mk, p .. 'l:' .. node .. ':' .. x, e + 1, ttl)\n"
+	"  pcall(mk, p .. 's:' .. node .. ':' .. x, e + 1, ttl)\n"
 	"end\n"
 	"if not asked and now >= (oe + 1) * own - own / 8 then\n"
 	"  pcall(mk, p .. 'o:' .. string.format('%d', oe + 1), oe + 1, own)\n"
@@ -130,7 +152,8 @@ static const char bucket_script[] =
 	"  redis.call('HSET', M, '', id)\n"
 	"end\n"
 	"redis.call('PEXPIRE', M, string.format('%d', 2 * own))\n"
-	/* The inbox: 'BASE TIME SOURCE' lines after a line with its first write's time. */
+	"local me = ' ' .. node .. ':'\n"
+	"local quarter = math.floor(now * 4 / ttl)\n"
 	"local ik = 'i:' .. node\n"
 	"local inbox, nin, back = {}, 0, {}\n"
 	"local raw = redis.call('HGET', M, ik)\n"
@@ -151,25 +174,8 @@ static const char bucket_script[] =
 	"  end\n"
 	"end\n"
 	"local locs, ins, chs, notes = {}, {}, {}, {}\n"
-	/* The others' units since the node last saw t, from its record or a base in its inbox. */
-	"local function since(x, tv, lv)\n"
-	"  local t = tonumber(tv) or 0\n"
-	"  local l, s\n"
-	"  if lv then\n"
-	"    local a, b = string.match(lv, '^(%d+) (%d+)$')\n"
-	"    l, s = tonumber(a), tonumber(b)\n"
-	"  end\n"
-	"  local ib = inbox[x]\n"
-	"  if ib then\n"
-	"    if not s or ib[2] > s then l, s = ib[1], ib[2] end\n"
-	"    inbox[x] = nil\n"
-	"  end\n"
-	"  if l and now - s <= stale and t > l then return t, t - l end\n"
-	"  return t, 0\n"
-	"end\n"
-	/* Values of fields @f in D1, or else in D0. */
-	"local function dget(f)\n"
-	"  local v = redis.call('HMGET', D1, unpack(f))\n"
+	"local function vals(k0, k1, f)\n"
+	"  local v = redis.call('HMGET', k1, unpack(f))\n"
 	"  local miss, mf = {}, {}\n"
 	"  for j = 1, #f do\n"
 	"    if not v[j] then\n"
@@ -178,112 +184,170 @@ static const char bucket_script[] =
 	"    end\n"
 	"  end\n"
 	"  if #miss > 0 then\n"
-	"    local v0 = redis.call('HMGET', D0, unpack(mf))\n"
+	"    local v0 = redis.call('HMGET', k0, unpack(mf))\n"
 	"    for q = 1, #miss do v[miss[q]] = v0[q] end\n"
 	"  end\n"
 	"  return v\n"
 	"end\n"
-	"local n = (#ARGV - 8) / 2\n"
-	"for c = 0, n - 1, 2000 do\n"
-	"  local m = math.min(2000, n - c)\n"
-	"  local src = {}\n"
-	"  for j = 1, m do src[j] = ARGV[7 + 2 * (c + j)] end\n"
-	"  local o = redis.call('HMGET', O1, unpack(src))\n"
+	"local function recs(f)\n"
+	"  local o = redis.call('HMGET', O1, unpack(f))\n"
 	"  local cur, miss = {}, {}\n"
-	"  for j = 1, m do\n"
+	"  for j = 1, #f do\n"
 	"    cur[j] = o[j] ~= false\n"
-	"    if not o[j] then miss[#miss + 1] = src[j] end\n"
+	"    if not o[j] then miss[#miss + 1] = f[j] end\n"
 	"  end\n"
 	"  if #miss > 0 then\n"
 	"    local o0 = redis.call('HMGET', O0, unpack(miss))\n"
 	"    local q = 0\n"
-	"    for j = 1, m do\n"
+	"    for j = 1, #f do\n"
 	"      if not cur[j] then\n"
 	"        q = q + 1\n"
 	"        o[j] = o0[q]\n"
 	"      end\n"
 	"    end\n"
 	"  end\n"
-	"  local ow, sh = {}, {}\n"
+	"  return o, cur\n"
+	"end\n"
+	"local function since(x, tv, lv, sv)\n"
+	"  local t, l, s = tonumber(tv) or 0, tonumber(lv), tonumber(sv)\n"
+	"  local ib = inbox[x]\n"
+	"  if ib then\n"
+	"    if not s or ib[2] > s then l, s = ib[1], ib[2] end\n"
+	"    inbox[x] = nil\n"
+	"  end\n"
+	"  if l and s and now - s <= stale and t > l then return t, t - l, s end\n"
+	"  return t, 0, s\n"
+	"end\n"
+	"local n = (#ARGV - 9) / 2\n"
+	"for c = 0, n - 1, 1000 do\n"
+	"  local m = math.min(1000, n - c)\n"
+	"  local src, sh, ow = {}, {}, {}\n"
+	"  for j = 1, m do src[j] = ARGV[8 + 2 * (c + j)] end\n"
+	"  local rec, cur = {}, {}\n"
+	"  local cl = {}\n"
 	"  for j = 1, m do\n"
-	"    if not o[j] or o[j] == node then\n"
-	"      locs[#locs + 1] = c + j - 1\n"
-	"      inbox[src[j]] = nil\n"
-	"      if not cur[j] then\n"
-	"        ow[#ow + 1] = src[j]\n"
-	"        ow[#ow + 1] = node\n"
+	"    if c + j <= nsh then sh[#sh + 1] = j else cl[#cl + 1] = j end\n"
+	"  end\n"
+	"  if #cl > 0 then\n"
+	"    local f = {}\n"
+	"    for q = 1, #cl do f[q] = src[cl[q]] end\n"
+	"    local o, oc = recs(f)\n"
+	"    for q = 1, #cl do\n"
+	"      local j = cl[q]\n"
+	"      if not o[q] or o[q] == node then\n"
+	"        locs[#locs + 1] = c + j - 1\n"
+	"        inbox[src[j]] = nil\n"
+	"        if not oc[q] then\n"
+	"          ow[#ow + 1] = src[j]\n"
+	"          ow[#ow + 1] = node\n"
+	"        end\n"
+	"      else\n"
+	"        rec[j], cur[j] = o[q], oc[q]\n"
+	"        sh[#sh + 1] = j\n"
 	"      end\n"
-	"    else\n"
-	"      sh[#sh + 1] = j\n"
 	"    end\n"
 	"  end\n"
 	"  if #sh > 0 then\n"
 	"    local f = {}\n"
-	"    for q = 1, #sh do\n"
-	"      local x = src[sh[q]]\n"
-	"      f[2 * q - 1], f[2 * q] = x, node .. ' ' .. x\n"
-	"    end\n"
-	"    local v = dget(f)\n"
-	"    local dw = {}\n"
+	"    for q = 1, #sh do f[q] = src[sh[q]] end\n"
+	"    local tv, lv, sv = vals(D0, D1, f), vals(L0, L1, f), vals(S0, S1, f)\n"
+	"    local dw, lw, sw, due = {}, {}, {}, {}\n"
 	"    for q = 1, #sh do\n"
 	"      local j = sh[q]\n"
-	"      local x, i, rec = src[j], c + j - 1, o[j]\n"
-	"      local u = tonumber(ARGV[8 + 2 * (c + j)])\n"
-	"      local t, ch = since(x, v[2 * q - 1], v[2 * q])\n"
-	"      if ch > 0 then\n"
-	"        chs[#chs + 1] = i\n"
-	"        chs[#chs + 1] = ch\n"
+	"      local x = f[q]\n"
+	"      local t, l, s = tonumber(tv[q]) or 0, tonumber(lv[q]), tonumber(sv[q])\n"
+	"      local ib = inbox[x]\n"
+	"      if ib then\n"
+	"        if not s or ib[2] > s then l, s = ib[1], ib[2] end\n"
+	"        inbox[x] = nil\n"
 	"      end\n"
-	"      local rw\n"
-	"      if string.sub(rec, 1, 1) ~= '*' then\n"
-	"        local note = notes[rec] or {}\n"
-	"        note[#note + 1] = string.format('%d', t) .. ' ' .. nows .. ' ' .. x .. '\\n'\n"
-	"        notes[rec] = note\n"
-	"        rw = '*' .. node .. ' ' .. nows .. ' ' .. nows\n"
-	"      else\n"
-	"        local r, tr, tc = string.match(rec, '^%*(%S+) (%d+) (%d+)$')\n"
-	"        if r ~= node then tc = tr end\n"
-	"        if not tc or now - tonumber(tc) > ttl then\n"
-	"          rw = node\n"
-	"          locs[#locs + 1] = i\n"
-	"        else\n"
-	"          rw = '*' .. node .. ' ' .. nows .. ' ' .. tc\n"
-	"        end\n"
+	"      if l and s and now - s <= stale and t > l then\n"
+	"        chs[#chs + 1] = c + j - 1\n"
+	"        chs[#chs + 1] = t - l\n"
 	"      end\n"
-	"      ow[#ow + 1] = x\n"
-	"      ow[#ow + 1] = rw\n"
-	"      local ts = string.format('%d', t + u)\n"
-	"      dw[#dw + 1] = x\n"
-	"      dw[#dw + 1] = ts\n"
-	"      dw[#dw + 1] = node .. ' ' .. x\n"
-	"      dw[#dw + 1] = ts .. ' ' .. nows\n"
+	"      t = t + tonumber(ARGV[9 + 2 * (c + j)])\n"
+	"      if t >= 1e15 then t = string.format('%d', t) end\n"
+	"      dw[2 * q - 1], dw[2 * q] = x, t\n"
+	"      lw[2 * q - 1], lw[2 * q] = x, t\n"
+	"      sw[2 * q - 1], sw[2 * q] = x, now\n"
+	"      if rec[j] or not s or math.floor(s * 4 / ttl) ~= quarter then due[#due + 1] = q end\n"
 	"    end\n"
 	"    redis.call('HSET', D1, unpack(dw))\n"
+	"    redis.call('HSET', L1, unpack(lw))\n"
+	"    redis.call('HSET', S1, unpack(sw))\n"
+	"    if #due > 0 then\n"
+	"      local df, dr = {}, {}\n"
+	"      for k = 1, #due do\n"
+	"        local j = sh[due[k]]\n"
+	"        df[k] = f[due[k]]\n"
+	"        dr[k] = rec[j]\n"
+	"      end\n"
+	"      local o, oc = {}, {}\n"
+	"      local need = {}\n"
+	"      for k = 1, #due do\n"
+	"        if dr[k] then o[k], oc[k] = dr[k], cur[sh[due[k]]] else need[#need + 1] = k end\n"
+	"      end\n"
+	"      if #need > 0 then\n"
+	"        local nf = {}\n"
+	"        for k = 1, #need do nf[k] = df[need[k]] end\n"
+	"        local no, nc = recs(nf)\n"
+	"        for k = 1, #need do o[need[k]], oc[need[k]] = no[k] or node, no[k] and nc[k] end\n"
+	"      end\n"
+	"      for k = 1, #due do\n"
+	"        local q = due[k]\n"
+	"        local x, r, i = df[k], o[k], c + sh[q] - 1\n"
+	"        if r == node then\n"
+	"          if not oc[k] then\n"
+	"            ow[#ow + 1] = x\n"
+	"            ow[#ow + 1] = node\n"
+	"          end\n"
+	"          locs[#locs + 1] = i\n"
+	"        elseif string.byte(r, 1) ~= 42 then\n"
+	"          local note = notes[r] or {}\n"
+	"          note[#note + 1] = string.format('%d', tonumber(tv[q]) or 0) .. ' ' .. nows .. ' ' .. x .. '\\n'\n"
+	"          notes[r] = note\n"
+	"          ow[#ow + 1] = x\n"
+	"          ow[#ow + 1] = '* ' .. r .. ':' .. nows .. me .. nows\n"
+	"        else\n"
+	"          local ents, other = { '*' }, false\n"
+	"          for y, ty in string.gmatch(r, ' ([^: ]+):(%d+)') do\n"
+	"            local age = now - tonumber(ty)\n"
+	"            if y ~= node and age <= 2 * ttl and #ents < 16 then\n"
+	"              ents[#ents + 1] = ' ' .. y .. ':' .. ty\n"
+	"              if age <= ttl then other = true end\n"
+	"            end\n"
+	"          end\n"
+	"          ow[#ow + 1] = x\n"
+	"          if other then\n"
+	"            ents[#ents + 1] = me .. nows\n"
+	"            ow[#ow + 1] = table.concat(ents)\n"
+	"          else\n"
+	"            ow[#ow + 1] = node\n"
+	"            locs[#locs + 1] = i\n"
+	"          end\n"
+	"        end\n"
+	"      end\n"
+	"    end\n"
 	"  end\n"
 	"  if #ow > 0 then redis.call('HSET', O1, unpack(ow)) end\n"
 	"end\n"
-	/* What is left of the inbox: sources not in the request. */
 	"local rest = {}\n"
 	"for x in pairs(inbox) do rest[#rest + 1] = x end\n"
-	"for c = 1, #rest, 2000 do\n"
+	"for c = 1, #rest, 1000 do\n"
 	"  local f = {}\n"
-	"  for j = c, math.min(c + 1999, #rest) do\n"
-	"    f[#f + 1] = rest[j]\n"
-	"    f[#f + 1] = node .. ' ' .. rest[j]\n"
+	"  for j = c, math.min(c + 999, #rest) do f[#f + 1] = rest[j] end\n"
+	"  local tv, lv, sv = vals(D0, D1, f), vals(L0, L1, f), vals(S0, S1, f)\n"
+	"  local lw, sw = {}, {}\n"
+	"  for q = 1, #f do\n"
+	"    local t, ch = since(f[q], tv[q], lv[q], sv[q])\n"
+	"    ins[#ins + 1] = f[q]\n"
+	"    ins[#ins + 1] = num(ch)\n"
+	"    lw[2 * q - 1], lw[2 * q] = f[q], num(t)\n"
+	"    sw[2 * q - 1], sw[2 * q] = f[q], now\n"
 	"  end\n"
-	"  local v = dget(f)\n"
-	"  local dw = {}\n"
-	"  for q = 1, #f / 2 do\n"
-	"    local x = f[2 * q - 1]\n"
-	"    local t, ch = since(x, v[2 * q - 1], v[2 * q])\n"
-	"    ins[#ins + 1] = x\n"
-	"    ins[#ins + 1] = ch\n"
-	"    dw[#dw + 1] = node .. ' ' .. x\n"
-	"    dw[#dw + 1] = string.format('%d', t) .. ' ' .. nows\n"
-	"  end\n"
-	"  redis.call('HSET', D1, unpack(dw))\n"
+	"  redis.call('HSET', L1, unpack(lw))\n"
+	"  redis.call('HSET', S1, unpack(sw))\n"
 	"end\n"
-	/* The owners' inboxes; one its owner has not read for a TTL is stale: started anew. */
 	"for y, note in pairs(notes) do\n"
 	"  local k = 'i:' .. y\n"
 	"  local old = redis.call('HGET', M, k)\n"
@@ -768,6 +832,8 @@ struct xfer {
 	struct rl_redis *r;
 	const char *out;
 	size_t outlen, sent;
+	/* Where each command ends in @out (NULL: one command): a reply before its end answers nothing asked. */
+	const size_t *ends;
 	int ncmd, nrep;
 	redisReply **rep;
 	__u64 cap, got;
@@ -807,8 +873,8 @@ static bool xfer_replies(struct xfer *x)
 		}
 		if (!reply)
 			return true;
-		/* A reply before the whole request went out answers nothing we asked. */
-		if (x->sent < x->outlen) {
+		/* A reply before its command went out whole answers nothing we asked. */
+		if (x->sent < (x->ends ? x->ends[x->nrep] : x->outlen)) {
 			freeReplyObject(reply);
 			snprintf(x->err, sizeof(x->err),
 				 "%s: the server answered before the request", r->name);
@@ -1267,7 +1333,8 @@ enum { C_PENDING, C_DONE, C_FAILED };
 /* One script call of a round: the group's, or one bucket's. */
 struct bcmd {
 	int b; /* the bucket; -1: the group */
-	size_t *idx, nidx; /* its items (indexes into the round's) */
+	size_t *idx, nidx; /* its items (indexes into the round's), those held as shared first */
+	size_t nshared; /* how many */
 	struct rl_redis *r; /* where it goes */
 	bool asking; /* after an ASK: ASKING before it, once */
 	int tries, state, ret;
@@ -1293,9 +1360,9 @@ static void cmd_failed(struct bcmd *c, int ret, const char *fmt, ...)
 static int format_cmd(const struct rl_sync_router *rt, const struct rl_sync_req *req,
 		      const struct rl_sync_item *items, struct bcmd *c, char **out, size_t *outlen)
 {
-	char keys[5][48 + RL_SYNC_NAME_MAX * 2], nums[6][24], prefix[16 + RL_SYNC_NAME_MAX * 2];
+	char keys[9][48 + RL_SYNC_NAME_MAX * 3], nums[6][24], prefix[16 + RL_SYNC_NAME_MAX * 2];
 	const char *tag = rt->tag(rt->ctx, c->b);
-	size_t argc = c->b < 0 ? 8 : 16 + 2 * c->nidx, k = 0;
+	size_t argc = c->b < 0 ? 8 : 22 + 2 * c->nidx, k = 0;
 	const char **argv = malloc(argc * sizeof(*argv));
 	size_t *len = malloc(argc * sizeof(*len));
 	char *unum = malloc((c->nidx ? c->nidx : 1) * 24);
@@ -1319,25 +1386,34 @@ static int format_cmd(const struct rl_sync_router *rt, const struct rl_sync_req 
 		__u64 now = server_ms(c->r), e = now / req->ttl_ms, f = now / req->claim_ms;
 
 		snprintf(prefix, sizeof(prefix), "rl:{%s}:", tag);
-		snprintf(keys[0], sizeof(keys[0]), "%sd:%llu", prefix, (unsigned long long)(e - 1));
-		snprintf(keys[1], sizeof(keys[1]), "%sd:%llu", prefix, (unsigned long long)e);
-		snprintf(keys[2], sizeof(keys[2]), "%so:%llu", prefix, (unsigned long long)(f - 1));
-		snprintf(keys[3], sizeof(keys[3]), "%so:%llu", prefix, (unsigned long long)f);
-		snprintf(keys[4], sizeof(keys[4]), "%sm", prefix);
+		for (int i = 0; i < 2; i++) {
+			unsigned long long x = e - 1 + (unsigned long long)i;
+
+			snprintf(keys[i], sizeof(keys[i]), "%sd:%llu", prefix, x);
+			snprintf(keys[2 + i], sizeof(keys[2 + i]), "%sl:%s:%llu", prefix, req->node,
+				 x);
+			snprintf(keys[4 + i], sizeof(keys[4 + i]), "%ss:%s:%llu", prefix, req->node,
+				 x);
+			snprintf(keys[6 + i], sizeof(keys[6 + i]), "%so:%llu", prefix,
+				 (unsigned long long)(f - 1) + (unsigned long long)i);
+		}
+		snprintf(keys[8], sizeof(keys[8]), "%sm", prefix);
 		snprintf(nums[0], sizeof(nums[0]), "%llu", (unsigned long long)req->ttl_ms);
 		snprintf(nums[1], sizeof(nums[1]), "%llu", (unsigned long long)req->stale_ms);
 		snprintf(nums[2], sizeof(nums[2]), "%llu", (unsigned long long)req->claim_ms);
 		snprintf(nums[3], sizeof(nums[3]), "%llu", (unsigned long long)e);
 		snprintf(nums[4], sizeof(nums[4]), "%llu", (unsigned long long)f);
+		snprintf(nums[5], sizeof(nums[5]), "%zu", c->nshared);
 		argv[k++] = c->r->sha_bucket;
-		argv[k++] = "5";
-		for (int i = 0; i < 5; i++)
+		argv[k++] = "9";
+		for (int i = 0; i < 9; i++)
 			argv[k++] = keys[i];
 		argv[k++] = req->node;
 		for (int i = 0; i < 5; i++)
 			argv[k++] = nums[i];
 		argv[k++] = c->asking ? "1" : "0";
 		argv[k++] = prefix;
+		argv[k++] = nums[5];
 		for (size_t i = 0; i < c->nidx; i++) {
 			char *num = unum + i * 24;
 
@@ -1407,6 +1483,7 @@ struct conn_pass {
 	struct xfer x;
 	struct obuf o;
 	struct slot_of *what;
+	size_t *ends; /* each command's end in o */
 	int nwhat;
 	redisReply **rep;
 };
@@ -1607,7 +1684,8 @@ static int one_pass(const struct rl_sync_router *rt, const struct rl_sync_req *r
 			p->x.r = c->r;
 			/* Three replies at most per command (a load of each script, ASKING). */
 			p->what = calloc(2 + 2 * ncs, sizeof(*p->what));
-			if (!p->what) {
+			p->ends = calloc(2 + 2 * ncs, sizeof(*p->ends));
+			if (!p->what || !p->ends) {
 				ret = -ENOMEM;
 				goto out;
 			}
@@ -1619,7 +1697,10 @@ static int one_pass(const struct rl_sync_router *rt, const struct rl_sync_req *r
 					ret = -ENOMEM;
 					goto out;
 				}
+				/* Both loads end where the second does: never answered before it. */
+				p->ends[p->nwhat] = p->o.len;
 				p->what[p->nwhat++].what = R_LOAD_GROUP;
+				p->ends[p->nwhat] = p->o.len;
 				p->what[p->nwhat++].what = R_LOAD_BUCKET;
 				p->x.cap += 256;
 				rep->commands += 2;
@@ -1632,6 +1713,7 @@ static int one_pass(const struct rl_sync_router *rt, const struct rl_sync_req *r
 				ret = -ENOMEM;
 				goto out;
 			}
+			p->ends[p->nwhat] = p->o.len;
 			p->what[p->nwhat].what = R_ASKING;
 			p->what[p->nwhat++].c = c;
 			p->x.cap += 256;
@@ -1643,6 +1725,7 @@ static int one_pass(const struct rl_sync_router *rt, const struct rl_sync_req *r
 			goto out;
 		}
 		redisFreeCommand(cmd);
+		p->ends[p->nwhat] = p->o.len;
 		p->what[p->nwhat].what = R_CMD;
 		p->what[p->nwhat++].c = c;
 		rep->commands++;
@@ -1665,6 +1748,7 @@ static int one_pass(const struct rl_sync_router *rt, const struct rl_sync_req *r
 		}
 		p->x.out = p->o.p;
 		p->x.outlen = p->o.len;
+		p->x.ends = p->ends;
 		p->x.ncmd = p->nwhat;
 		p->x.rep = p->rep;
 		if (p->x.max_elements < 4)
@@ -1741,6 +1825,7 @@ out:
 				freeReplyObject(ps[k].rep[w]);
 		free(ps[k].rep);
 		free(ps[k].what);
+		free(ps[k].ends);
 		free(ps[k].o.p);
 	}
 	free(ps);
@@ -1777,10 +1862,14 @@ int rl_sync_round(const struct rl_sync_router *rt, const struct rl_sync_req *req
 	for (size_t c = 1; c < ncs; c++) {
 		cs[c].b = (int)c - 1;
 		cs[c].idx = idx + at;
-		for (size_t i = 0; i < n; i++)
-			if (bk[i] == (unsigned int)cs[c].b)
-				idx[at++] = i;
+		/* Those the agent holds as shared first: the script skips what only a claim needs. */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t i = 0; i < n; i++)
+				if (bk[i] == (unsigned int)cs[c].b && items[i].shared == !pass)
+					idx[at++] = i;
 		cs[c].nidx = (size_t)(idx + at - cs[c].idx);
+		for (size_t i = 0; i < cs[c].nidx && items[cs[c].idx[i]].shared; i++)
+			cs[c].nshared++;
 	}
 	for (size_t c = 0; c < ncs; c++) {
 		cs[c].r = rt->conn(rt->ctx, cs[c].b, cs[c].err, sizeof(cs[c].err));

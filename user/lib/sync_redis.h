@@ -14,18 +14,19 @@
  * "GROUP:b", or with a suffix that spreads the buckets over the hash slots),
  * so that a bucket's keys share one cluster slot and one script sees them all:
  *   rl:{TAG}:d:E               hash, epoch E of the TTL: source -> units all nodes
- *                              passed, summed; "NODE SOURCE" -> "SUM TIME": that
- *                              sum when NODE last asked, and when
+ *                              passed, summed (for a shared source)
+ *   rl:{TAG}:l:NODE:E          hash source -> that sum when NODE last asked
+ *   rl:{TAG}:s:NODE:E          hash source -> when (ms)
  *   rl:{TAG}:o:F               hash, epoch F of the claim time: source -> NODE (only
- *                              NODE has reported it: a claim) or "*NODE T1 T2"
- *                              (shared: the last node to report it, when, and when
- *                              another node last did)
+ *                              NODE has reported it: a claim) or "* NODE:T NODE:T..."
+ *                              (shared: the nodes reporting it, and when, to a
+ *                              quarter of a TTL)
  *   rl:{TAG}:m                 hash "" -> the bucket's id; "i:NODE" -> NODE's inbox,
  *                              the sources it claimed that another node reported since
  * Every hash has a field "" so that it exists from its epoch's first round
- * (see the script: a slot migrating). d:E expires at the end of epoch E + 1,
- * o:F at the end of F + 1, m after two claim times unused: idle sources, gone
- * nodes and a gone group disappear by themselves.
+ * (see the script: a slot migrating). d:E, l and s of E expire at the end of
+ * epoch E + 1, o:F at the end of F + 1, m after two claim times unused: idle
+ * sources, gone nodes and a gone group disappear by themselves.
  */
 #ifndef RL_SYNC_REDIS_H
 #define RL_SYNC_REDIS_H
@@ -151,6 +152,8 @@ struct rl_sync_item {
 	 * again until its claim is due (issue #27, "only what is shared costs").
 	 */
 	bool local;
+	/* In: the agent holds it as shared (the script skips what only a claim needs). */
+	bool shared;
 	/* Out: its bucket's script failed this round: no remote units, nothing learned. */
 	bool failed;
 };
