@@ -1,20 +1,26 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* What the sync agent sends each interval: see sync_recent.h. */
+/*
+ * What the sync agent sends each interval: see sync_recent.h. Every source
+ * drained is looked up every interval (100,000 and more), so the table is
+ * built for that: the entries dense and small (64 bytes, their text apart),
+ * the index a flat array of 8-byte slots holding a fingerprint of the key, so
+ * a lookup reads one slot and, on a match, one entry.
+ */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "sync_recent.h"
 
 struct rl_sync_rent {
 	struct rl_state_key k;
-	__u32 hash; /* rl_sync_src_hash(src): its bucket, and its claim's spread */
-	__u8 state; /* enum rl_sync_src_state */
-	__u8 pad[3];
-	__u64 seen; /* the tick it last passed something; 0: an empty slot */
+	__u32 hash; /* rl_sync_src_hash(text): its bucket, and its claim's spread */
+	__u64 seen; /* the tick it last passed something (or was learned shared) */
 	__u64 units; /* units passed in tick @seen */
-	__u64 held; /* claimed: units of the last tick, not sent */
+	__u64 held; /* claimed: units of its last tick, not sent */
 	__u64 due; /* claimed: the tick its claim is sent again */
-	char src[RL_SYNC_SRC_MAX];
+	__u32 state; /* enum rl_sync_src_state */
+	__u32 kh; /* the key's hash (the index's fingerprint) */
 };
 
 void rl_sync_recent_init(struct rl_sync_recent *r, const struct rl_sync_recent_cfg *cfg)
@@ -27,9 +33,13 @@ void rl_sync_recent_init(struct rl_sync_recent *r, const struct rl_sync_recent_c
 
 void rl_sync_recent_clear(struct rl_sync_recent *r)
 {
-	free(r->tab);
-	r->tab = NULL;
-	r->cap = r->used = r->live = 0;
+	free(r->ents);
+	free(r->text);
+	free(r->idx);
+	r->ents = NULL;
+	r->text = NULL;
+	r->idx = NULL;
+	r->n = r->cap = r->live = r->icap = 0;
 	memset(r->bucket_id, 0, sizeof(r->bucket_id));
 	memset(r->bucket_ok, 0, sizeof(r->bucket_ok));
 }
@@ -38,30 +48,39 @@ void rl_sync_recent_free(struct rl_sync_recent *r)
 {
 	rl_sync_recent_clear(r);
 	free(r->items);
-	free(r->ents);
+	free(r->ents_of);
 	free(r->chg);
 	r->items = NULL;
-	r->ents = NULL;
+	r->ents_of = NULL;
 	r->chg = NULL;
 	r->nitems = r->items_cap = r->nchg = r->chg_cap = 0;
 }
 
-static size_t key_hash(const struct rl_state_key *k)
+/* FNV-1a over the key, then a mix so that the low bits (the index's) depend on all of it. */
+static __u32 key_hash(const struct rl_state_key *k)
 {
 	const unsigned char *p = (const unsigned char *)k;
-	__u64 h = 1469598103934665603ULL; /* FNV-1a */
+	__u64 h = 1469598103934665603ULL;
 
 	for (size_t i = 0; i < sizeof(*k); i++)
 		h = (h ^ p[i]) * 1099511628211ULL;
-	return (size_t)(h ^ (h >> 29));
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (__u32)h;
 }
 
-/* The slot of @k in @tab: its entry, or the empty slot where it goes. */
-static size_t find(const struct rl_sync_rent *tab, size_t cap, const struct rl_state_key *k)
+/* The index slot of @k (hash @h): its entry's, or the empty one where it goes. */
+static size_t slot_of(const struct rl_sync_recent *r, const struct rl_state_key *k, __u32 h)
 {
-	for (size_t i = key_hash(k) & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (!tab[i].seen || !memcmp(&tab[i].k, k, sizeof(*k)))
+	for (size_t i = h & (r->icap - 1);; i = (i + 1) & (r->icap - 1)) {
+		__u64 s = r->idx[i];
+
+		if (!s)
 			return i;
+		if ((__u32)(s >> 32) == h && !memcmp(&r->ents[(__u32)s - 1].k, k, sizeof(*k)))
+			return i;
+	}
 }
 
 static bool expired(const struct rl_sync_recent *r, const struct rl_sync_rent *e)
@@ -69,44 +88,95 @@ static bool expired(const struct rl_sync_recent *r, const struct rl_sync_rent *e
 	return r->tick - e->seen > (e->state == RL_SRC_SHARED ? r->cfg.keep : r->cfg.keep_claimed);
 }
 
-/* Keep what has not expired (at most cfg.max, those drained now first)? */
-static bool keeps(const struct rl_sync_recent *r, const struct rl_sync_rent *e, size_t kept)
+/* The index for the entries there are, with room for @more at a load of 1/2 at most. */
+static int reindex(struct rl_sync_recent *r, size_t more)
 {
-	return e->seen && !expired(r, e) && (kept < r->cfg.max || e->seen == r->tick);
-}
+	size_t icap = 64;
+	__u64 *idx;
 
-/* A new table with what has not expired and room for @more (load at most 1/2). */
-static int rebuild(struct rl_sync_recent *r, size_t more)
-{
-	size_t cap = 64, keep = 0, used = 0;
-	struct rl_sync_rent *tab;
-
-	for (size_t i = 0; i < r->cap; i++)
-		keep += keeps(r, &r->tab[i], keep);
-	while (cap < 2 * (keep + more))
-		cap *= 2;
-	tab = calloc(cap, sizeof(*tab));
-	if (!tab)
+	while (icap < 2 * (r->n + more))
+		icap *= 2;
+	idx = calloc(icap, sizeof(*idx));
+	if (!idx)
 		return -ENOMEM;
-	for (size_t i = 0; i < r->cap; i++) {
-		const struct rl_sync_rent *e = &r->tab[i];
-
-		if (!keeps(r, e, used))
-			continue;
-		tab[find(tab, cap, &e->k)] = *e;
-		used++;
-	}
-	free(r->tab);
-	r->tab = tab;
-	r->cap = cap;
-	r->used = used;
+	free(r->idx);
+	r->idx = idx;
+	r->icap = icap;
+	for (size_t i = 0; i < r->n; i++)
+		r->idx[slot_of(r, &r->ents[i].k, r->ents[i].kh)] =
+			(__u64)r->ents[i].kh << 32 | (__u64)(i + 1);
 	return 0;
 }
 
-/* Room for @more entries at a load of at most 1/2. */
+/* Room for @more entries, in the arrays and in the index. */
 static int room(struct rl_sync_recent *r, size_t more)
 {
-	return (r->used + more) * 2 <= r->cap ? 0 : rebuild(r, more);
+	if (r->n + more > r->cap) {
+		size_t cap = r->cap ? r->cap : 1024;
+		struct rl_sync_rent *ents;
+		char(*text)[RL_SYNC_SRC_MAX];
+
+		while (cap < r->n + more)
+			cap *= 2;
+		ents = realloc(r->ents, cap * sizeof(*ents));
+		if (!ents)
+			return -ENOMEM;
+		r->ents = ents;
+		text = realloc(r->text, cap * sizeof(*text));
+		if (!text)
+			return -ENOMEM;
+		r->text = text;
+		r->cap = cap;
+	}
+	return 2 * (r->n + more) > r->icap ? reindex(r, more) : 0;
+}
+
+/*
+ * Drop what has expired (and past cfg.max, what is only remembered): the
+ * entries move, so only at the start of a round, before the request points
+ * at them.
+ */
+static int compact(struct rl_sync_recent *r)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < r->n; i++) {
+		if (expired(r, &r->ents[i]) || m >= r->cfg.max)
+			continue;
+		if (m != i) {
+			r->ents[m] = r->ents[i];
+			memcpy(r->text[m], r->text[i], sizeof(r->text[m]));
+		}
+		m++;
+	}
+	r->n = m;
+	return reindex(r, 0);
+}
+
+/* A new entry for @k (its index slot @s), named by @text or by @name. */
+static struct rl_sync_rent *add(struct rl_sync_recent *r, size_t s, const struct rl_state_key *k,
+				__u32 kh, const char *text, rl_sync_name_fn name, void *ctx,
+				int *ret)
+{
+	struct rl_sync_rent *e = &r->ents[r->n];
+	char *t = r->text[r->n];
+
+	*ret = 0;
+	if (text) {
+		snprintf(t, RL_SYNC_SRC_MAX, "%s", text);
+	} else {
+		*ret = name(ctx, k, t, RL_SYNC_SRC_MAX);
+		if (*ret)
+			return NULL;
+	}
+	memset(e, 0, sizeof(*e));
+	e->k = *k;
+	e->kh = kh;
+	e->hash = rl_sync_src_hash(t);
+	e->state = RL_SRC_NEW;
+	r->idx[s] = (__u64)kh << 32 | (__u64)(r->n + 1);
+	r->n++;
+	return e;
 }
 
 static int push(struct rl_sync_recent *r, size_t i, __u64 units, bool claimed)
@@ -116,24 +186,25 @@ static int push(struct rl_sync_recent *r, size_t i, __u64 units, bool claimed)
 	if (r->nitems == r->items_cap) {
 		size_t cap = r->items_cap ? 2 * r->items_cap : 1024;
 		struct rl_sync_item *items = realloc(r->items, cap * sizeof(*items));
-		size_t *ents;
+		size_t *of;
 
 		if (!items)
 			return -ENOMEM;
 		r->items = items;
-		ents = realloc(r->ents, cap * sizeof(*ents));
-		if (!ents)
+		of = realloc(r->ents_of, cap * sizeof(*of));
+		if (!of)
 			return -ENOMEM;
-		r->ents = ents;
+		r->ents_of = of;
 		r->items_cap = cap;
 	}
 	it = &r->items[r->nitems];
-	memcpy(it->src, r->tab[i].src, sizeof(it->src));
+	memcpy(it->src, r->text[i], sizeof(it->src));
 	it->units = units;
 	it->remote = 0;
 	it->local = claimed;
+	it->shared = r->ents[i].state == RL_SRC_SHARED;
 	it->failed = false;
-	r->ents[r->nitems++] = i;
+	r->ents_of[r->nitems++] = i;
 	return 0;
 }
 
@@ -146,30 +217,31 @@ int rl_sync_recent_merge(struct rl_sync_recent *r, const struct rl_sync_src *dra
 	r->tick++;
 	r->nitems = 0;
 	r->sent = r->claims = 0;
-	/* Rebuilt when it would fill past half, or when over half of it has expired. */
-	if (r->used > 2 * r->live + 64)
-		ret = rebuild(r, n);
-	else
-		ret = room(r, n);
+	/* Compacted when over half of it has expired. */
+	if (r->n > 2 * r->live + 1024) {
+		ret = compact(r);
+		if (ret)
+			return ret;
+	}
+	ret = room(r, n);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < n; i++) {
-		struct rl_sync_rent *e = &r->tab[find(r->tab, r->cap, &drained[i].k)];
+		__u32 kh = key_hash(&drained[i].k);
+		size_t s = slot_of(r, &drained[i].k, kh);
+		struct rl_sync_rent *e;
 
-		if (!e->seen) {
-			ret = name(ctx, &drained[i].k, e->src, sizeof(e->src));
-			if (ret) {
-				memset(e, 0, sizeof(*e));
+		if (!r->idx[s]) {
+			e = add(r, s, &drained[i].k, kh, NULL, name, ctx, &ret);
+			if (!e)
 				return ret;
-			}
-			e->k = drained[i].k;
-			e->hash = rl_sync_src_hash(e->src);
-			e->state = RL_SRC_NEW;
-			r->used++;
-		} else if (e->seen != r->tick && expired(r, e)) {
+		} else {
+			e = &r->ents[(__u32)r->idx[s] - 1];
 			/* Idle past what the store keeps of it: as new (its claim may be gone). */
-			e->state = RL_SRC_NEW;
-			e->held = 0;
+			if (e->seen != r->tick && expired(r, e)) {
+				e->state = RL_SRC_NEW;
+				e->held = 0;
+			}
 		}
 		if (e->seen != r->tick) {
 			e->seen = r->tick;
@@ -177,11 +249,11 @@ int rl_sync_recent_merge(struct rl_sync_recent *r, const struct rl_sync_src *dra
 		}
 		e->units += drained[i].units;
 	}
-	for (size_t i = 0; i < r->cap; i++) {
-		struct rl_sync_rent *e = &r->tab[i];
+	for (size_t i = 0; i < r->n; i++) {
+		struct rl_sync_rent *e = &r->ents[i];
 		__u64 cur;
 
-		if (!e->seen || expired(r, e))
+		if (expired(r, e))
 			continue;
 		live++;
 		cur = e->seen == r->tick ? e->units : 0;
@@ -266,7 +338,7 @@ int rl_sync_recent_apply(struct rl_sync_recent *r, const struct rl_sync_learned 
 	r->shared = r->claimed = r->unknown_inbox = 0;
 	for (size_t i = 0; i < r->nitems; i++) {
 		const struct rl_sync_item *it = &r->items[i];
-		struct rl_sync_rent *e = &r->tab[r->ents[i]];
+		struct rl_sync_rent *e = &r->ents[r->ents_of[i]];
 
 		/* Failed, or the fallback: nothing learned, only the fallback's charge. */
 		if (l->synced && !it->failed) {
@@ -293,20 +365,21 @@ int rl_sync_recent_apply(struct rl_sync_recent *r, const struct rl_sync_learned 
 	for (size_t i = 0; i < l->ninbox; i++) {
 		struct rl_state_key k;
 		struct rl_sync_rent *e;
+		size_t s;
+		__u32 kh;
 
 		if (parse(ctx, l->inbox[i].src, &k)) {
 			r->unknown_inbox++;
 			continue;
 		}
-		e = &r->tab[find(r->tab, r->cap, &k)];
-		if (!e->seen) {
-			e->k = k;
-			memcpy(e->src, l->inbox[i].src, sizeof(e->src));
-			e->src[sizeof(e->src) - 1] = '\0';
-			e->hash = rl_sync_src_hash(e->src);
-			r->used++;
-		} else if (expired(r, e)) {
-			e->held = 0;
+		kh = key_hash(&k);
+		s = slot_of(r, &k, kh);
+		if (!r->idx[s]) {
+			e = add(r, s, &k, kh, l->inbox[i].src, NULL, NULL, &ret);
+		} else {
+			e = &r->ents[(__u32)r->idx[s] - 1];
+			if (expired(r, e))
+				e->held = 0;
 		}
 		e->state = RL_SRC_SHARED;
 		/* Remembered as if it passed now: it is sent (and charged) for the next intervals. */
@@ -321,11 +394,10 @@ int rl_sync_recent_apply(struct rl_sync_recent *r, const struct rl_sync_learned 
 	}
 	lost = lost_buckets(r, l);
 	if (lost)
-		for (size_t i = 0; i < r->cap; i++) {
-			struct rl_sync_rent *e = &r->tab[i];
+		for (size_t i = 0; i < r->n; i++) {
+			struct rl_sync_rent *e = &r->ents[i];
 
-			if (e->seen && e->state == RL_SRC_CLAIMED &&
-			    lost & (1ULL << (e->hash % r->nbuckets)))
+			if (e->state == RL_SRC_CLAIMED && lost & (1ULL << (e->hash % r->nbuckets)))
 				e->state = RL_SRC_NEW;
 		}
 	return 0;
@@ -334,9 +406,13 @@ int rl_sync_recent_apply(struct rl_sync_recent *r, const struct rl_sync_learned 
 int rl_sync_recent_state(const struct rl_sync_recent *r, const struct rl_state_key *key)
 {
 	const struct rl_sync_rent *e;
+	size_t s;
 
-	if (!r->cap)
+	if (!r->icap)
 		return -1;
-	e = &r->tab[find(r->tab, r->cap, key)];
-	return e->seen && !expired(r, e) ? e->state : -1;
+	s = slot_of(r, key, key_hash(key));
+	if (!r->idx[s])
+		return -1;
+	e = &r->ents[(__u32)r->idx[s] - 1];
+	return expired(r, e) ? -1 : (int)e->state;
 }

@@ -61,13 +61,21 @@ struct rl_sync_learned {
 struct rl_sync_rent;
 
 struct rl_sync_recent {
-	struct rl_sync_rent *tab; /* open addressing, cap a power of 2 */
-	size_t cap, used, live;
+	/*
+	 * The sources, dense (their text beside them, apart: a round reads it
+	 * only for what it sends), and an index into them by key: open
+	 * addressing, entries (fingerprint << 32 | position + 1), 0 empty.
+	 */
+	struct rl_sync_rent *ents;
+	char (*text)[RL_SYNC_SRC_MAX];
+	size_t n, cap, live;
+	__u64 *idx;
+	size_t icap;
 	__u64 tick;
 	struct rl_sync_recent_cfg cfg;
-	/* The last round, in one order: the request's items and their entries. */
+	/* The last round, in one order: the request's items and their entries' positions. */
 	struct rl_sync_item *items;
-	size_t *ents;
+	size_t *ents_of;
 	size_t nitems, items_cap;
 	/* The charges the last round brought (items' and inbox's remote units), for the kernel. */
 	struct rl_sync_src *chg;
