@@ -44,6 +44,8 @@ int rl_sync_name_check(const char *what, const char *name, char *err, size_t err
  */
 static __u64 cmd_timeout(const struct rl_sync_cfg *cfg)
 {
+	if (cfg->timeout_ns)
+		return cfg->timeout_ns;
 	return cfg->interval_ns > 5000000ULL ? cfg->interval_ns : 5000000ULL;
 }
 

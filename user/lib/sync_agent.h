@@ -56,6 +56,8 @@ struct rl_sync_cfg {
 	struct rl_redis_url url;
 	const char *group, *node;
 	__u64 interval_ns;
+	/* A round's bound; 0: the interval (at least 5 ms). The bench sets it. */
+	__u64 timeout_ns;
 	enum rl_sync_fallback fallback;
 	/* Asked while waiting for Redis (connect, round trip): true stops the wait. */
 	struct rl_redis_stop stop;
