@@ -93,7 +93,7 @@ static const char group_script[] =
  * than run it with some keys elsewhere: a script is never run in part, nor
  * where a key it reads is missing. For the ASK to be served, every one of
  * the keys must exist: each has a field "" from the first round of its
- * epoch (the previous epoch's too, if that had none), and the next epoch's
+ * epoch (the previous epoch's is made with it if the key is new), and the next epoch's
  * keys are made in the last eighth of the epoch before (in a pcall: the
  * cluster refuses a key not declared while its slot migrates, and the script
  * goes on without it; never after an ASK, where the key may still be on the
@@ -127,16 +127,14 @@ static const char bucket_script[] =
 	"local function mk(k, x, len)\n"
 	"  if redis.call('HSETNX', k, '', nows) == 1 then\n"
 	"    redis.call('PEXPIREAT', k, string.format('%d', (x + 2) * len))\n"
+	"    return true\n"
 	"  end\n"
+	"  return false\n"
 	"end\n"
-	"mk(D0, e - 1, ttl)\n"
-	"mk(D1, e, ttl)\n"
-	"mk(L0, e - 1, ttl)\n"
-	"mk(L1, e, ttl)\n"
-	"mk(S0, e - 1, ttl)\n"
-	"mk(S1, e, ttl)\n"
-	"mk(O0, oe - 1, own)\n"
-	"mk(O1, oe, own)\n"
+	"if mk(D1, e, ttl) then mk(D0, e - 1, ttl) end\n"
+	"if mk(L1, e, ttl) then mk(L0, e - 1, ttl) end\n"
+	"if mk(S1, e, ttl) then mk(S0, e - 1, ttl) end\n"
+	"if mk(O1, oe, own) then mk(O0, oe - 1, own) end\n"
 	"if not asked and now >= (e + 1) * ttl - ttl / 8 then\n"
 	"  local x = string.format('%d', e + 1)\n"
 	"  pcall(mk, p .. 'd:' .. x, e + 1, ttl)\n"
