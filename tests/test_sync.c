@@ -19,6 +19,10 @@
  *	sync_fallback_slow	DEBUG SLEEP: fallback within an interval, recovery after
  *	sync_fallback_auth	requirepass set under a running agent, then lifted; the script
  *				flushed (NOSCRIPT) is reloaded in the same round trip
+ *	sync_shared_only	1000 sources on one node: claimed in the first round, then
+ *				not sent (bytes counted); another node reports one: the
+ *				inbox, exact charges both ways; alone again for a TTL, it
+ *				is claimed again
  *	sync_recent		the table of what to send: new sources claimed (at most so many
  *				a round), claimed ones not sent until due, shared ones every
  *				interval and remembered with 0 units, a claimed one shared by
@@ -1717,6 +1721,136 @@ TEST(sync_recent)
 	ASSERT_EQ(r.nitems, 0, "nothing after clear");
 out:
 	rl_sync_recent_free(&r);
+}
+
+/* An agent and its table of what to send, on synthetic sources 198.18.0.N. */
+struct snode {
+	struct rl_sync_agent ag;
+	struct rl_sync_recent rc;
+	__u64 charged[2048]; /* per source, since the start */
+};
+
+static bool snode_up(struct snode *nd, const struct redis_srv *s, const char *name)
+{
+	struct rl_sync_recent_cfg rcfg;
+	struct rl_sync_cfg cfg;
+	char err[512];
+
+	memset(nd, 0, sizeof(*nd));
+	cfg_for(&cfg, s, "g9", name, 50 * MS, RL_SYNC_FB_LOCAL);
+	if (!ASSERT_OK(rl_sync_agent_init(&nd->ag, &cfg, POLICY, err, sizeof(err)), err))
+		return false;
+	rl_sync_agent_recent_cfg(&nd->ag, &rcfg);
+	rl_sync_recent_init(&nd->rc, &rcfg);
+	return true;
+}
+
+static void snode_down(struct snode *nd)
+{
+	rl_sync_agent_fini(&nd->ag);
+	rl_sync_recent_free(&nd->rc);
+}
+
+/* One round of @nd: sources [@lo, @hi) passed @units each. Bytes sent; ~0 on failure. */
+static __u64 snode_round(struct snode *nd, unsigned int lo, unsigned int hi, __u64 units)
+{
+	struct rl_sync_src d[2048];
+	__u64 tx = nd->ag.st.redis_tx_bytes_total;
+	char err[512];
+	size_t n = 0;
+
+	for (unsigned int i = lo; i < hi; i++)
+		d[n++] = src_n(i, units);
+	if (rl_sync_agent_round(&nd->ag, &nd->rc, d, n, name_n, parse_n, NULL, err, sizeof(err))) {
+		fprintf(stderr, "    round: %s\n", err);
+		return ~0ULL;
+	}
+	for (size_t i = 0; i < nd->rc.nchg; i++)
+		nd->charged[(ntohl(nd->rc.chg[i].k.src.addr[3]) & 0xffff) % 2048] +=
+			nd->rc.chg[i].units;
+	return nd->ag.st.redis_tx_bytes_total - tx;
+}
+
+TEST(sync_shared_only)
+{
+	struct snode *a = calloc(2, sizeof(*a)), *b = a + 1;
+	struct redis_srv s;
+	__u64 first, later = 0, x;
+	double t0;
+	int st;
+
+	if (!a || !need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	if (!snode_up(a, &s, "a") || !snode_up(b, &s, "b"))
+		goto out;
+	/* 1000 sources on a alone: claimed in the first round, then not sent at all. */
+	first = snode_round(a, 1, 1001, 5);
+	ASSERT_EQ(a->rc.nitems, 1000, "the first round claims every source");
+	ASSERT_EQ(a->rc.claimed, 1000, "claimed: only a has them");
+	for (int r = 0; r < 4; r++) {
+		__u64 xg = a->ag.exchanges_total, cmds = a->ag.commands_total;
+
+		x = snode_round(a, 1, 1001, 5);
+		ASSERT_EQ(a->rc.nitems, 0, "nothing sent after the first round");
+		ASSERT_EQ(a->ag.exchanges_total - xg, 1, "one exchange a round");
+		ASSERT_EQ(a->ag.commands_total - cmds, 2, "the group's script and the bucket's");
+		later = x > later ? x : later;
+	}
+	fprintf(stderr,
+		"    1000 sources on one node: %llu bytes out in the first round, %llu a "
+		"round after\n",
+		(unsigned long long)first, (unsigned long long)later);
+	ASSERT_LE(later * 20, first, "a round after the first sends under 5% of its bytes");
+	ASSERT_LE(later, 1024, "a round of no source is under 1 KiB");
+	ASSERT_EQ(a->ag.st.charged_units_total, 0, "nothing charged");
+
+	/* b reports .5: it becomes shared; b's first ask gets nothing. */
+	ASSERT_TRUE(snode_round(b, 5, 6, 7) != ~0ULL, "b");
+	ASSERT_EQ(b->rc.shared, 1, "b: .5 is shared");
+	ASSERT_EQ(b->charged[5], 0, "b: nothing before its first ask");
+	/* a's next round: the inbox; a is charged b's 7 and holds its own 3 of this round. */
+	ASSERT_TRUE(snode_round(a, 1, 1001, 3) != ~0ULL, "a");
+	ASSERT_EQ(a->ag.learned.ninbox, 1, "a: told by its inbox");
+	ASSERT_EQ(a->charged[5], 7, "a: charged b's units since .5 became shared");
+	ASSERT_EQ(state_of(&a->rc, 5), RL_SRC_SHARED, "a: .5 shared");
+	ASSERT_EQ(a->rc.nitems, 0, "a: the held units go with the next round");
+	/* Then each sends it every round and is charged exactly what the other passed. */
+	for (int r = 0; r < 5; r++) {
+		ASSERT_TRUE(snode_round(a, 1, 1001, 4) != ~0ULL, "a");
+		ASSERT_EQ(a->rc.nitems, 1, "a sends .5 alone");
+		ASSERT_TRUE(snode_round(b, 5, 6, 6) != ~0ULL, "b");
+	}
+	/* b: a's held 3 and 5 rounds of 4; a: b's 7, then 4 rounds of 6 (not b's last yet). */
+	ASSERT_EQ(b->charged[5], 3 + 5 * 4, "b: every unit a passed since b first asked");
+	ASSERT_EQ(a->charged[5], 7 + 4 * 6, "a: every unit b passed but its last round's");
+	for (unsigned int i = 0; i < 2048; i++)
+		if (i != 5 && !ASSERT_EQ(a->charged[i], 0, "a: the others are a's alone"))
+			break;
+
+	/* b gone: a, alone on .5 for a TTL, claims it again and stops sending it. */
+	t0 = mono();
+	st = -1;
+	while (mono() - t0 < 6) {
+		if (!ASSERT_TRUE(snode_round(a, 1, 1001, 1) != ~0ULL, "a"))
+			break;
+		st = state_of(&a->rc, 5);
+		if (st == RL_SRC_CLAIMED)
+			break;
+		usleep(50000);
+	}
+	fprintf(stderr, "    .5 claimed again by a %.1f s after b's last round (TTL %llu ms)\n",
+		mono() - t0, (unsigned long long)a->ag.ttl_ms);
+	ASSERT_EQ(st, RL_SRC_CLAIMED, "a alone for a TTL: claimed again");
+	ASSERT_TRUE(mono() - t0 >= a->ag.ttl_ms / 1000.0, "not before a TTL");
+	snode_round(a, 1, 1001, 1);
+	ASSERT_EQ(a->rc.nitems, 0, "and not sent");
+out:
+	if (a) {
+		snode_down(a);
+		snode_down(b);
+	}
+	free(a);
+	redis_srv_stop(&s);
 }
 
 /*
