@@ -87,7 +87,7 @@ struct rl_redis_stop {
 };
 
 /*
- * Connect, AUTH, SELECT and load the script, all of it within @timeout_ns.
+ * Connect, AUTH, SELECT and load the scripts, all of it within @timeout_ns.
  * Every later exchange (a command and its reply, sent and read whole) must
  * end within @timeout_ns too: the bound is on the whole exchange, not on
  * each read, so a server trickling a reply cannot stretch it. 0, or -errno
