@@ -75,7 +75,11 @@ static const char group_script[] =
  * ("* NODE:TIME..." in o) and A's inbox gets it with the total then (its base)
  * and the time: A's next round (whichever bucket's script, A reads its inbox
  * in each) charges A what the others passed since the base and A sends the
- * source every round from then on. The record in o names the nodes reporting
+ * source every round from then on. The inbox is in d, the epoch's hash
+ * (fields "\ni:NODE" -> "FIRST LAST" and "\ni:NODE:SEQ" -> chunks of at most
+ * 1000 lines "BASE TIME SOURCE"): a node that reads it reads a few chunks,
+ * never a string of everything unread, and an inbox nobody reads expires
+ * with its epoch (its owner, if it comes back, claims its sources again). The record in o names the nodes reporting
  * the source and when, each node's time written again once a quarter of a
  * TTL (when its last ask was in another quarter), so a source the agent holds
  * as shared costs no read or write of o in most rounds; at that rewrite, a
@@ -105,7 +109,7 @@ static const char group_script[] =
  * would round totals above 1e14 (bytes in byte mode). Text is made per
  * source only where it must be: string functions cost the server about a
  * microsecond each, a round's largest part. Chunks of 1000 sources keep
- * unpack() within Lua's C stack (8000); at most 4096 inbox entries are
+ * unpack() within Lua's C stack (8000); at most 10000 inbox entries are
  * answered per round (the rest wait).
  */
 static const char bucket_script[] =
@@ -152,25 +156,34 @@ static const char bucket_script[] =
 	"redis.call('PEXPIRE', M, string.format('%d', 2 * own))\n"
 	"local me = ' ' .. node .. ':'\n"
 	"local quarter = math.floor(now * 4 / ttl)\n"
-	"local ik = 'i:' .. node\n"
-	"local inbox, nin, back = {}, 0, {}\n"
-	"local raw = redis.call('HGET', M, ik)\n"
-	"if raw then\n"
-	"  local head, body = string.match(raw, '^(%d+)\\n(.*)$')\n"
-	"  for b, t, x in string.gmatch(body or '', '(%d+) (%d+) ([^\\n]+)\\n') do\n"
-	"    if inbox[x] or nin < 4096 then\n"
-	"      if not inbox[x] then nin = nin + 1 end\n"
-	"      inbox[x] = { tonumber(b), tonumber(t) }\n"
-	"    else\n"
-	"      back[#back + 1] = b .. ' ' .. t .. ' ' .. x .. '\\n'\n"
+	"local ik = '\\ni:' .. node\n"
+	"local inbox, nin = {}, 0\n"
+	"local function take(K)\n"
+	"  local cnt = redis.call('HGET', K, ik)\n"
+	"  if not cnt then return end\n"
+	"  local a, b = string.match(cnt, '^(%d+) (%d+)$')\n"
+	"  local first, last = tonumber(a) or 1, tonumber(b) or 0\n"
+	"  while first <= last do\n"
+	"    local ck = ik .. ':' .. first\n"
+	"    local raw = redis.call('HGET', K, ck)\n"
+	"    if raw then\n"
+	"      if nin > 0 and nin + (tonumber(string.match(raw, '^(%d+)')) or 0) > 10000 then break end\n"
+	"      for b, t, x in string.gmatch(raw, '\\n(%d+) (%d+) ([^\\n]+)') do\n"
+	"        if not inbox[x] then nin = nin + 1 end\n"
+	"        inbox[x] = { tonumber(b), tonumber(t) }\n"
+	"      end\n"
+	"      redis.call('HDEL', K, ck)\n"
 	"    end\n"
+	"    first = first + 1\n"
 	"  end\n"
-	"  if #back > 0 then\n"
-	"    redis.call('HSET', M, ik, head .. '\\n' .. table.concat(back))\n"
+	"  if first <= last then\n"
+	"    redis.call('HSET', K, ik, first .. ' ' .. last)\n"
 	"  else\n"
-	"    redis.call('HDEL', M, ik)\n"
+	"    redis.call('HDEL', K, ik)\n"
 	"  end\n"
 	"end\n"
+	"take(D0)\n"
+	"if nin < 10000 then take(D1) end\n"
 	"local locs, ins, chs, notes = {}, {}, {}, {}\n"
 	"local function vals(k0, k1, f)\n"
 	"  local v = redis.call('HMGET', k1, unpack(f))\n"
@@ -302,7 +315,7 @@ static const char bucket_script[] =
 	"          locs[#locs + 1] = i\n"
 	"        elseif string.byte(r, 1) ~= 42 then\n"
 	"          local note = notes[r] or {}\n"
-	"          note[#note + 1] = string.format('%d', tonumber(tv[q]) or 0) .. ' ' .. nows .. ' ' .. x .. '\\n'\n"
+	"          note[#note + 1] = '\\n' .. string.format('%d', tonumber(tv[q]) or 0) .. ' ' .. nows .. ' ' .. x\n"
 	"          notes[r] = note\n"
 	"          ow[#ow + 1] = x\n"
 	"          ow[#ow + 1] = '* ' .. r .. ':' .. nows .. me .. nows\n"
@@ -347,13 +360,16 @@ static const char bucket_script[] =
 	"  redis.call('HSET', S1, unpack(sw))\n"
 	"end\n"
 	"for y, note in pairs(notes) do\n"
-	"  local k = 'i:' .. y\n"
-	"  local old = redis.call('HGET', M, k)\n"
-	"  if old then\n"
-	"    local t0 = tonumber(string.match(old, '^(%d+)\\n'))\n"
-	"    if not t0 or now - t0 > ttl then old = nil end\n"
+	"  local k = '\\ni:' .. y\n"
+	"  local cnt = redis.call('HGET', D1, k)\n"
+	"  local a, b = string.match(cnt or '', '^(%d+) (%d+)$')\n"
+	"  local first, last = tonumber(a) or 1, tonumber(b) or 0\n"
+	"  for c = 1, #note, 1000 do\n"
+	"    local m = math.min(1000, #note - c + 1)\n"
+	"    last = last + 1\n"
+	"    redis.call('HSET', D1, k .. ':' .. last, m .. table.concat(note, '', c, c + m - 1))\n"
 	"  end\n"
-	"  redis.call('HSET', M, k, (old or (nows .. '\\n')) .. table.concat(note))\n"
+	"  redis.call('HSET', D1, k, first .. ' ' .. last)\n"
 	"end\n"
 	"local out = { now, id, #locs, #ins / 2 }\n"
 	"for j = 1, #locs do out[#out + 1] = locs[j] end\n"
@@ -624,11 +640,11 @@ void rl_redis_url_str(const struct rl_redis_url *u, char *buf, size_t len)
  * the request asked, and not more: a reply past it is refused as soon as its
  * bytes exceed it, so what one round trip can make the agent buffer is
  * bounded by its own request (64 KiB with a few sources, 72 MiB with the
- * 2^20 sources the agent remembers at most, plus 384 KiB per bucket).
+ * 2^20 sources the agent remembers at most, plus 940 KiB per bucket).
  */
 #define REPLY_FIXED_MAX	 (64 * 1024)
 #define REPLY_PER_SOURCE 72
-#define INBOX_MAX	 4096
+#define INBOX_MAX	 10000
 #define REPLY_PER_INBOX	 96
 
 struct rl_redis {

@@ -14,15 +14,18 @@
  * "GROUP:b", or with a suffix that spreads the buckets over the hash slots),
  * so that a bucket's keys share one cluster slot and one script sees them all:
  *   rl:{TAG}:d:E               hash, epoch E of the TTL: source -> units all nodes
- *                              passed, summed (for a shared source)
+ *                              passed, summed (for a shared source); and each
+ *                              node's inbox, "\ni:NODE" -> "FIRST LAST" and
+ *                              "\ni:NODE:SEQ" -> chunks of "BASE TIME SOURCE"
+ *                              lines: the sources NODE claimed that another node
+ *                              reported since
  *   rl:{TAG}:l:NODE:E          hash source -> that sum when NODE last asked
  *   rl:{TAG}:s:NODE:E          hash source -> when (ms)
  *   rl:{TAG}:o:F               hash, epoch F of the claim time: source -> NODE (only
  *                              NODE has reported it: a claim) or "* NODE:T NODE:T..."
  *                              (shared: the nodes reporting it, and when, to a
  *                              quarter of a TTL)
- *   rl:{TAG}:m                 hash "" -> the bucket's id; "i:NODE" -> NODE's inbox,
- *                              the sources it claimed that another node reported since
+ *   rl:{TAG}:m                 hash "" -> the bucket's id
  * Every hash has a field "" so that it exists from its epoch's first round
  * (see the script: a slot migrating). d:E, l and s of E expire at the end of
  * epoch E + 1, o:F at the end of F + 1, m after two claim times unused: idle
