@@ -68,6 +68,11 @@ else
 	big=100000 big_shared=1000 reps=2
 fi
 before=${RL_SYNC_BEFORE:-58defa5}
+# RL_SYNC_PARTS: some of "accuracy cluster cost share" (default all); with fewer,
+# the results go to standard output only, as with RL_BENCH_QUICK.
+parts=${RL_SYNC_PARTS:-accuracy cluster cost share}
+part() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
+[ "$parts" = "accuracy cluster cost share" ] || quick=1
 rate=1000 burst=100
 
 id=$(($$ % 100000))
@@ -292,6 +297,7 @@ acc=$tmp/sync-accuracy.dat
 echo "# nodes interval_ms passed seconds accuracy" > "$acc"
 base=$tmp/sync-baseline.txt
 : > "$base"
+part accuracy || node_counts=""
 for n in $node_counts; do
 	run_once "$n" none
 	read -r p s < "$tmp/run.out"
@@ -313,6 +319,7 @@ cacc=$tmp/sync-accuracy-cluster.dat
 echo "# nodes interval_ms passed seconds accuracy" > "$cacc"
 cluster_up
 for iv in $intervals; do
+	part cluster || break
 	run_once_cluster 3 "$iv"
 	read -r p s < "$tmp/run.out"
 	a=$(echo "$p / ($rate * $s + $burst)" | bc -l)
@@ -326,6 +333,7 @@ say "  keys per master after the runs: $ckeys"
 say "cost: 3 nodes, sources $sizes, $rounds round trips each"
 cost=$tmp/sync-cost.tsv
 echo "# sources shared nodes rounds sent commands exchanges tx_bytes rx_bytes agent_cpu_us rtt_ms_median rtt_ms_max failed server_cpu_us" > "$cost"
+part cost || sizes=""
 for n in $sizes; do
 	redis-cli -s "$sock" FLUSHALL >/dev/null
 	# Every source shared: the first round claims them on the first node, the others
@@ -342,7 +350,9 @@ done
 share=$tmp/sync-share.tsv
 : > "$share"
 bbench=${RL_SYNC_BEFORE_BENCH:-}
-if [ -n "$bbench" ]; then
+if ! part share; then
+	:
+elif [ -n "$bbench" ]; then
 	say "only what is shared costs: the 'before' column from $bbench"
 elif [ "$before" != none ] && git -C "$top" cat-file -e "$before^{commit}" 2>/dev/null; then
 	say "only what is shared costs: building the library at $before (the 'before' column)"
@@ -361,6 +371,7 @@ fi
 # so the counted rounds include them.
 warm=$(( (big - big_shared) / 10000 + 150 ))
 say "only what is shared costs: $big sources per node, $big_shared shared, 3 nodes, 100 ms"
+part share || reps=0
 for r in $(seq 1 "$reps"); do
 	if [ -n "$bbench" ]; then
 		redis-cli -s "$sock" FLUSHALL >/dev/null
@@ -379,12 +390,12 @@ for r in $(seq 1 "$reps"); do
 	say "  after: $line"
 done
 # The same on the cluster: the masters' CPU summed.
-line=$(ip netns exec "$ns_c" "$bench" sync-cost --redis "$curl" --sources "$big" \
+part share && line=$(ip netns exec "$ns_c" "$bench" sync-cost --redis "$curl" --sources "$big" \
 	--shared "$big_shared" --nodes 3 --rounds 100 --warmup "$warm" \
 	--info redis://127.0.0.1:7101 --info redis://127.0.0.1:7102 \
 	--info redis://127.0.0.1:7103 || true)
-[ -n "$line" ] && printf 'after\tcluster\t%s\n' "$line" >> "$share"
-say "  after, on the cluster: $line"
+part share && [ -n "$line" ] && printf 'after\tcluster\t%s\n' "$line" >> "$share"
+part share && say "  after, on the cluster: $line"
 cluster_down
 
 {

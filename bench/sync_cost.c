@@ -192,10 +192,10 @@ int bench_sync_cost(int argc, char **argv)
 	/* The first round claims the sources, 10,000 a node at most: then 2 more. */
 	if (warmup == ~0UL)
 		warmup = (sources - shared) / 10000 + 3;
-	if (!url || !sources || sources > 1000000 || shared > sources || shared > 65536 || !nodes ||
+	if (!url || !sources || sources > 1000000 || shared > sources || !nodes ||
 	    nodes > MAX_NODES || !rounds || !interval_ms || !timeout_ms) {
 		fprintf(stderr, "rl-bench sync-cost: --redis URL --sources 1-1000000 [--shared "
-				"0-65536] [--nodes 1-8] [--rounds R] [--warmup W] [--interval MS] "
+				"0-N] [--nodes 1-8] [--rounds R] [--warmup W] [--interval MS] "
 				"[--timeout MS] [--info URL]...\n");
 		return 2;
 	}
@@ -258,7 +258,9 @@ int bench_sync_cost(int argc, char **argv)
 
 			/* S shared sources, then N - S of this node's own. */
 			for (unsigned long i = 0; i < sources; i++) {
-				unsigned long idx = i < shared ? i : 65536 + k * sources + i;
+				unsigned long idx =
+					i < shared ? i :
+						     shared + k * (sources - shared) + (i - shared);
 
 				memset(&drained[i], 0, sizeof(drained[i]));
 				drained[i].k.src.addr[2] = htonl(0xffff);

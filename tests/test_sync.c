@@ -1738,6 +1738,8 @@ static bool snode_up(struct snode *nd, const struct redis_srv *s, const char *na
 
 	memset(nd, 0, sizeof(*nd));
 	cfg_for(&cfg, s, "g9", name, 50 * MS, RL_SYNC_FB_LOCAL);
+	/* A round of 1000 claims may take longer than 50 ms on a loaded machine. */
+	cfg.timeout_ns = 1000 * MS;
 	if (!ASSERT_OK(rl_sync_agent_init(&nd->ag, &cfg, POLICY, err, sizeof(err)), err))
 		return false;
 	rl_sync_agent_recent_cfg(&nd->ag, &rcfg);
