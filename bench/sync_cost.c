@@ -104,11 +104,14 @@ static double servers_cpu(char **urls, int n, unsigned long timeout_ms)
 		char err[256];
 		const char *p;
 
+		err[0] = '\0';
 		if (rl_redis_url_parse(urls[i], &u, err, sizeof(err)) ||
 		    rl_redis_connect_to(&u, u.host, u.port, RL_REDIS_NO_SCRIPT,
 					timeout_ms * 1000000ULL, NULL, &r, err, sizeof(err)) ||
 		    rl_redis_command(r, 2, argv, 0, &rep, err, sizeof(err)) ||
 		    rep->type != REDIS_REPLY_STRING) {
+			if (rep && rep->type == REDIS_REPLY_ERROR)
+				snprintf(err, sizeof(err), "%s", rep->str);
 			fprintf(stderr, "rl-bench sync-cost: --info %s: %s\n", urls[i], err);
 			if (rep)
 				freeReplyObject(rep);
