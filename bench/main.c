@@ -15,7 +15,7 @@
  *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
  *	rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]
  *		one node's sync round trip with N sources
- *	rl-bench sync-cost --kernel --sources N [--rounds R]
+ *	rl-bench sync-kernel --sources N [--rounds R]
  *		the kernel side of one interval: drain and charge of N sources
  *	rl-bench spread --out DIR [--rounds N] [--reps N] [--quick]
  *		the IPv4 table's access pattern in userspace, tables of 1M to 9M
@@ -46,6 +46,7 @@ static const struct bench_phase phases[] = {
 	{ "gen", bench_gen },
 	{ "setassoc", bench_setassoc },
 	{ "sync-cost", bench_sync_cost },
+	{ "sync-kernel", bench_sync_kernel },
 	{ "syncookie", bench_syncookie },
 	{ "spread", bench_spread },
 	{},
@@ -68,7 +69,7 @@ static void usage(FILE *f)
 		"                [--only speed|exact|flood]\n"
 		"       rl-bench [--ifname IFACE] syncookie --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n"
-		"       rl-bench [--ifname IFACE] sync-cost --kernel --sources N [--rounds R]\n"
+		"       rl-bench [--ifname IFACE] sync-kernel --sources N [--rounds R]\n"
 		"       rl-bench spread --out DIR [--rounds N] [--reps N] [--quick]\n");
 }
 

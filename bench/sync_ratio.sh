@@ -9,7 +9,8 @@
 #    --only sync, part 1's method: BPF_PROG_TEST_RUN, interleaved rounds, the
 #    ratio taken within each process, on each of three instances' own maps).
 # 2. The drain and the charge of one interval with 1,024, 16,384 and 131,072
-#    sources that each passed a packet (rl-bench sync-cost --kernel).
+#    sources that each passed a packet (rl-bench sync-kernel; sync-cost
+#    --kernel in builds from before it had its own file).
 # Each BUILD is a build directory holding rl-bench (make BUILD=DIR DIR/rl-bench
 # in the tree to measure, e.g. `git archive BASE | tar -x` of the base
 # commit); "-" for BASE_BUILD measures NEW_BUILD alone. The runs alternate
@@ -63,9 +64,14 @@ for r in $(seq 1 "$runs"); do
 		echo "sync_ratio: run $r of $runs, $side ($b)" >&2
 		ip netns exec "$ns" timeout 1200 "$b/rl-bench" --ifname rsa$id micro --only sync \
 			--out "$tmp/$side$r" --rounds "$rounds" --reps "$reps" >/dev/null
+		case $("$b/rl-bench" 2>&1 || true) in
+		*sync-kernel*) kcmd="sync-kernel" ;;
+		*) kcmd="sync-cost --kernel" ;;
+		esac
 		for n in 1024 16384 131072; do
-			ip netns exec "$ns" timeout 600 "$b/rl-bench" --ifname rsa$id sync-cost \
-				--kernel --sources $n --rounds 9 >> "$tmp/$side-drain.tsv"
+			# shellcheck disable=SC2086 # $kcmd is two words in older builds
+			ip netns exec "$ns" timeout 600 "$b/rl-bench" --ifname rsa$id $kcmd \
+				--sources $n --rounds 9 >> "$tmp/$side-drain.tsv"
 		done
 	done
 done
@@ -119,7 +125,7 @@ awk -v base="$base" -v new="$new" "$med_awk"'
 echo
 echo "| build | sources | drained | drain, ms: median (largest) | charge, ms: median (largest) |"
 echo "|---|---|---|---|---|"
-# sync-cost --kernel: sources rounds drained drain_med drain_max charge_med charge_max
+# sync-kernel: sources rounds drained drain_med drain_max charge_med charge_max
 for side in $sides; do
 	awk -v side="$side" -v base="$base" -v new="$new" "$med_awk"'
 		{

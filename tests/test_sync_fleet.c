@@ -3,7 +3,7 @@
  * Fleet sync of what the default policy's counting did not cover before
  * (issue #27): limit rules and dry-run. FLEET limiters, each the XDP program
  * under BPF_PROG_TEST_RUN on its own maps and test clock, each with its own
- * agent (the agent's own round, rl_sync_round(): drain, the real script on a
+ * agent (the agent's own round, rl_sync_kern_round(): drain, the real script on a
  * real redis-server, charge), on simulated time: every 100 ms interval each
  * node is offered its packets, then every agent runs a round. One source,
  * offered at 3x its limit spread over the nodes: first without the agents,
@@ -127,6 +127,7 @@ static bool agents_start(struct fleet *f, const char *group)
 					  .node = names[i],
 					  .interval_ns = INTERVAL,
 					  .fallback = RL_SYNC_FB_LOCAL };
+		struct rl_sync_recent_cfg rcfg;
 		struct rl_sync_src *v = NULL;
 		size_t nv;
 
@@ -134,8 +135,8 @@ static bool agents_start(struct fleet *f, const char *group)
 		    !ASSERT_OK(rl_redis_url_parse(f->s.url, &sc.url, err, sizeof(err)), err) ||
 		    !ASSERT_OK(rl_sync_agent_init(&n->ag, &sc, n->policy, err, sizeof(err)), err))
 			return false;
-		rl_sync_recent_init(&n->rc, (unsigned int)(n->ag.ttl_ms * MS / INTERVAL),
-				    RL_SYNC_RECENT_MAX);
+		rl_sync_agent_recent_cfg(&n->ag, &rcfg);
+		rl_sync_recent_init(&n->rc, &rcfg);
 		n->agent = true;
 		if (!ASSERT_OK(rl_sync_drain(n->k, &v, &nv), "first drain"))
 			return false;
@@ -172,7 +173,8 @@ static bool fleet_run(struct fleet *f, const struct frame *fr, int nf, const uns
 			if (!ASSERT_OK(bpf_map_update_elem(n->p.clock_fd, &(__u32){ 0 }, &now,
 							   BPF_ANY),
 				       "clock") ||
-			    !ASSERT_OK(rl_sync_round(n->k, &n->ag, &n->rc, err, sizeof(err)), err))
+			    !ASSERT_OK(rl_sync_kern_round(n->k, &n->ag, &n->rc, err, sizeof(err)),
+				       err))
 				return false;
 		}
 	}

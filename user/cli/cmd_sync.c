@@ -21,7 +21,8 @@ int cmd_sync(const struct rl_args *a)
 
 	if (!a->redis) {
 		pr_err("sync: --redis URL is required (redis://[:PASSWORD@]HOST:PORT[/DB], "
-		       "unix:///PATH or sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER)");
+		       "unix:///PATH, sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER or "
+		       "cluster://HOST:PORT[,HOST:PORT...])");
 		return 2;
 	}
 	ret = rl_redis_url_parse(a->redis, &cfg.url, err, sizeof(err));

@@ -310,10 +310,12 @@ const struct rl_opt rl_opt_table[] = {
 	{ "redis", 0, RL_OPT_STRING, "URL", A(redis), 0, 0, 0, NULL, NULL, RL_G_SYNC,
 	  "The Redis server every node of the group uses: redis://[:PASSWORD@]HOST:PORT[/DB] "
 	  "(HOST a name, an IPv4 address or an [IPv6] one), unix://[:PASSWORD@]/PATH (a local "
-	  "socket, also reachable from another network namespace), or "
+	  "socket, also reachable from another network namespace), "
 	  "sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER: the master that Redis "
 	  "Sentinels watch, followed through a failover (PASSWORD is the master's; the sentinels "
-	  "are asked without one, or with it if they require one). Required." },
+	  "are asked without one, or with it if they require one), or a Redis Cluster, "
+	  "cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...] (nodes to ask for the slot map; the "
+	  "sources are spread over every master). Required." },
 	{ "group", 0, RL_OPT_STRING, "NAME", A(group), 0, 0, 0, NULL, NULL, RL_G_SYNC,
 	  "The group of nodes that share one limit per source (default \"default\"); 1-63 of "
 	  "A-Z a-z 0-9 . _ -. Every node of a group must run the same policy." },
