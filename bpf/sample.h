@@ -82,7 +82,8 @@ static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 	__builtin_memset(e, 0, sizeof(*e));
 	e->time_ns = now;
 	e->ifindex = ctx->ingress_ifindex;
-	e->reason = reason;
+	e->reason = reason & 0xffff;
+	e->level = reason >> 16;
 	len = bpf_xdp_get_buff_len(ctx);
 	e->len = len;
 	n = len < RL_EV_SNAP ? len : RL_EV_SNAP;

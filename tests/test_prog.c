@@ -159,6 +159,16 @@ static const struct {
 	CNT(cas_exhausted),
 	CNT(nd),
 	CNT(sync_lost),
+	CNT(agg_limited),
+	CNT(iface_limited),
+	CNT(new_limited),
+	CNT(unadmitted),
+	CNT(admitted_seen),
+	CNT(agg_new),
+	CNT(agg_overdraft),
+	CNT(agg_failed),
+	CNT(evicted),
+	CNT(evicted_seen),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
 	       "every counter of struct rl_counters is named in cnt_fields");

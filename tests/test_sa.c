@@ -27,7 +27,7 @@
 #include "test.h"
 
 #define MSEC 1000000ULL
-/* A table of 2^14 sets (the smallest): 131072 slots, m = 42. */
+/* A table of 2^14 sets (the smallest): 131072 slots, m = 41. */
 #define SA_TEST_SOURCES 4096
 /* The spoofers' range: 198.18.0.0/15, 131072 addresses, as many as the table has slots. */
 #define SPOOF_BASE 0xc6120000U
@@ -43,7 +43,11 @@ TEST(sa_addr_roundtrip)
 		for (int i = 0; i < 20000; i++) {
 			__u32 addr = (__u32)rand_r(&seed) * 2654435761U ^ (__u32)rand_r(&seed);
 			__u32 gen = (__u32)rand_r(&seed);
-			__u32 h = rl_sa_hash(addr, gen);
+			__u32 h;
+
+			/* Unkeyed, then keyed with a secret of any value. */
+			m.key = i & 1 ? (__u64)rand_r(&seed) << 33 ^ (__u64)rand_r(&seed) : 0;
+			h = rl_sa_hash(addr, gen, m.key);
 			__u64 w =
 				rl_sa_id(h, gen, bits) | (rl_sa_state_mask(bits) & 0x5a5a5a5a5aULL);
 
@@ -71,11 +75,11 @@ TEST_FLAGS(sa_wide_ways, RL_TEST_ROOT)
 	int fd, way;
 
 	fd = rl_table4_create(RL_TABLE4_WIDE, 4096, bits, false);
-	if (!ASSERT_TRUE(fd >= 0, "create rl_wide4") || !ASSERT_OK(rl_sa_map(fd, &m), "map it"))
+	if (!ASSERT_TRUE(fd >= 0, "create rl_wide4") || !ASSERT_OK(rl_sa_map(fd, 0, &m), "map it"))
 		goto out;
 	/* Five addresses of 198.18.0.0/15 in one set. */
 	for (__u32 a = SPOOF_BASE; a < SPOOF_BASE + SPOOF_N && n < 5; a++) {
-		__u32 s = rl_sa_hash(a, gen) & ((1U << bits) - 1);
+		__u32 s = rl_sa_hash(a, gen, m.key) & ((1U << bits) - 1);
 
 		if (!n)
 			set0 = s;
@@ -144,20 +148,20 @@ TEST(sa_check_limits)
 	struct rl_params p = { .algo = RL_ALGO_TOKEN_BUCKET };
 	char err[256] = "";
 
-	/* m = 42: a bucket (tau + cost) under 2^40 vt fits, not one of 2^40. */
-	p.ahead_max = (1ULL << 40) - 1 + RL_SKEW_VT;
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2^40 - 1 vt, m = 42");
-	p.ahead_max = (1ULL << 40) + RL_SKEW_VT;
-	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL, "2^40 vt, m = 42");
+	/* m = 41: a bucket (tau + cost) under 2^39 vt fits, not one of 2^39. */
+	p.ahead_max = (1ULL << 39) - 1 + RL_SKEW_VT;
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2^39 - 1 vt, m = 41");
+	p.ahead_max = (1ULL << 39) + RL_SKEW_VT;
+	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL, "2^39 vt, m = 41");
 	ASSERT_CONTAINS(err, "raise --max-sources", "says what to do");
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2^40 vt, m = 43");
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2^39 vt, m = 42");
 	/* Windows: counts plus 8 bits of window id within m. */
-	p = (struct rl_params){ .algo = RL_ALGO_SLIDING_WINDOW, .cnt_bits = 17 };
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2 x 17 + 8 bits, m = 42");
-	p.cnt_bits = 18;
+	p = (struct rl_params){ .algo = RL_ALGO_SLIDING_WINDOW, .cnt_bits = 16 };
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2 x 16 + 8 bits, m = 41");
+	p.cnt_bits = 17;
 	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL,
-		  "2 x 18 + 8 bits, m = 42");
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 2, err, sizeof(err)), "2 x 18 + 8 bits, m = 44");
+		  "2 x 17 + 8 bits, m = 41");
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2 x 17 + 8 bits, m = 42");
 	/* --max-sources: four slots per source, at least 2^14 sets. */
 	ASSERT_EQ(rl_sa_bits_for(1), RL_SA_BITS_MIN, "the smallest table");
 	ASSERT_EQ(rl_sa_bits_for(1U << 20), 19, "1M sources: 2^19 sets, 4M slots");
@@ -358,13 +362,16 @@ static void targeted(const char *initial, bool loses, int table4)
 	/* The steady source: the first of the range whose set holds ten others. */
 	memset(per_set, 0, sizeof(per_set));
 	for (__u32 i = 0; i < SPOOF_N; i++)
-		per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)]++;
+		per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, fl.cfg.sa_key) &
+			((1U << bits) - 1)]++;
 	for (__u32 i = 0; i < SPOOF_N && !steady; i++)
-		if (per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)] > 10)
+		if (per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, fl.cfg.sa_key) &
+			    ((1U << bits) - 1)] > 10)
 			steady = SPOOF_BASE + i;
-	set = rl_sa_hash(steady, fl.cfg.gen) & ((1U << bits) - 1);
+	set = rl_sa_hash(steady, fl.cfg.gen, fl.cfg.sa_key) & ((1U << bits) - 1);
 	for (__u32 i = 0; i < SPOOF_N && naim < 64; i++)
-		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)) == set &&
+		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, fl.cfg.sa_key) & ((1U << bits) - 1)) ==
+			    set &&
 		    SPOOF_BASE + i != steady)
 			aim[naim++] = SPOOF_BASE + i;
 	if (!ASSERT_TRUE(naim > RL_SA_WAYS, "more spoofed sources than slots in the set"))
@@ -423,7 +430,7 @@ static int idle_wrap(__u32 src, __u64 t0, const __u64 *sweeps, int n)
 		if (!ASSERT_EQ(send_from(&fl, src, t0), 1, "the burst"))
 			goto out;
 	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, fl.cfg.sa_key, &m), "map the table"))
 		goto out;
 	for (int i = 0; i < n; i++)
 		if (!ASSERT_OK(rl_sa_sweep(&m, &fl.cfg, sweeps[i], &swept), "sweep") ||
@@ -506,7 +513,7 @@ TEST_FLAGS(sa_sweep_timer, RL_TEST_ROOT)
 			goto out;
 	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
 	    !ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, fl.cfg.sa_key, &m), "map the table"))
 		goto out;
 	for (int i = 0; i < 2; i++) {
 		w0 = slot_word(&m, src, fl.cfg.gen);
@@ -567,7 +574,7 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 	    !ASSERT_EQ(send_from(&fl, b, t0 + MSEC), 1, "B, new") ||
 	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
 	    !ASSERT_EQ(c.carried, 1, "A carried over from rl_sets4") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.wide4, &wm), "map rl_wide4"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.wide4, fl.cfg.sa_key, &wm), "map rl_wide4"))
 		goto out;
 	ASSERT_OK(rl_sa_wide_find(&wm, htonl(a), c2.gen, &idx, &way, &st), "A in rl_wide4");
 	ASSERT_OK(rl_sa_wide_find(&wm, htonl(b), c2.gen, &idx, &way, &st), "B in rl_wide4");
@@ -585,7 +592,7 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 	{
 		struct rl_sa_map m = {};
 
-		if (ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map rl_sets4"))
+		if (ASSERT_OK(rl_sa_map(fl.p.maps.sets4, fl.cfg.sa_key, &m), "map rl_sets4"))
 			ASSERT_TRUE(slot_word(&m, b, c3.gen) != 0, "B in rl_sets4");
 		rl_sa_unmap(&m);
 	}

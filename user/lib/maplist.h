@@ -32,6 +32,8 @@ enum rl_map_size {
 	RL_SIZE_PORTS, /* the port table: only with a rule that matches ports */
 	RL_SIZE_SYNC4, /* sync counting's tables: only while counting is on */
 	RL_SIZE_SYNC6,
+	RL_SIZE_AGG, /* the levels' states: only while a level is on (policy or rule) */
+	RL_SIZE_ADMIT, /* the admission cap's refusals: only while the cap is on */
 };
 
 #define RL_MAPS(X)                                                                                  \
@@ -102,7 +104,15 @@ enum rl_map_size {
 	  "the timer that sweeps idle states out of rl_sets4")                                      \
 	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4,                                                \
 	  "IPv4 sources in the wide layout of rl_sets4, for policies whose states need 64"          \
-	  " bits (one entry otherwise)")
+	  " bits (one entry otherwise)")                                                            \
+	/* The levels above the source (include/rl_agg.h). */                                       \
+	X(agg, rl_agg, rl_agg, RL_SIZE_AGG,                                                         \
+	  "the states of the levels above the source: prefix aggregates, the interface's "          \
+	  "limit, the admission cap and the new sources beyond it (an LRU hash; one entry "         \
+	  "while no level is on)")                                                                  \
+	X(admit, rl_admit, rl_admit, RL_SIZE_ADMIT,                                                 \
+	  "the admission cap's memory of the new sources it refused, to admit them when seen "      \
+	  "again (one entry while the cap is off)")
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {
