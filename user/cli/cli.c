@@ -194,6 +194,15 @@ const struct rl_cmd rl_cmds[] = {
 	  "ends with the deciding rule's name; --summary prints per-rule counts; --json adds "
 	  "\"rule\" and \"reason\" per packet and per-rule totals. A packet without PROTO "
 	  "matches only rules without --proto.\n"
+	  "The levels above the source replay too, in the program's order and with its "
+	  "steps: --aggregate4/--aggregate6 with --aggregate-rate, --iface-rate, and "
+	  "--admit-rate (in the default policy and in limit rules, but --admit-rate). A packet a "
+	  "level refused prints the level after drop (\"drop aggregate\", \"drop iface\", "
+	  "\"drop new\"; \"level\" in JSON), and --summary adds the refusals by level and "
+	  "each aggregate's counts. The model's source table never forgets a source (the "
+	  "program's evicts the oldest of a full set), and it remembers the sources the "
+	  "admission cap refused one by one, where the program's memory of them can lose one "
+	  "to another refusal that hashes alike.\n"
 	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options or rules.\n" },
 	/* "help [COMMAND]": the same text as --help, so not listed among the commands. */
 	{ "help", cmd_help, NULL, RL_CMD_RAW | RL_CMD_HIDDEN, 0, 1, "[COMMAND]",

@@ -389,6 +389,38 @@ void rl_levels_describe(const struct rl_config *cfg, char *buf, size_t len)
 	}
 }
 
+void rl_level_usage(const struct rl_level *l, __u64 state, __u64 now, double *used, double *credit,
+		    double *wait_s)
+{
+	const struct rl_params *p = &l->params;
+	__u64 probe = p->bytes ? 64 : 1, next, e, k, pc, cc;
+	double est;
+
+	if (is_bucket(p->algo)) {
+		double vt_per_ns = (double)p->vt_mult / (double)(1ULL << RL_VT_SHIFT);
+		__u64 ahead = rl_ahead(p, state, rl_vt(p, now));
+		double need = p->algo == RL_ALGO_GCRA ? 1 : (double)(probe * p->unit_cost);
+		double excess = (double)ahead + need - (double)p->tau;
+
+		*used = p->tau ? (double)ahead / (double)p->tau : 1;
+		*credit = ((double)p->tau - (double)ahead) / (double)p->unit_cost;
+		if (*credit < 0)
+			*credit = 0;
+		*wait_s = excess > 0 ? excess / vt_per_ns / 1e9 : 0;
+		return;
+	}
+	k = rl_window_ahead(p, state, rl_window(p, now, &e), &e);
+	rl_window_counts(p, state, k, &pc, &cc);
+	est = (double)pc * (double)(p->window_ns - e) / (double)p->window_ns + (double)cc;
+	*used = est / (double)p->limit;
+	*credit = est < (double)p->limit ? (double)p->limit - est : 0;
+	/* Until a packet would pass: the step, tried forward in 1/64-window steps. */
+	*wait_s = 0;
+	for (int i = 0; i <= 128 && !rl_step(p, state, now + i * (p->window_ns / 64), probe, &next);
+	     i++)
+		*wait_s = (double)(i + 1) * (double)(p->window_ns / 64) / 1e9;
+}
+
 __u32 rl_admit_bits_for(__u32 max_sources)
 {
 	__u32 bits = RL_ADMIT_BITS_MIN;

@@ -66,6 +66,15 @@ void rl_levels_describe(const struct rl_config *cfg, char *buf, size_t len);
 /* The name of level @id: "source", "aggregate", "iface", "new", "admit". */
 const char *rl_level_name(unsigned int id);
 
+/*
+ * How far level @l's state @state stands at @now: *used the fraction of its
+ * limit in use (1 and more: over it, a debt after a race), *credit the cost
+ * units that would pass now, *wait_s the seconds until a packet of one unit
+ * (64 bytes in byte mode) would. What top and the exporter show.
+ */
+void rl_level_usage(const struct rl_level *l, __u64 state, __u64 now, double *used, double *credit,
+		    double *wait_s);
+
 /* log2 of rl_admit's words for a table of @max_sources IPv4 sources (include/rl_agg.h). */
 __u32 rl_admit_bits_for(__u32 max_sources);
 
