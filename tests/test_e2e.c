@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "metrics.h"
 #include "rl_common.h"
 #include "netns.h"
 #include "test.h"
@@ -934,6 +935,7 @@ TEST_FLAGS(e2e_aggregate_flood, RL_TEST_ROOT)
 	unsigned long long agg_limited = 0, sources = 0;
 	double rate, burst, expected, *model = NULL, span, pace;
 	char *out = NULL, args[160];
+	size_t mlen;
 	struct rl_ns ns;
 	struct stats st0, st;
 
@@ -989,6 +991,17 @@ TEST_FLAGS(e2e_aggregate_flood, RL_TEST_ROOT)
 	ASSERT_EQ(agg_limited, st.dropped, "every drop was the aggregate's");
 	ASSERT_EQ(st.rx_packets - st0.rx_packets, flood.sent + good.sent, "every frame seen");
 	ASSERT_LE(st.new_sources, 257, "at most the /24's 256 addresses and the other source");
+	/* top and the exporter show the aggregate (used: its state just after the flood). */
+	free(out);
+	out = NULL;
+	if (ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --json", ns.rx_if), 0, "top --json"))
+		ASSERT_CONTAINS(out, "{\"aggregate\":\"198.18.1.0/24\",\"level\":\"aggregate\"",
+				"top lists the aggregate");
+	free(out);
+	out = NULL;
+	if (ASSERT_OK(rl_metrics_render(&out, &mlen), "metrics"))
+		ASSERT_CONTAINS(out, "aggregate=\"198.18.1.0/24\",rule=\"default\"}",
+				"the exporter serves the aggregate");
 out:
 	free(out);
 	free(model);
