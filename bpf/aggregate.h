@@ -38,13 +38,18 @@
 #include "sample.h"
 
 /*
- * The default policy's levels for IPv4 source @saddr: check (0, or the
- * refusal), and charge once the source passed. Global functions, so that
- * the levels' key and states take no room in the packet path's frame (the
- * verifier's 512 bytes for the deepest chain of calls): the charge looks
- * each state up again rather than keep it across the source's step.
+ * The default policy's levels, one global function each: the prefix
+ * aggregate of IPv4 source @saddr or of IPv6 source @src, and the
+ * interface's limit, each run with @op LVL_OP_CHECK before the source's
+ * step (1: within the limit, 0: over it, -1: no state) and LVL_OP_CHARGE
+ * after its pass (level_run()). Out of line, so that the level's key and
+ * state take no room in the packet path's frame (the verifier's 512 bytes
+ * for the deepest chain of calls): the charge looks the state up again
+ * rather than keep it across the source's step. One call per level and
+ * phase: on a host whose calls pay for a return-stack mitigation (SRSO),
+ * each costs about what a hash lookup does.
  */
-__noinline int agg_check4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, __u64 now)
+__noinline int agg_prefix4(struct rl_kcounters *cnt, __be32 saddr, __u32 op, __u64 len, __u64 now)
 {
 	struct rl_key src = {};
 
@@ -52,35 +57,31 @@ __noinline int agg_check4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, __u
 		return -1;
 	src.addr[2] = bpf_htonl(0xffff);
 	src.addr[3] = saddr;
-	return levels_check(cnt, &rl_cfg, RL_LVL_ON4, &src, RL_RULE_SLOTS, len, now);
+	return level_run(cnt, LVL(RL_LVL_PREFIX), RL_LVL_PREFIX, &src, op, len, now);
 }
 
-__noinline int agg_charge4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, __u64 now)
-{
-	struct rl_key src = {};
-
-	if (!cnt)
-		return 0;
-	src.addr[2] = bpf_htonl(0xffff);
-	src.addr[3] = saddr;
-	levels_charge(cnt, &rl_cfg, RL_LVL_ON4, &src, RL_RULE_SLOTS, len, now);
-	return 0;
-}
-
-/* The same for an IPv6 source @src (unmasked). */
-__noinline int agg_check6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 len, __u64 now)
+__noinline int agg_prefix6(struct rl_kcounters *cnt, const struct rl_key *src, __u32 op, __u64 len,
+			   __u64 now)
 {
 	if (!cnt || !src)
 		return -1;
-	return levels_check(cnt, &rl_cfg, RL_LVL_ON6, src, RL_RULE_SLOTS, len, now);
+	return level_run(cnt, LVL(RL_LVL_PREFIX), RL_LVL_PREFIX, src, op, len, now);
 }
 
-__noinline int agg_charge6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 len, __u64 now)
+__noinline int agg_iface(struct rl_kcounters *cnt, __u32 op, __u64 len, __u64 now)
 {
-	if (!cnt || !src)
-		return 0;
-	levels_charge(cnt, &rl_cfg, RL_LVL_ON6, src, RL_RULE_SLOTS, len, now);
-	return 0;
+	/* The levels of the whole interface ignore the source: any key will do. */
+	struct rl_key none = {};
+
+	if (!cnt)
+		return -1;
+	return level_run(cnt, LVL(RL_LVL_IFACE), RL_LVL_IFACE, &none, op, len, now);
+}
+
+/* A level's check, as a table's answer: 0 within the limit, the refusal, or -1. */
+static __always_inline int checked(int v, __u32 id)
+{
+	return v == 1 ? 0 : v == 0 ? RL_V_REFUSED(id) : -1;
 }
 
 /*
@@ -103,13 +104,24 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 	if (!levels_on(RL_LVL_ON4))
 		return limit_v4(cnt, saddr, len, fast);
 	now = rl_now();
-	ret = agg_check4(cnt, saddr, len, now);
-	if (ret)
-		return ret;
+	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON4)) {
+		ret = checked(agg_prefix4(cnt, saddr, LVL_OP_CHECK, len, now), RL_LVL_PREFIX);
+		if (ret)
+			return ret;
+	}
+	if (lvl_on(RL_LVL_IFACE, RL_LVL_ON4)) {
+		ret = checked(agg_iface(cnt, LVL_OP_CHECK, len, now), RL_LVL_IFACE);
+		if (ret)
+			return ret;
+	}
 	ret = limit_v4(cnt, saddr, len, fast);
-	if (ret == 1)
-		agg_charge4(cnt, saddr, len, now);
-	return ret;
+	if (ret != 1)
+		return ret;
+	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON4))
+		agg_prefix4(cnt, saddr, LVL_OP_CHARGE, len, now);
+	if (lvl_on(RL_LVL_IFACE, RL_LVL_ON4))
+		agg_iface(cnt, LVL_OP_CHARGE, len, now);
+	return 1;
 }
 
 /*
@@ -122,17 +134,26 @@ static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key 
 	__u64 now = rl_now();
 	int ret;
 
-	if (levels_on(RL_LVL_ON6)) {
-		ret = agg_check6(cnt, src, len, now);
+	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON6)) {
+		ret = checked(agg_prefix6(cnt, src, LVL_OP_CHECK, len, now), RL_LVL_PREFIX);
+		if (ret)
+			return ret;
+	}
+	if (lvl_on(RL_LVL_IFACE, RL_LVL_ON6)) {
+		ret = checked(agg_iface(cnt, LVL_OP_CHECK, len, now), RL_LVL_IFACE);
 		if (ret)
 			return ret;
 	}
 	ret = admit_on(RL_LVL_ON6) ? admit6(cnt, src, now, len) : RL_NOT_HELD;
 	if (ret == RL_NOT_HELD)
 		ret = limit_lru6(cnt, src, kind, now, packet_cost(len));
-	if (ret == 1 && levels_on(RL_LVL_ON6))
-		agg_charge6(cnt, src, len, now);
-	return ret;
+	if (ret != 1)
+		return ret;
+	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON6))
+		agg_prefix6(cnt, src, LVL_OP_CHARGE, len, now);
+	if (lvl_on(RL_LVL_IFACE, RL_LVL_ON6))
+		agg_iface(cnt, LVL_OP_CHARGE, len, now);
+	return 1;
 }
 
 /*

@@ -236,6 +236,48 @@ __noinline int level_do(struct rl_kcounters *cnt, const struct rl_key *src, __u3
 }
 
 /*
+ * level_do() for a level of the default policy, @l a constant of the
+ * program (LVL(@id)): the same lookup, step and compare-and-swap in line,
+ * with the level's algorithm known to the verifier, so that only its code
+ * is there and no call is made but level_new() on a miss. What the packet
+ * path of the default policy's levels runs (bpf/aggregate.h).
+ */
+static __always_inline int level_run(struct rl_kcounters *cnt, const struct rl_level *l, __u32 id,
+				     const struct rl_key *src, __u32 op, __u64 len, __u64 now)
+{
+	__u64 *p, old, next, tk, cost;
+	struct rl_agg_key k;
+	int ok;
+
+	level_key(&k, l, id, src, rl_cfg.gen, RL_AGG_DEFAULT);
+	p = bpf_map_lookup_elem(&rl_agg, &k);
+	if (!p) {
+		if (!level_new(cnt, &k, src, RL_RULE_SLOTS, now))
+			p = bpf_map_lookup_elem(&rl_agg, &k);
+		if (!p) {
+			cnt->agg_failed++;
+			return -1;
+		}
+	}
+	tk = rl_tick(&l->params, now);
+	cost = rl_level_cost(l, len);
+	if (op == LVL_OP_CHECK)
+		return rl_step_at(&l->params, *(volatile __u64 *)p, now, tk, cost, &next);
+	for (int i = 0; i < RL_CAS_TRIES; i++) {
+		old = *(volatile __u64 *)p;
+		ok = rl_level_charge(l, old, now, tk, cost, &next);
+		if (next == old || __sync_val_compare_and_swap(p, old, next) == old) {
+			if (!ok)
+				cnt->agg_overdraft++;
+			return 1;
+		}
+		cnt->cas_retries++;
+	}
+	cnt->agg_failed++;
+	return 0;
+}
+
+/*
  * Check the prefix and interface levels of @cfg (the default policy's,
  * @rule RL_RULE_SLOTS, or limit rule index @rule's) for a packet of @len
  * bytes from @src at @now, without a write: 0 when each passes,
