@@ -40,11 +40,12 @@ static __always_inline int admit_on(__u32 fam)
 static __always_inline int admit(struct rl_kcounters *cnt, const struct rl_key *any, __u32 h,
 				 __u64 now, __u64 len)
 {
-	__u32 idx = h & ((1U << rl_admit_bits) - 1), *w;
+	__u32 idx = h & ((1U << rl_admit_bits) - 1);
+	__u64 *w;
 	int v;
 
 	w = bpf_map_lookup_elem(&rl_admit, &idx);
-	if (w && rl_admit_seen(*(volatile __u32 *)w, h, now)) {
+	if (w && rl_admit_seen(*(volatile __u64 *)w, h, now)) {
 		cnt->admitted_seen++;
 		return RL_NOT_HELD;
 	}
@@ -52,7 +53,7 @@ static __always_inline int admit(struct rl_kcounters *cnt, const struct rl_key *
 		return RL_NOT_HELD;
 	/* Refused a state: remembered (a plain store: a lost one only forgets a refusal). */
 	if (w)
-		*(volatile __u32 *)w = rl_admit_word(h, now);
+		*(volatile __u64 *)w = rl_admit_word(h, now);
 	cnt->unadmitted++;
 	v = level_do(cnt, any, LVL_WHICH(LVL_OP_STEP, RL_LVL_NEW, RL_RULE_SLOTS), len, now);
 	return v == 0 ? RL_V_REFUSED(RL_LVL_NEW) : v;

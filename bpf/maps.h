@@ -279,7 +279,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 	__uint(max_entries, 1);
 } rl_admit SEC(".maps");
 

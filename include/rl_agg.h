@@ -162,24 +162,25 @@ RL_INLINE __u64 rl_level_cost(const struct rl_level *l, __u64 len)
 }
 
 /*
- * The admission cap (--admit-rate): a source its table does not hold gets
+ * The admission cap (--admit-rate): a source the table does not hold gets
  * a state of its own only while the cap's bucket (level RL_LVL_ADMIT, in
  * new sources per second) has credit, or when it is seen again: a packet
  * of it arrives within RL_ADMIT_SEEN_NS of one that was refused a state.
  * Until then its packets are limited together with every other such
  * source's, as one source of the policy (level RL_LVL_NEW). Refusals are
- * remembered in rl_admit, an array of 2^bits 32-bit words indexed by a
- * keyed hash of the source: a word is the high 16 bits of a second hash
- * (the tag) and the time of the refusal in units of 2^RL_ADMIT_TICK_SHIFT
- * ns, mod 2^16, odd (0 is an empty word). A word is overwritten by any
- * later refusal that hashes to it, so a source is seen again only if no
- * other refusal took its word in between; a source whose tag matches
- * another's (1 in 65536 of those that share a word) is taken as seen.
+ * remembered in rl_admit, an array of 2^bits 64-bit words indexed by a
+ * keyed hash of the source (an array's values take 8 bytes anyway): a word
+ * is a 32-bit tag from a second hash and the time of the refusal in units
+ * of 2^RL_ADMIT_TICK_SHIFT ns, mod 2^32 (2.3 years), odd (0 is an empty
+ * word). A word is overwritten by any later refusal that hashes to it, so a
+ * source is seen again only if no other refusal took its word in between;
+ * a source whose tag matches another's (1 in 2^32 of those that share a
+ * word) is taken as seen.
  */
 #define RL_ADMIT_SEEN_NS    (60ULL * 1000000000ULL)
 #define RL_ADMIT_TICK_SHIFT 24
 #define RL_ADMIT_SEEN_TICKS (RL_ADMIT_SEEN_NS >> RL_ADMIT_TICK_SHIFT)
-/* rl_admit's words: 2^bits >= --max-sources, within these (64 KiB to 256 MiB). */
+/* rl_admit's words: 2^bits >= --max-sources, within these (128 KiB to 512 MiB). */
 #define RL_ADMIT_BITS_MIN 14
 #define RL_ADMIT_BITS_MAX 26
 
@@ -214,24 +215,24 @@ RL_INLINE __u32 rl_admit_hash(const __u32 *a, int v4, __u64 key)
 	return rl_admit_mix(x ^ (__u32)(key >> 32));
 }
 
-RL_INLINE __u32 rl_admit_tag(__u32 h)
+RL_INLINE __u64 rl_admit_tag(__u32 h)
 {
-	return rl_admit_mix(h + 0x9e3779b9U) & 0xffff0000U;
+	return (__u64)rl_admit_mix(h + 0x9e3779b9U) << 32;
 }
 
 /* The word that records a refusal at @now of a source of hash @h. */
-RL_INLINE __u32 rl_admit_word(__u32 h, __u64 now)
+RL_INLINE __u64 rl_admit_word(__u32 h, __u64 now)
 {
-	return rl_admit_tag(h) | (((__u32)(now >> RL_ADMIT_TICK_SHIFT) & 0xffffU) | 1);
+	return rl_admit_tag(h) | ((__u32)(now >> RL_ADMIT_TICK_SHIFT) | 1);
 }
 
 /* Does word @w say that the source of hash @h was refused within RL_ADMIT_SEEN_NS of @now? */
-RL_INLINE int rl_admit_seen(__u32 w, __u32 h, __u64 now)
+RL_INLINE int rl_admit_seen(__u64 w, __u32 h, __u64 now)
 {
-	__u32 cur = ((__u32)(now >> RL_ADMIT_TICK_SHIFT) & 0xffffU) | 1;
+	__u32 cur = (__u32)(now >> RL_ADMIT_TICK_SHIFT) | 1;
 
-	return (w & 0xffffU) && (w & 0xffff0000U) == rl_admit_tag(h) &&
-	       ((cur - w) & 0xffffU) <= RL_ADMIT_SEEN_TICKS;
+	return (__u32)w && (w & 0xffffffff00000000ULL) == rl_admit_tag(h) &&
+	       (__u32)(cur - (__u32)w) <= RL_ADMIT_SEEN_TICKS;
 }
 
 #endif /* RL_AGG_H */

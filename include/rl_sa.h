@@ -187,7 +187,7 @@ RL_INLINE __u64 rl_sa_get(__u64 w, __u64 ref, __u32 bits)
  * by a compare-and-swap that clears the bit and, if it wrote the state,
  * adds one to the version (rl_sa_wide_next()). So a state word read between
  * two reads of its identity word that find the same unlocked word was that
- * source's state at that moment (a version repeats after 2^m >= 2^42
+ * source's state at that moment (a version repeats after 2^m >= 2^41
  * writes of one way in between: hours of a CPU held inside one read), and
  * a lock taken from the identity word read means the state read after it
  * is still current. A hit reads the identity word, the state, and either

@@ -14,6 +14,8 @@
  *				and simulate's model agree packet for packet
  *	lvl_set_carries		set changes the aggregate's rate: an aggregate in
  *				debt stays in debt, none is handed a fresh burst
+ *	lvl_config_file		the levels' keys in a configuration file, a rule's
+ *				too, and an error at its line
  *	lvl_rule		a limit rule with an aggregate, against rl_rsim
  *	lvl_admit		the admission cap: a spoofed flood gets one
  *				source's rate and no state, a source seen again
@@ -21,11 +23,14 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "apply.h"
 #include "frames.h"
 #include "harness.h"
 #include "level.h"
@@ -332,9 +337,9 @@ TEST_FLAGS(lvl_vs_sim, RL_TEST_ROOT)
 	/* About 1000 packets a second over 12 sources, 5 of them in 198.18.1.0/24. */
 	vs_sim("token-bucket",
 	       (const char *const[]){ "--rate", "100", "--burst", "8", "--aggregate4", "24",
-				      "--aggregate6", "48", "--aggregate-rate", "250",
-				      "--aggregate-burst", "10", "--iface-rate", "700",
-				      "--iface-burst", "20", NULL },
+				      "--aggregate6", "48", "--aggregate-rate", "150",
+				      "--aggregate-burst", "4", "--iface-rate", "500",
+				      "--iface-burst", "10", NULL },
 	       1500, false);
 	vs_sim("gcra bytes",
 	       (const char *const[]){ "--algo", "gcra", "--rate", "8kbyte", "--burst", "3000",
@@ -345,7 +350,7 @@ TEST_FLAGS(lvl_vs_sim, RL_TEST_ROOT)
 	vs_sim("sliding-window",
 	       (const char *const[]){ "--algo", "sliding-window", "--rate", "100", "--window",
 				      "100ms", "--aggregate4", "24", "--aggregate6", "48",
-				      "--aggregate-rate", "250", "--iface-rate", "700", NULL },
+				      "--aggregate-rate", "200", "--iface-rate", "700", NULL },
 	       1500, false);
 	vs_sim("admission",
 	       (const char *const[]){ "--rate", "100", "--burst", "8", "--aggregate4", "24",
@@ -637,4 +642,84 @@ TEST_FLAGS(lvl_set_carries, RL_TEST_ROOT)
 	ASSERT_EQ(after, 1, "after set: what 9.9 ms at the new rate earns, no fresh burst");
 out:
 	lv_stop(&l);
+}
+
+/*
+ * The levels' options from a configuration file, through the option table
+ * (no schema of its own): the keys are the options' long names, a rule
+ * takes its aggregate too, and an error names FILE:LINE and the option. The
+ * rule prints back as the words that make it (what apply --diff compares).
+ */
+TEST(lvl_config_file)
+{
+	static const char good[] = "interfaces:\n"
+				   "  eth0:\n"
+				   "    rate: 100\n"
+				   "    aggregate4: 24\n"
+				   "    aggregate6: 48\n"
+				   "    aggregate-rate: 2000\n"
+				   "    iface-rate: 1mpps\n"
+				   "    admit-rate: 500\n"
+				   "    rules:\n"
+				   "      - name: dns\n"
+				   "        proto: udp\n"
+				   "        rate: 10\n"
+				   "        aggregate4: 16\n"
+				   "        aggregate-rate: 200\n";
+	static const char bad[] = "interfaces:\n"
+				  "  eth0:\n"
+				  "    rate: 100\n"
+				  "    aggregate4: 28\n"
+				  "    prefix4: 24\n"
+				  "    aggregate-rate: 2000\n";
+	char path[] = "/tmp/rlt-levels-XXXXXX", err[RL_ERRLEN] = "", words[512];
+	struct rl_apply_file f = {};
+	const struct rl_level *a;
+	FILE *fp;
+	int fd;
+
+	fd = mkstemp(path);
+	if (!ASSERT_TRUE(fd >= 0, "a temporary file"))
+		return;
+	fp = fdopen(fd, "w");
+	if (!ASSERT_TRUE(fp != NULL, "open it")) {
+		close(fd);
+		goto out;
+	}
+	fputs(good, fp);
+	fclose(fp);
+	if (!ASSERT_OK(rl_apply_load(&f, path, err, sizeof(err)), err) ||
+	    !ASSERT_EQ(f.n, 1, "one interface"))
+		goto out;
+	a = RL_LVL(&f.ifs[0].cfg, RL_LVL_PREFIX);
+	ASSERT_EQ(a->on, RL_LVL_ON4 | RL_LVL_ON6, "aggregates of both families");
+	ASSERT_EQ(a->prefix4, 24, "/24");
+	ASSERT_EQ(a->prefix6, 48, "/48");
+	ASSERT_EQ(a->burst, 2000, "default burst: one second at the rate");
+	ASSERT_TRUE(RL_LVL(&f.ifs[0].cfg, RL_LVL_IFACE)->on, "the interface's limit");
+	ASSERT_TRUE(RL_LVL(&f.ifs[0].cfg, RL_LVL_ADMIT)->on &&
+			    RL_LVL(&f.ifs[0].cfg, RL_LVL_NEW)->on,
+		    "the admission cap, and the new sources' level");
+	if (ASSERT_EQ(f.ifs[0].nrules, 1, "one rule")) {
+		rl_rule_format(&f.ifs[0].rules.rules[0], words, sizeof(words));
+		ASSERT_STREQ(words,
+			     "dns --proto udp --rate 10/s --aggregate4 16 --aggregate-rate 200/s "
+			     "--aggregate-burst 200",
+			     "the rule prints as it is made");
+	}
+	rl_apply_free(&f);
+	memset(&f, 0, sizeof(f));
+	fp = fopen(path, "w");
+	if (!ASSERT_TRUE(fp != NULL, "rewrite it"))
+		goto out;
+	fputs(bad, fp);
+	fclose(fp);
+	ASSERT_EQ(rl_apply_load(&f, path, err, sizeof(err)), -EINVAL,
+		  "an aggregate within a source");
+	/* As a policy's other errors: at the interface, the option spelt as a flag. */
+	ASSERT_CONTAINS(err, ":2: eth0: --aggregate4 28 is longer than --prefix4 (24)",
+			"the file, its line and the option");
+out:
+	rl_apply_free(&f);
+	unlink(path);
 }

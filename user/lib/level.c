@@ -529,7 +529,8 @@ int rl_level_sim_admit(struct rl_level_sim *ls, const struct rl_key *key, __u64 
 {
 	const struct rl_level *cap = &ls->lvl[RL_LVL_ADMIT - 1], *nl = &ls->lvl[RL_LVL_NEW - 1];
 	/* The program's hash and words, keyed with 0: without its table, no collision. */
-	__u32 h = rl_admit_hash(key->addr, rl_key_is_v4(key), 0), w;
+	__u32 h = rl_admit_hash(key->addr, rl_key_is_v4(key), 0);
+	__u64 w;
 	struct rl_src *seen;
 	__u64 *st, next;
 	int created;
@@ -537,7 +538,7 @@ int rl_level_sim_admit(struct rl_level_sim *ls, const struct rl_key *key, __u64 
 	seen = rl_srctab_get(&ls->seen, key, &created);
 	if (!seen)
 		return -ENOMEM;
-	w = (__u32)seen->state;
+	w = seen->state;
 	if (!created && rl_admit_seen(w, h, now)) {
 		ls->admitted_seen++;
 		return 2;

@@ -241,7 +241,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "Cap how many new sources a second get a state (a fresh bucket) of their own: beyond "
 	  "the cap a new source is inserted nowhere and its packets are limited together with "
 	  "every other such source's, as one source of the policy, until it is seen again (a "
-	  "packet of it within 60 s of one refused, remembered in a table of 4 bytes per "
+	  "packet of it within 60 s of one refused, remembered in a table of 8 bytes per "
 	  "--max-sources). A spoofed flood then gets one source's rate and creates no state. "
 	  "off: no cap (the default). Not in rules." },
 	{ "admit-burst", 0, RL_OPT_U64, "N", A(pol.admit.burst), A(pol.admit.burst_set), 1,
