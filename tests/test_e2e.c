@@ -907,7 +907,8 @@ out:
 /*
  * A UDP flood from random sources of one /24 (198.18.1.0/24, trafgen -t
  * 5us) at 50x the aggregate's rate, while a source of another /24 sends
- * under its own limit (500/s against 1000/s). trafgen's pace depends on the
+ * under its own limit and its /24's (100/s against 1000/s and at least
+ * 200/s). trafgen's pace depends on the
  * machine's load (50-100 kpps idle, a tenth of it on a busy shared host), so
  * a first run of the flood measures it and set makes the aggregate's rate a
  * fiftieth of it. With --aggregate4 24 the /24 then passes one bucket's
@@ -927,13 +928,12 @@ TEST_FLAGS(e2e_aggregate_flood, RL_TEST_ROOT)
 				 .dport = 5003,
 				 .count = 60000,
 				 .gap = FLOOD_GAP };
-	struct rl_flow good = {
-		.src = "198.19.0.10", .dport = 5001, .count = 400, .gap = "2000us"
-	};
+	/* 100/s: under its own limit (1000/s) and its own /24's (at least 200/s). */
+	struct rl_flow good = { .src = "198.19.0.10", .dport = 5001, .count = 200, .gap = "10ms" };
 	struct rl_watch w0 = { .flows = { &probe }, .nflows = 1 };
 	struct rl_watch w = { .flows = { &flood, &good }, .nflows = 2 };
 	unsigned long long agg_limited = 0, sources = 0;
-	double rate, burst, expected, *model = NULL, span, pace;
+	double rate, burst, expected, *model = NULL, span, pace, passed;
 	char *out = NULL, args[160];
 	size_t mlen;
 	struct rl_ns ns;
@@ -975,20 +975,32 @@ TEST_FLAGS(e2e_aggregate_flood, RL_TEST_ROOT)
 	expected = model[w.n - 1];
 	printf("    probe: %.0f pps; aggregate set to %.0f/s, burst %.0f. Flood %ld packets over "
 	       "%.2f s, %.0f pps: %.0fx the aggregate's rate;\n"
-	       "    the /24 passed %lu, expected %.0f (%+.2f%%) [burst + rate x span: %.0f]; the "
-	       "other /24's source sent %ld, received %lu;\n"
+	       "    the /24 passed %.0f (its socket %lu), expected %.0f (%+.2f%%) [burst + rate x "
+	       "span: %.0f]; the other /24's source sent %ld, received %lu;\n"
 	       "    agg_limited %llu, new sources %llu, tracked %llu\n",
 	       pace, rate, burst, flood.sent, span, flood.sent / span, flood.sent / span / rate,
-	       w.received[1], expected, (w.received[1] - expected) / expected * 100,
+	       (double)(st.passed - st0.passed) - (double)good.sent, w.received[1], expected,
+	       ((double)(st.passed - st0.passed) - (double)good.sent - expected) / expected * 100,
 	       burst + rate * span, good.sent, w.received[0], agg_limited, st.new_sources, sources);
-	ASSERT_TRUE(flood.sent / span > 25 * rate,
-		    "the flood is at least 25x the aggregate's rate");
-	if (fabs(w.received[1] - expected) > 0.01 * expected)
-		rl_test_fail(__FILE__, __LINE__, "the /24 passed %lu, expected %.0f +-1%%",
-			     w.received[1], expected);
+	/* Aimed at 50x; a loaded host's trafgen wavers (seen: 22x at a load of 14 on 2 CPUs). */
+	ASSERT_TRUE(flood.sent / span > 10 * rate,
+		    "the flood is at least 10x the aggregate's rate");
+	/*
+	 * The program's own counts: what it passed less the other source's
+	 * (none of which it dropped: every drop is the aggregate's). The
+	 * sockets' counts above also hold what a loaded host's receive path
+	 * loses after the program (seen: 3 of 400 at a load of 13 on 2 CPUs).
+	 */
+	/* The probe's and the flood's: the counters count from the attach. */
+	ASSERT_EQ(agg_limited, st.dropped, "every drop was an aggregate's");
+	ASSERT_EQ(st.limited, agg_limited, "none a source's own limit");
 	ASSERT_EQ(good.sent, good.count, "the other source sent all");
-	ASSERT_EQ(w.received[0], (unsigned long)good.sent, "and every packet of it passed");
-	ASSERT_EQ(agg_limited, st.dropped, "every drop was the aggregate's");
+	passed = (double)(st.passed - st0.passed) - (double)good.sent;
+	if (fabs(passed - expected) > 0.01 * expected)
+		rl_test_fail(__FILE__, __LINE__, "the /24 passed %.0f, expected %.0f +-1%%", passed,
+			     expected);
+	ASSERT_TRUE(w.received[0] >= (unsigned long)good.sent * 9 / 10,
+		    "the other source's packets reached its socket");
 	ASSERT_EQ(st.rx_packets - st0.rx_packets, flood.sent + good.sent, "every frame seen");
 	ASSERT_LE(st.new_sources, 257, "at most the /24's 256 addresses and the other source");
 	/* top and the exporter show the aggregate (used: its state just after the flood). */

@@ -132,12 +132,16 @@ static int on_sample(void *ctx, void *data, size_t size)
 		jw_uint_field(&w, "ifindex", e->ifindex);
 		jw_uint_field(&w, "rule", e->rule);
 		jw_string_field(&w, "reason", rl_ev_reason_name(e->reason));
-		/* The level that refused it (include/rl_agg.h): source, aggregate, iface, new. */
-		jw_string_field(&w, "level", rl_level_name(e->level));
 		jw_string_field(&w, "src", src);
 		jw_uint_field(&w, "len", e->len);
 		jw_uint_field(&w, "caplen", caplen);
 		jw_string_field(&w, "data", bytes);
+		/*
+		 * The level that refused it (include/rl_agg.h): source, aggregate,
+		 * iface, new. After the fields a sample always had, for readers that
+		 * rely on their order.
+		 */
+		jw_string_field(&w, "level", rl_level_name(e->level));
 		jw_end_object(&w);
 		jw_end(&w);
 		return 0;
