@@ -921,12 +921,12 @@ TEST_FLAGS(e2e_aggregate_flood, RL_TEST_ROOT)
 	struct rl_flow probe = { .src = "198.18.1.0",
 				 .rand_bytes = 1,
 				 .dport = 5003,
-				 .count = 20000,
+				 .count = 10000,
 				 .gap = FLOOD_GAP };
 	struct rl_flow flood = { .src = "198.18.1.0",
 				 .rand_bytes = 1,
 				 .dport = 5003,
-				 .count = 60000,
+				 .count = 40000,
 				 .gap = FLOOD_GAP };
 	/* 100/s: under its own limit (1000/s) and its own /24's (at least 200/s). */
 	struct rl_flow good = { .src = "198.19.0.10", .dport = 5001, .count = 200, .gap = "10ms" };

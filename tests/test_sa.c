@@ -504,7 +504,7 @@ TEST_FLAGS(sa_keyed_attack, RL_TEST_ROOT)
  * State under spoofing: a source seen many times (one packet every 20 ms,
  * far under its rate, so that its state lies behind the clock: the least
  * ahead of its set), then its set filled again and again by one-packet
- * spoofed sources, 10,000 aimed at it (the test knows the hash: it runs
+ * spoofed sources, 4,950 aimed at it (the test knows the hash: it runs
  * without a key, the worst case). Eviction takes the sources not seen again
  * first: the flood's sources evict each other and the steady source keeps
  * its state; by the rank of least ahead alone, it went first every time. A
@@ -527,7 +527,7 @@ TEST_FLAGS(sa_eviction_prefers_seen, RL_TEST_ROOT)
 	set = rl_sa_hash(steady, fl.cfg.gen, 0) & ((1U << bits) - 1);
 	/*
 	 * 200 rounds of 20 ms: the steady source's packet, then from the third
-	 * round on (it has been seen again) 50 new spoofed sources of its set.
+	 * round on (it has been seen again) 25 new spoofed sources of its set.
 	 */
 	for (__u32 a = 0xc6120000U, round = 0; round < 200; round++) {
 		__u64 t = t0 + (__u64)round * 20 * MSEC;
@@ -539,7 +539,7 @@ TEST_FLAGS(sa_eviction_prefers_seen, RL_TEST_ROOT)
 			goto out;
 		sent++;
 		passed += (unsigned long)v;
-		for (int n = 0; round >= 2 && n < 50; a++) {
+		for (int n = 0; round >= 2 && n < 25; a++) {
 			if ((rl_sa_hash(a, fl.cfg.gen, 0) & ((1U << bits) - 1)) != set)
 				continue;
 			if (send_from(&fl, a, t + 1000 + (__u64)n * 1000) < 0)
