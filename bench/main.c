@@ -10,10 +10,13 @@
  *	rl-bench gen --to IFACE [--pps N] [--seconds S] [--random]
  *		XDP frames into a veth, for the end-to-end benchmark
  *	rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick] [--only PHASE]
+ *	rl-bench syncookie --out DIR [--rounds N] [--reps N] [--quick]
  *		the set-associative IPv4 table study (issue #11): speed against an
  *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
  *	rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]
  *		one node's sync round trip with N sources
+ *	rl-bench sync-kernel --sources N [--rounds R]
+ *		the kernel side of one interval: drain and charge of N sources
  *
  * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
  * This file is main() and the table of phases only: the phases are in their
@@ -35,8 +38,14 @@ struct bench_phase {
 };
 
 static const struct bench_phase phases[] = {
-	{ "micro", bench_micro },	{ "accuracy", bench_accuracy },	  { "gen", bench_gen },
-	{ "setassoc", bench_setassoc }, { "sync-cost", bench_sync_cost }, {},
+	{ "micro", bench_micro },
+	{ "accuracy", bench_accuracy },
+	{ "gen", bench_gen },
+	{ "setassoc", bench_setassoc },
+	{ "sync-cost", bench_sync_cost },
+	{ "sync-kernel", bench_sync_kernel },
+	{ "syncookie", bench_syncookie },
+	{},
 };
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -54,7 +63,9 @@ static void usage(FILE *f)
 		"                [--random] [--cpu N]\n"
 		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"                [--only speed|exact|flood]\n"
-		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n");
+		"       rl-bench [--ifname IFACE] syncookie --out DIR [--rounds N] [--reps N] [--quick]\n"
+		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n"
+		"       rl-bench [--ifname IFACE] sync-kernel --sources N [--rounds R]\n");
 }
 
 int main(int argc, char **argv)

@@ -430,6 +430,8 @@ static struct bench_ref *load_refs(__u32 ref_entries, __u32 lean_entries)
 		if (!err)
 			err = bpf_map__set_max_entries(r->maps.ref_gcra_lean4_map, lean_entries);
 		if (!err)
+			err = bench_frags(r->obj);
+		if (!err)
 			err = bench_ref__load(r);
 	}
 	if (err) {
@@ -1449,16 +1451,22 @@ static bool wanted(const char *only, const char *name)
 /*
  * Fleet sync counting (include/rl_sync.h): the same token-bucket policy
  * (every packet passes, so every packet is counted) built with
- * rl_config.sync_count off and on, with 1 and 64k sources. Counting adds a
- * lookup of the outer map, one of the counter table and an atomic add per
- * passed packet; no drain runs here, so every source has its counter entry
- * (after a drain, each source's first packet inserts it again).
+ * rl_config.sync_count off and on, with 1 and 64k sources. Each of
+ * INSTANCES limiters (maps made with counting on, so its counters are
+ * whole) runs both programs on its own maps: the off and on programs of
+ * one instance share its source table, so their ratio is that of the code,
+ * not of where two tables' memory landed (two identical programs on
+ * tables of their own measure 10-20% apart: see the matrix's instances).
+ * The ratio is taken per instance and round, then its median. No drain
+ * runs here, so every source's counter holds units (after a drain, a
+ * source's first packet also marks its counter for the next: once per
+ * source and interval).
  */
 static int phase_sync(struct micro *m)
 {
 	static struct target t[MAX_TARGETS];
 	static const __u32 counts[2] = { 1, 65536 };
-	struct xdp_ratelimit *lim[2] = {};
+	struct xdp_ratelimit *lim[INSTANCES] = {}, *off[INSTANCES] = {};
 	struct mpol pol = { .algo = "token-bucket" };
 	struct rl_config cfg[2];
 	struct bench_ref *drv;
@@ -1472,17 +1480,39 @@ static int phase_sync(struct micro *m)
 		if (matrix_config(&cfg[k], &pol))
 			goto out;
 		cfg[k].sync_count = k;
-		lim[k] = bench_limiter(&cfg[k], 2 * 65536, 16);
-		if (!lim[k])
+	}
+	for (int i = 0; i < INSTANCES; i++) {
+		struct rl_pins pins;
+		struct rl_prog_opts po = { .reuse = &pins };
+		char why[RL_ERRLEN];
+		__u32 zero = 0;
+		struct rl_config c;
+
+		lim[i] = bench_limiter(&cfg[1], 2 * 65536, 16);
+		if (!lim[i])
 			goto out;
+		/* The same policy without counting, on the same maps. */
+		rl_prog_maps(lim[i], &pins);
+		if (bpf_map_lookup_elem(pins.config, &zero, &c)) {
+			err = -errno;
+			goto out;
+		}
+		c.sync_count = 0;
+		off[i] = rl_prog_open(&c, &po, why, sizeof(why));
+		if (!off[i]) {
+			fprintf(stderr, "rl-bench: sync: %s\n", why);
+			goto out;
+		}
 	}
 	for (int s = 0; s < 2; s++) {
 		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop),
 			   counts[s], 0);
-		add_target(t, &nt, "sync counting off", K_OURS,
-			   bpf_program__fd(lim[0]->progs.xdp_ratelimit), counts[s], 0);
-		add_target(t, &nt, "sync counting on", K_OURS,
-			   bpf_program__fd(lim[1]->progs.xdp_ratelimit), counts[s], 0);
+		for (int i = 0; i < INSTANCES; i++) {
+			add_target(t, &nt, "sync counting off", K_OURS, rl_prog_fd(off[i]),
+				   counts[s], i);
+			add_target(t, &nt, "sync counting on", K_OURS, rl_prog_fd(lim[i]),
+				   counts[s], i);
+		}
 	}
 	link_targets(t, nt);
 	for (int i = 0; i < nt; i++) {
@@ -1501,24 +1531,60 @@ static int phase_sync(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(dat, "# sources\toff_net_ns\ton_net_ns\ton_x_off\n");
+	fprintf(dat, "# sources\toff_net_ns\ton_net_ns\ton_x_off\tlo\thi\n");
 	for (int s = 0; s < 2; s++) {
-		struct stat3 off =
-			summarize(m, t, nt, find_target(t, nt, "sync counting off", counts[s]));
-		struct stat3 on =
-			summarize(m, t, nt, find_target(t, nt, "sync counting on", counts[s]));
+		static double r[MAX_ROUNDS * INSTANCES];
+		double inst[INSTANCES];
+		int d = -1, n = 0;
+		struct stat3 so, sn;
+		double med;
 
-		fprintf(dat, "%u\t%.2f\t%.2f\t%.3f\n", counts[s], off.net, on.net,
-			off.net > 0 ? on.net / off.net : 0);
-		note(m, "sync: %u sources: counting off %.2f ns, on %.2f ns net per packet: %.3fx",
-		     counts[s], off.net, on.net, off.net > 0 ? on.net / off.net : 0);
+		for (int i = 0; i < nt; i++)
+			if (t[i].kind == K_DRIVER && t[i].sources == counts[s])
+				d = i;
+		for (int i = 0; i < INSTANCES; i++) {
+			int jo = -1, jn = -1, ni = 0;
+			double ri[MAX_ROUNDS];
+
+			for (int j = 0; j < nt; j++) {
+				if (t[j].sources != counts[s] || t[j].inst != i ||
+				    t[j].kind != K_OURS)
+					continue;
+				if (!strcmp(t[j].name, "sync counting off"))
+					jo = j;
+				else
+					jn = j;
+			}
+			for (int k = 0; k < m->rounds && jo >= 0 && jn >= 0 && d >= 0; k++) {
+				double den = t[jo].wall[k] - t[d].wall[k];
+
+				if (den > 0) {
+					ri[ni++] = (t[jn].wall[k] - t[d].wall[k]) / den;
+					r[n++] = ri[ni - 1];
+				}
+			}
+			inst[i] = bench_median(ri, ni);
+		}
+		med = bench_median(r, n);
+		so = summarize(m, t, nt, find_target(t, nt, "sync counting off", counts[s]));
+		sn = summarize(m, t, nt, find_target(t, nt, "sync counting on", counts[s]));
+		fprintf(dat, "%u\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\n", counts[s], so.net, sn.net, med,
+			bench_min(inst, INSTANCES), bench_max(inst, INSTANCES));
+		note(m,
+		     "sync: %u sources: counting off %.2f ns, on %.2f ns net per packet: %.3fx "
+		     "(instances %.3f-%.3f)",
+		     counts[s], so.net, sn.net, med, bench_min(inst, INSTANCES),
+		     bench_max(inst, INSTANCES));
 	}
 	fclose(dat);
 	err = 0;
 out:
-	for (int k = 0; k < 2; k++)
-		if (lim[k])
-			xdp_ratelimit__destroy(lim[k]);
+	for (int i = 0; i < INSTANCES; i++) {
+		if (off[i])
+			xdp_ratelimit__destroy(off[i]);
+		if (lim[i])
+			xdp_ratelimit__destroy(lim[i]);
+	}
 	unload_driver(m, drv);
 	return err;
 }

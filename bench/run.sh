@@ -7,6 +7,7 @@
 #
 # Parts (see bench/README.md for what each measures and why it is fair):
 #   1. per-packet cost with BPF_PROG_TEST_RUN, against reference programs;
+#      1c: the SYN-cookie path against the per-source path;
 #   2. end to end over veth: receive CPU per packet and sustained rate, against
 #      nftables and iptables limiters and a bare XDP drop;
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
@@ -15,7 +16,10 @@
 #      sources; cost against the number of sources;
 #   5. the per-packet cost of drop samples at 1 in 100 against none;
 #   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
-#      nodes, Redis cost per node per interval (bench/results/sync.md);
+#      nodes, Redis cost per node per interval, the kernel side (counting per
+#      packet, drain, charge: bench/sync_ratio.sh) (bench/results/sync.md); the
+#      same through Redis Sentinel, steady and across a failover
+#      (bench/sync_sentinel.sh, bench/results/sync-sentinel.md);
 #   7. what top shows while the kernel rewrites states under a slow walk
 #      (bench/top_walk.sh, bench/results/top_walk.txt);
 #   8. the levels above the source (rl-bench micro --only levels, with part 4):
@@ -159,6 +163,15 @@ for part in summary spread mul; do
 	# shellcheck disable=SC2086
 	awk -v part="$part" -f "$here/matrix.awk" $matrices > "$tmp/matrix-$part.md"
 done
+
+# === 1c: the SYN-cookie path =================================================
+# SYN answered and ACK checked against the per-source path, ratios per round
+# (bench/syncookie.c): bench/results/syncookie.md.
+say "part 1c: the SYN-cookie path against the per-source path"
+ip netns exec "$ns_h" timeout 300 "$bench" --ifname "$if_ha" syncookie --out "$tmp/syn" \
+	--rounds "$rounds" --reps "$reps" $quickflag || die "rl-bench syncookie failed"
+cp "$tmp/syn/syncookie.md" "$res/syncookie.md"
+cp "$tmp/syn/syncookie-raw.tsv" "$res/syncookie-raw.tsv"
 
 # === 1b: the cost of rules ===================================================
 # A packet that falls through to the default rule, with the default rule only
@@ -556,6 +569,7 @@ cat "$res/results.md"
 # === 6: fleet sync ===========================================================
 # Its own namespaces, server and results file (bench/results/sync.md).
 "$here/sync.sh" "$build"
+"$here/sync_sentinel.sh" "$build"
 
 # === 7: top under a slow walk ================================================
 say "part 7: top's highest USED while 65,536 sources under their limit send"

@@ -46,6 +46,13 @@ struct rl_rules_cfg rl_rules SEC(".rodata.cfg");
  */
 const volatile __u8 rl_test_clock = 0;
 
+/*
+ * Loaded as xdp.frags (BPF_F_XDP_HAS_FRAGS, where the kernel has it: a
+ * frame may span several buffers, jumbo frames): a frame's length is
+ * bpf_xdp_get_buff_len()'s, not the first buffer's (bpf/clock.h).
+ */
+const volatile __u8 rl_frags = 0;
+
 /* log2 of rl_sets4's max_entries, set by userspace with the table's size. */
 const volatile __u32 rl_sa_bits = RL_SA_BITS_MIN;
 
@@ -159,40 +166,56 @@ struct {
 } rl_evcpu SEC(".maps");
 
 /*
- * Fleet sync counting (include/rl_sync.h, bpf/sync.h): per-source units
- * passed, in the table each outer map's slot 0 points to. Not preallocated:
- * they hold only the sources active since the last drain, and take no
- * memory while sync is off. Sized as the source tables by the loader.
+ * Fleet sync counting (include/rl_sync.h, bpf/sync.h): the units each
+ * source passed since the agent last drained them. Sized by the loader
+ * while counting is on, one entry otherwise (the code that reads them is not
+ * in the program then). rl_sync_slots has a counter word per slot of the
+ * set tables (RL_SA_WAYS << rl_sa_bits, a set's in one line:
+ * rl_sync_slot()), rl_sync_dirty a bit per counter word. Both are mmapable:
+ * the agent drains them through its mapping.
  */
-struct rl_sc4 {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_sync_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_sync_dirty SEC(".maps");
+
+/*
+ * The keyed counters, under their state's key: IPv4 sources of the LRU
+ * table, IPv6 sources, sources of limit rules. LRU, so that sources no
+ * longer counted make room by themselves (the agent zeroes a counter, it
+ * never deletes one).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct rl_state_key4);
 	__type(value, __u64);
-	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
-} rl_sc4a SEC(".maps"), rl_sc4b SEC(".maps");
+	__uint(max_entries, 1);
+} rl_sync4 SEC(".maps");
 
-struct rl_sc6 {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct rl_state_key);
 	__type(value, __u64);
-	__uint(max_entries, RL_DEFAULT_MAX_SOURCES6);
-} rl_sc6a SEC(".maps"), rl_sc6b SEC(".maps");
+	__uint(max_entries, 1);
+} rl_sync6 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_rstate_key);
+	__type(value, __u64);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct rl_sc4);
-} rl_sync4 SEC(".maps") = { .values = { [0] = &rl_sc4a } };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct rl_sc6);
-} rl_sync6 SEC(".maps") = { .values = { [0] = &rl_sc6a } };
+} rl_syncr SEC(".maps");
 
 /* The agent's status (struct rl_sync_status of user/lib/sync_kern.h); never read here. */
 struct {
@@ -202,7 +225,10 @@ struct {
 	__uint(max_entries, 1);
 } rl_sync_status SEC(".maps");
 
-/* The charge program's batch (bpf/charge.h; not pinned: each agent load has its own). */
+/*
+ * The charge and drain programs' batch (bpf/charge.h, bpf/sync.h; not
+ * pinned: each agent load has its own).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);

@@ -8,7 +8,7 @@
  * the verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
  * Includes aggregate.h (a limit rule's levels), parsing.h, verdict.h,
- * clock.h, maps.h and include/ headers only.
+ * clock.h, sync.h, maps.h, syncookie.h and include/ headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
@@ -24,8 +24,10 @@
 #include "maps.h"
 #include "clock.h"
 #include "parsing.h"
+#include "syncookie.h"
 #include "verdict.h"
 #include "aggregate.h"
+#include "sync.h"
 
 /*
  * L4 fields, when some rule asks for them. No L4 (RL_PKT_L4 clear) for a
@@ -96,8 +98,12 @@ static __always_inline int rule_block_step(const struct rl_krule *r, struct rl_b
 	return -1;
 }
 
-/* The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1 untracked. */
-static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *src, __u64 len)
+/*
+ * The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1
+ * untracked. A pass is counted for fleet sync under the state's key.
+ */
+static __noinline int rule_limit(struct rl_kcounters *cnt, const struct rl_krule *r,
+				 const struct rl_key *src, __u64 len)
 {
 	struct rl_rstate_key k = {};
 	struct rl_block_state *s, init = {};
@@ -122,8 +128,13 @@ static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *
 	}
 	for (i = 0; i < 2; i++) {
 		s = bpf_map_lookup_elem(&rl_rstate, &k);
-		if (s)
-			return rule_block_step(r, s, now, cost);
+		if (s) {
+			int v = rule_block_step(r, s, now, cost);
+
+			if (rl_cfg.sync_count && v == RL_BLOCK_PASS)
+				sync_count(cnt, &rl_syncr, &k, cost);
+			return v;
+		}
 		/* A new source; EEXIST: another CPU inserted it first, look again. */
 		init.state = rl_initial_state(&r->cfg.params, now);
 		if (bpf_map_update_elem(&rl_rstate, &k, &init, BPF_NOEXIST) &&
@@ -167,7 +178,7 @@ __noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
 
 		v = rule_agg_check(cnt, r, idx, &pi->src, len, now);
 		if (!v)
-			v = rule_limit(r, &pi->src, len);
+			v = rule_limit(cnt, r, &pi->src, len);
 		if (v <= RL_V_LEVEL) {
 			if (RL_V_LEVEL_OF(v) == RL_LVL_PREFIX)
 				rc->agg_limited++;
@@ -238,15 +249,62 @@ static long match_one(__u64 i, void *ctx)
 }
 
 /*
+ * The rule @m found decides the packet, unless it is a syn-cookies rule
+ * (bpf/syncookie.h): a SYN it answers and a packet it drops end here; the
+ * others go on to the next rule that matches (up to four syn-cookies rules
+ * in a row; a fifth lets the packet reach the default rule). RL_SYN_DONE:
+ * no rule decided, and the default rule's own SYN-cookie step is skipped.
+ */
+static __always_inline int rules_syn(struct xdp_md *ctx, struct rl_match *m, __u64 len)
+{
+	const struct rl_krule *r;
+	struct rl_rule_counters *rc;
+	int v, syn = 0;
+	__u32 slot;
+
+	for (int k = 0; k < 4; k++) {
+		if (m->found >= rl_rules.n || m->found >= RL_RULE_SLOTS)
+			return syn ? RL_SYN_DONE : -1;
+		r = &rl_rules.r[m->found];
+		if (r->action != RL_RULE_SYN)
+			return rl_rule_apply(m->found, &m->pi, len);
+		v = rl_syn_step(ctx, 0, r->cfg.action == RL_ACTION_DRY_RUN);
+		slot = r->slot;
+		rc = bpf_map_lookup_elem(&rl_rcnt, &slot);
+		if (v == XDP_DROP || v == RL_SYN_WOULD_DROP) {
+			if (rc) {
+				rc->denied++;
+				if (v == RL_SYN_WOULD_DROP) {
+					rc->would_drop++;
+				} else {
+					rc->dropped++;
+					rc->dropped_bytes += len;
+				}
+			}
+		}
+		if (v >= 0)
+			return v;
+		syn = 1;
+		m->mask &= ~(1ULL << (slot & 63));
+		m->found = RL_RULE_SLOTS;
+		if (!m->mask)
+			return RL_SYN_DONE;
+		bpf_loop(rl_rules.n, match_one, m, 0);
+	}
+	return RL_SYN_DONE;
+}
+
+/*
  * The first rule that matches the packet decides it: its verdict, or -1 for
  * a packet no rule matched (the default rule's), or one rules do not look
- * at (not IP, ARP, neighbour discovery, malformed: as before rules).
+ * at (not IP, ARP, neighbour discovery, malformed: as before rules);
+ * RL_SYN_DONE as -1, after a syn-cookies rule let the packet go on.
  */
 static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_match m = { .mask = rl_rules.any_mask, .found = RL_RULE_SLOTS };
 	struct rl_pkt_info *pi = &m.pi;
 	struct rl_lpm_val *v = NULL;
@@ -306,9 +364,7 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (!m.mask)
 		return -1;
 	bpf_loop(rl_rules.n, match_one, &m, 0);
-	if (m.found >= rl_rules.n)
-		return -1;
-	return rl_rule_apply(m.found, pi, len);
+	return rules_syn(ctx, &m, len);
 }
 
 #endif /* RL_BPF_RULES_H */

@@ -6,10 +6,11 @@
  * hit's first round in line (sa_hit4()), the rest out of line (limit_sa4()),
  * the insertion (sa_miss4()) and the sync agent's charge (charge_sa4()). The
  * set's own steps (find, victim, twin) are bpf/sa_set.h's, shared with the
- * bench's study.
+ * bench's study. A pass is counted for fleet sync in the slot's counter
+ * word (bpf/sync.h, sync_slot4()), when sync counting is compiled in.
  *
- * Includes sa_set.h, state.h, carry.h, clock.h, maps.h and include/
- * headers only.
+ * Includes sa_set.h, state.h, carry.h, clock.h, sync.h, maps.h and
+ * include/ headers only.
  */
 #ifndef RL_BPF_TABLE4_SA_H
 #define RL_BPF_TABLE4_SA_H
@@ -24,6 +25,7 @@
 #include "state.h"
 #include "carry.h"
 #include "sa_set.h"
+#include "sync.h"
 
 /*
  * 1: within the limit; 0: over it; -1: the source could not be tracked.
@@ -75,8 +77,10 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 		if (!rl_step_at(&rl_cfg.params, st, now, tk, cost, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(&set->w[hit], w, id | RL_SA_SEEN | (next & sm)) ==
-		    w)
+		    w) {
+			sync_slot4(cnt, &idx, hit, id, cost);
 			return 1;
+		}
 		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;
@@ -110,8 +114,10 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 			tk, cost, &next))
 		return 0;
 	if (__sync_val_compare_and_swap(&set->w[i], w,
-					id | RL_SA_SEEN | (next & rl_sa_state_mask(bits))) == w)
+					id | RL_SA_SEEN | (next & rl_sa_state_mask(bits))) == w) {
+		sync_slot4(cnt, &idx, i, id, cost);
 		return 1;
+	}
 	cnt->cas_retries++;
 	return RL_ROUND_LOST;
 }
@@ -165,6 +171,8 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 		if (vw & RL_SA_SEEN)
 			cnt->evicted_seen++;
 	}
+	if (pass)
+		sync_slot4(cnt, &idx, victim, id, cost);
 	return pass;
 }
 

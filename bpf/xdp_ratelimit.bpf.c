@@ -14,12 +14,12 @@
  * slow_path(), out of line.
  *
  * This file keeps the packet flow and the programs: the entry points (the
- * XDP program and the two syscall programs userspace runs), slow_path(), the
+ * XDP program and the three syscall programs userspace runs), slow_path(), the
  * choice of the IPv4 table (limit_v4()) and the verdict (decide()). Each
  * concern is a header of its own, included here and nowhere below:
  *	maps.h		every map, the configuration and the other globals
  *	clock.h		the clocks, a packet's cost, the window tick
- *	sync.h		fleet sync counting of passed packets
+ *	sync.h		fleet sync counting of passed packets, the keyed drain
  *	state.h		the answers of the tables, the step of a state word
  *	carry.h		a new source's state, from the previous generation
  *	sa_set.h	the set-associative protocol's steps on one set
@@ -32,6 +32,7 @@
  *	level.h		the states of the levels above the source (rl_agg.h)
  *	admission.h	the admission cap, on a miss of the source tables
  *	aggregate.h	prefix aggregates and the interface's limit
+ *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
  *	parsing.h	header parsing; verdict.h: the verdict's counting
@@ -52,6 +53,7 @@
 #include "level.h"
 #include "admission.h"
 #include "aggregate.h"
+#include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
 
@@ -126,12 +128,6 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
 	}
-	if (rl_cfg.sync_count && ret == 1) {
-		/* Sync counts rl_sets4's sources under rl_state4's key: the agent reads one kind. */
-		struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
-
-		return sync_count(cnt, &rl_sync4, &k, cost);
-	}
 	return ret;
 }
 
@@ -165,7 +161,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
@@ -220,22 +216,37 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct iphdr *ip = (void *)(eth + 1);
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
+	int v = -1;
+	__u64 len;
 
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
 	/* Rules first, when there are any; -1: the default rule's packet. */
 	if (rl_rules.n) {
-		int v = rules_path(ctx, cnt);
-
+		v = rules_path(ctx, cnt);
 		if (v >= 0)
 			return v;
+	}
+	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
+	if (rl_cfg.syn.n && v != RL_SYN_DONE) {
+		v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
+		if (v >= 0)
+			return v;
+	}
+	/* Read again: a SYN-cookie step (rules' or ours) may change the packet, to the verifier. */
+	if (rl_rules.n || rl_cfg.syn.n) {
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+		eth = data;
+		ip = (void *)(eth + 1);
 	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
-	return decide(ctx, cnt, limit4(cnt, ip->saddr, end - data, 1), end - data);
+	len = frame_len(ctx, data, end);
+	return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1), len);
 }
 
 /*
@@ -274,6 +285,29 @@ int rl_charge_prog(struct rl_sync_args *args)
 	bpf_loop(n, charge_one, &lc, 0);
 	args->charged = lc.charged;
 	args->lost = lc.lost;
+	return 0;
+}
+
+/*
+ * Fleet sync's drain of a keyed counter table (bpf/sync.h): every counter
+ * that holds units, exchanged with 0, into rl_chg (at most RL_SYNC_BATCH;
+ * args->more: run again for the rest). The agent drains rl_sync_slots itself.
+ */
+SEC("syscall")
+int rl_drain_prog(struct rl_sync_drain_args *args)
+{
+	struct drain_ctx d = {};
+
+	if (args->table == RL_SYNC_T4)
+		bpf_for_each_map_elem(&rl_sync4, drain4, &d, 0);
+	else if (args->table == RL_SYNC_T6)
+		bpf_for_each_map_elem(&rl_sync6, drain6, &d, 0);
+	else if (args->table == RL_SYNC_TR)
+		bpf_for_each_map_elem(&rl_syncr, drainr, &d, 0);
+	else
+		return -22; /* EINVAL */
+	args->n = d.n;
+	args->more = d.more;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "rl_algo.h"
 #include "rl_agg.h"
 #include "rl_key.h"
+#include "rl_syn.h"
 
 /* Pins live in RL_PIN_ROOT/netns-INODE/IFACE/ (see user/lib/pins.h). */
 #define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
@@ -146,6 +147,11 @@ struct rl_config {
 	 * with on == 0 is off, and the verifier drops its code.
 	 */
 	struct rl_level lvl[RL_LVL_N];
+	/*
+	 * SYN cookies (include/rl_syn.h, bpf/syncookie.h): the ports, and what
+	 * the SYN-ACK says. Policy: set changes it, status shows it.
+	 */
+	struct rl_syn_cfg syn;
 };
 
 struct rl_ctl {
@@ -206,7 +212,7 @@ struct rl_kcounters {
 	__u64 cas_retries; /* compare-and-swap attempts that lost a race */
 	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
 	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
-	__u64 sync_lost; /* sync counting: a source's units not counted (counter table full) */
+	__u64 sync_lost; /* sync counting: units not counted (slot counter busy, table full) */
 	/*
 	 * Not counters: this CPU's last window k and its start k * W, which
 	 * spare the window algorithms the 128-bit multiply of rl_window()
@@ -223,9 +229,19 @@ struct rl_kcounters {
 	__u64 agg_failed; /* level states that could not be created or charged */
 	/* IPv4 set tables: a full set's victim, and of those, sources seen again. */
 	__u64 evicted, evicted_seen;
+	/*
+	 * SYN cookies (bpf/syncookie.h): SYNs answered with a cookie (XDP_TX:
+	 * neither passed nor dropped) and their bytes; ACKs whose cookie was
+	 * valid (then limited as any packet) and packets of no connection
+	 * without one (dropped).
+	 */
+	__u64 syn_sent, syn_sent_bytes, syn_valid, syn_invalid;
 };
 
-/* The counters summed over CPUs, with what userspace derives (user/lib/maps.c). */
+/*
+ * The counters summed over CPUs, with what userspace derives (user/lib/maps.c):
+ * rx = passed + dropped + syncookies_sent (SYNs answered go back out, XDP_TX).
+ */
 struct rl_counters {
 	__u64 rx_packets, rx_bytes; /* every frame seen: passed + dropped */
 	__u64 passed, passed_bytes;
@@ -251,6 +267,7 @@ struct rl_counters {
 	__u64 agg_overdraft;
 	__u64 agg_failed;
 	__u64 evicted, evicted_seen;
+	__u64 syncookies_sent, syncookies_sent_bytes, syncookies_valid, syncookies_invalid;
 };
 
 /*

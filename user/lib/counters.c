@@ -76,10 +76,12 @@ const struct rl_counter_info rl_counter_table[] = {
 	  "solicitations and advertisements, redirects): passed untouched, never limited.",
 	  "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched." },
 	{ "sync_lost", C(sync_lost),
-	  "Cost units (packets, or bytes) passed that fleet sync could not count because its "
-	  "counter table was full: the other nodes never charge them.",
+	  "Cost units (packets, or bytes) passed that fleet sync could not count: the source's "
+	  "slot still held the undrained units of the source it was taken from (until the "
+	  "agent's next drain), or a counter table was full: the other nodes never charge them.",
 	  "sync_lost_units_total", NULL,
-	  "Passed cost units fleet sync could not count (its counter table was full)." },
+	  "Passed cost units fleet sync could not count (a slot's counter held another "
+	  "source's units until the drain, or a counter table was full)." },
 	{ "agg_limited", C(agg_limited),
 	  "Frames their prefix aggregate refused (--aggregate4, --aggregate6): dropped, or "
 	  "passed as would-drop with --action dry-run; their source was not charged.",
@@ -126,6 +128,25 @@ const struct rl_counter_info rl_counter_table[] = {
 	  "source of their set had been seen again.",
 	  "evicted_seen_sources_total", NULL,
 	  "IPv4 sources seen again evicted from a full set (every other there seen again too)." },
+	{ "syncookies_sent", C(syncookies_sent),
+	  "SYNs to a port of --syn-cookies (or a syn-cookies rule) answered from XDP with a "
+	  "SYN-ACK carrying a cookie (XDP_TX: neither passed nor dropped; rx_packets counts "
+	  "them). No source state is made for them.",
+	  "syncookies_total", "result=\"sent\"",
+	  "SYN cookies: SYNs answered, ACKs with a valid cookie, packets of no connection "
+	  "without one (dropped)." },
+	{ "syncookies_sent_bytes", C(syncookies_sent_bytes),
+	  "The bytes of the SYNs answered with a cookie, as received.",
+	  "syncookies_sent_bytes_total", NULL, "Bytes of the SYNs answered with a SYN cookie." },
+	{ "syncookies_valid", C(syncookies_valid),
+	  "ACKs to a protected port whose cookie was valid: handed on, limited like any packet, "
+	  "to the stack, where SYNPROXY opens the connection.",
+	  "syncookies_total", "result=\"valid\"", NULL },
+	{ "syncookies_invalid", C(syncookies_invalid),
+	  "Packets to a protected port of no connection this host knows and without a valid "
+	  "cookie (a spoofed or late ACK, a RST, a stray segment): dropped (with --action "
+	  "dry-run: passed on, counted in would_drop).",
+	  "syncookies_total", "result=\"invalid\"", NULL },
 };
 
 const size_t rl_counter_count = sizeof(rl_counter_table) / sizeof(rl_counter_table[0]);

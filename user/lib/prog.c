@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "probe.h"
 #include "prog.h"
 #include "rl_skel.h"
 #include "level.h"
@@ -95,9 +96,16 @@ static bool feature_on(int i, const struct rl_config *cfg, const struct rl_rules
 		return rules_limit(rules);
 	case RL_SIZE_PORTS:
 		return rules->need_ports;
+	case RL_SIZE_SYNC_SLOTS:
+	case RL_SIZE_SYNC_DIRTY:
+		/* The counters of the set tables: rl_state4's policies count in rl_sync4. */
+		return cfg->sync_count && cfg->table4 != RL_TABLE4_LRU;
 	case RL_SIZE_SYNC4:
+		return cfg->sync_count && cfg->table4 == RL_TABLE4_LRU;
 	case RL_SIZE_SYNC6:
 		return cfg->sync_count;
+	case RL_SIZE_SYNCR:
+		return cfg->sync_count && rules_limit(rules);
 	default:
 		return false;
 	}
@@ -108,10 +116,17 @@ static __u32 feature_full(int i, __u32 max4, __u32 max6)
 {
 	switch (rl_map_sizes[i]) {
 	case RL_SIZE_RSTATE:
+	case RL_SIZE_SYNCR:
 		/* The rules' sources: never more than the default rule's table. */
 		return max4 < RL_RULE_MAX_SOURCES ? max4 : RL_RULE_MAX_SOURCES;
 	case RL_SIZE_PORTS:
 		return RL_PORT_TABLE;
+	case RL_SIZE_SYNC_SLOTS:
+		/* A counter word per slot of the set tables (2^rl_sa_bits sets). */
+		return RL_SA_WAYS << rl_sa_bits_for(max4);
+	case RL_SIZE_SYNC_DIRTY:
+		/* A bit per counter word. */
+		return (RL_SA_WAYS << rl_sa_bits_for(max4)) / 64;
 	case RL_SIZE_SYNC4:
 		/* Sync counters: at most one entry per tracked source. */
 		return max4;
@@ -262,14 +277,42 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	}
 	skel->rodata->rl_sa_bits = bits;
 	skel->rodata->rl_admit_bits = admit_bits(o, max4);
+	/*
+	 * xdp.frags where the kernel has it: native mode then attaches on an
+	 * MTU over a page (jumbo frames), and a frame's length is the whole
+	 * frame's. Every program of a limiter is loaded alike, so set swaps
+	 * like for like.
+	 */
+	if (rl_probe_xdp_frags()) {
+		ret = bpf_program__set_flags(skel->progs.xdp_ratelimit,
+					     bpf_program__flags(skel->progs.xdp_ratelimit) |
+						     BPF_F_XDP_HAS_FRAGS);
+		if (ret) {
+			snprintf(err, errlen, "couldn't prepare the BPF object: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+		skel->rodata->rl_frags = 1;
+	}
 	/* rl_table4_choose() picked rl_sets4 for a policy it holds: check, rather than trust. */
 	if (cfg->table4 == RL_TABLE4_SA) {
 		ret = rl_sa_check(&cfg->params, bits, err, errlen);
 		if (ret)
 			goto fail;
 	}
-	/* The sync charge program and its batch only for the agent (sync_kern.c). */
+	/*
+	 * The sync charge and drain programs and their batch only for the
+	 * agent (sync_kern.c), and then alone: the XDP program and the sweep
+	 * are the limiter's, and verifying the XDP program again would take
+	 * most of the load's time.
+	 */
 	ret = bpf_program__set_autoload(skel->progs.rl_charge_prog, o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.rl_drain_prog, o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit, !o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.rl_sweep_arm, !o->charge);
 	if (!ret)
 		ret = bpf_map__set_autocreate(skel->maps.rl_chg, o->charge);
 	if (ret) {
@@ -333,7 +376,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			 o->reuse ? "" : " and its maps", strerror(-ret));
 		goto fail;
 	}
-	ret = sweep_arm(skel);
+	ret = o->charge ? 0 : sweep_arm(skel);
 	if (ret) {
 		snprintf(err, errlen, "couldn't start the sweep of the IPv4 table: %s",
 			 strerror(-ret));
@@ -368,8 +411,9 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 		fds->fd[i] = bpf_map__fd(maps[i]);
 }
 
-int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd)
+int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd, int *drain_fd)
 {
 	*batch_fd = bpf_map__fd(skel->maps.rl_chg);
+	*drain_fd = bpf_program__fd(skel->progs.rl_drain_prog);
 	return bpf_program__fd(skel->progs.rl_charge_prog);
 }
