@@ -340,24 +340,24 @@ TEST_FLAGS(lvl_vs_sim, RL_TEST_ROOT)
 				      "--aggregate6", "48", "--aggregate-rate", "150",
 				      "--aggregate-burst", "4", "--iface-rate", "500",
 				      "--iface-burst", "10", NULL },
-	       1000, false);
+	       1500, false);
 	vs_sim("gcra bytes",
 	       (const char *const[]){ "--algo", "gcra", "--rate", "8kbyte", "--burst", "3000",
 				      "--aggregate4", "16", "--aggregate6", "32",
 				      "--aggregate-rate", "14kbyte", "--aggregate-burst", "4000",
 				      "--iface-rate", "25kbyte", NULL },
-	       1000, false);
+	       1500, false);
 	vs_sim("sliding-window",
 	       (const char *const[]){ "--algo", "sliding-window", "--rate", "100", "--window",
 				      "100ms", "--aggregate4", "24", "--aggregate6", "48",
 				      "--aggregate-rate", "200", "--iface-rate", "700", NULL },
-	       1000, false);
+	       1500, false);
 	vs_sim("admission",
 	       (const char *const[]){ "--rate", "100", "--burst", "8", "--aggregate4", "24",
 				      "--aggregate6", "48", "--aggregate-rate", "250",
 				      "--iface-rate", "700", "--admit-rate", "2", "--admit-burst",
 				      "2", NULL },
-	       1000, true);
+	       1500, true);
 }
 
 /* Add rule "@s" to @set. */
