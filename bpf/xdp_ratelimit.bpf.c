@@ -29,6 +29,9 @@
  *	table6.h	IPv6 in rl_state6 (LRU hash)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
+ *	level.h		the states of the levels above the source (rl_agg.h)
+ *	admission.h	the admission cap, on a miss of the source tables
+ *	aggregate.h	prefix aggregates and the interface's limit
  *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
@@ -47,6 +50,9 @@
 #include "table6.h"
 #include "sweep.h"
 #include "sample.h"
+#include "level.h"
+#include "admission.h"
+#include "aggregate.h"
 #include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
@@ -105,6 +111,12 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		ret = sets_limit4(cnt, addr, now, cost, 0);
 	else if ((ret = sets_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
 		ret = sets_limit4(cnt, addr, now, cost, 1);
+	/* A new source, beyond the admission cap: limited with the others as one. */
+	if (ret == RL_NOT_HELD && admit_on(RL_LVL_ON4)) {
+		ret = admit4(cnt, addr, now, cost);
+		if (ret != RL_NOT_HELD)
+			return ret;
+	}
 	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
 		ret = sets_miss4(cnt, addr, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
@@ -124,6 +136,8 @@ static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, 
 {
 	if (ret > 0)
 		return rl_count_pass(cnt, len);
+	if (ret <= RL_V_LEVEL)
+		return decide_level(ctx, cnt, ret, len);
 	if (ret == 0 || ret == RL_CAS_LOST) {
 		if (rl_cfg.action == RL_ACTION_DRY_RUN) {
 			cnt->would_drop++;
@@ -160,7 +174,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(&c, &src, &bad))
 			goto malformed;
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
+		return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
 	}
 	if (proto != bpf_htons(ETH_P_IPV6)) {
 		cnt->not_ip++;
@@ -178,12 +192,12 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	 * link-local one is keyed whole: see rl_key.h.
 	 */
 	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
+		return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
 	if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
 		kind = RL_KEY_LL;
 	else
 		kind = RL_KEY_V6;
-	return decide(ctx, cnt, limit_lru6(cnt, &src, kind, rl_now(), packet_cost(len)), len);
+	return decide(ctx, cnt, limit6(cnt, &src, kind, len), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
@@ -232,7 +246,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
 	len = frame_len(ctx, data, end);
-	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, len, 1), len);
+	return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1), len);
 }
 
 /*
