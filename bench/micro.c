@@ -46,6 +46,8 @@
  *	sync: fleet sync counting off and on, 1 and 64k sources (phase_sync()).
  *	paths: IPv6, IPv4 behind rules, 1M sources in tables of 1M to 9M
  *	   (issue #30; phase_paths()).
+ *	levels: the levels above the source (include/rl_agg.h) against the
+ *	   per-source limit alone, 1 and 64k sources (phase_levels()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1964,6 +1966,133 @@ out:
 	return err;
 }
 
+/*
+ * The levels above the source (include/rl_agg.h, issue #28): the same
+ * token-bucket policy (every packet passes, at every level) alone and with
+ * each level, with 1 and 64k sources (256 /24 aggregates): its prefix
+ * aggregate, the interface's limit, both, and the admission cap (every
+ * source held: nothing to do on a hit). A level checks its state before the
+ * source (a lookup in rl_agg) and charges it after (a second lookup and a
+ * compare-and-swap). Then the two paths of a flood of new sources, 8M of
+ * them cycling through a table of 128k slots (every packet a miss): a
+ * source the admission cap refuses (at 1 a day; rl_admit's 16k words
+ * forget each refusal long before its source comes back), and a source
+ * the table inserts, evicting another (no cap). Each against the policy
+ * alone on a source it holds (64k sources), the ratio taken within each
+ * round, then its median over rounds.
+ */
+#define NLEVELS 7
+#define NHELD	5 /* the rows measured on sources the table holds */
+
+static int phase_levels(struct micro *m)
+{
+	static struct target t[MAX_TARGETS];
+	static const __u32 counts[2] = { 1, 65536 };
+	static const char *const names[NLEVELS] = {
+		"per-source limit alone",
+		"+ prefix aggregate (/24)",
+		"+ interface limit",
+		"+ aggregate + interface",
+		"+ admission cap (sources held)",
+		"new source, refused by the cap",
+		"new source, inserted (no cap)",
+	};
+	static const char *const extra[NLEVELS][9] = {
+		{ NULL },
+		{ "--aggregate4", "24", "--aggregate-rate", "100mpps", "--aggregate-burst",
+		  "1000000000", NULL },
+		{ "--iface-rate", "100mpps", "--iface-burst", "1000000000", NULL },
+		{ "--aggregate4", "24", "--aggregate-rate", "100mpps", "--aggregate-burst",
+		  "1000000000", "--iface-rate", "100mpps", NULL },
+		{ "--admit-rate", "100mpps", "--admit-burst", "1000000000", NULL },
+		{ "--admit-rate", "1/day", "--admit-burst", "1", NULL },
+		{ NULL },
+	};
+	struct xdp_ratelimit *lim[NLEVELS] = {};
+	struct rl_config cfg[NLEVELS];
+	struct bench_ref *drv;
+	int nt = 0, err = -EINVAL, idx[3][NLEVELS];
+	FILE *dat;
+
+	drv = load_driver(m, 16, 16);
+	if (!drv)
+		return -EINVAL;
+	for (int k = 0; k < NLEVELS; k++) {
+		const char *args[24] = { "--rate",    "100mpps", "--burst", "1000000000",
+					 "--prefix6", "128",	 NULL };
+		int n = 6;
+
+		for (int j = 0; extra[k][j]; j++)
+			args[n++] = extra[k][j];
+		args[n] = NULL;
+		if (bench_config(&cfg[k], args))
+			goto out;
+		/* The new-source rows: the smallest table (128k slots) for their 8M sources. */
+		lim[k] = bench_limiter(&cfg[k], k >= NHELD ? 1 : 2 * 65536, 16);
+		if (!lim[k])
+			goto out;
+	}
+	for (int s = 0; s < 3; s++) {
+		__u32 n = s < 2 ? counts[s] : M8;
+
+		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), n, 0);
+		for (int k = s < 2 ? 0 : NHELD; k < (s < 2 ? NHELD : NLEVELS); k++) {
+			idx[s][k] = nt;
+			add_target(t, &nt, names[k], K_OURS,
+				   bpf_program__fd(lim[k]->progs.xdp_ratelimit), n, 0);
+		}
+	}
+	link_targets(t, nt);
+	for (int i = 0; i < nt; i++) {
+		if (t[i].kind == K_DRIVER || t[i].sources != counts[1])
+			continue;
+		err = warm(m, drv, t[i].prog_fd, counts[1], 2ULL * counts[1]);
+		if (err)
+			goto out;
+	}
+	fprintf(stderr, "rl-bench: levels: %d programs x %d rounds\n", nt, m->rounds);
+	err = measure_all(m, drv, t, nt, "levels");
+	if (err)
+		goto out;
+	dat = bench_out(m->out, "levels.dat", "w");
+	if (!dat) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(dat, "# sources\tprogram\tnet_ns\tx_alone_median\tx_alone_min\tx_alone_max\n");
+	for (int s = 0; s < 3; s++) {
+		/* Against the policy alone on held sources: 1 source for 1, 64k for the rest. */
+		int b = idx[s ? 1 : 0][0];
+		const struct target *bd = &t[t[b].driver];
+
+		for (int k = s < 2 ? 0 : NHELD; k < (s < 2 ? NHELD : NLEVELS); k++) {
+			const struct target *x = &t[idx[s][k]], *d = &t[x->driver];
+			struct stat3 st = summarize(m, t, nt, idx[s][k]);
+			double r[MAX_ROUNDS], med, lo, hi;
+
+			for (int j = 0; j < m->rounds; j++)
+				r[j] = (x->wall[j] - d->wall[j]) / (t[b].wall[j] - bd->wall[j]);
+			med = bench_median(r, m->rounds);
+			lo = bench_min(r, m->rounds);
+			hi = bench_max(r, m->rounds);
+			fprintf(dat, "%u\t%s\t%.2f\t%.3f\t%.3f\t%.3f\n", x->sources, names[k],
+				st.net, med, lo, hi);
+			note(m,
+			     "levels: %u sources: %s: %.2f ns net per packet, %.3fx the per-source "
+			     "limit alone (rounds %.3f-%.3f)",
+			     x->sources, names[k], st.net, med, lo, hi);
+		}
+	}
+	fclose(dat);
+	err = 0;
+out:
+	for (int k = 0; k < NLEVELS; k++)
+		if (lim[k])
+			xdp_ratelimit__destroy(lim[k]);
+	unload_driver(m, drv);
+	return err;
+}
+
 int bench_micro(int argc, char **argv)
 {
 	struct micro m = { .rounds = 9, .reps = 1000000, .rt = true };
@@ -2008,6 +2137,7 @@ int bench_micro(int argc, char **argv)
 	PHASE(sampling);
 	PHASE(sync);
 	PHASE(paths);
+	PHASE(levels);
 #undef PHASE
 	fclose(m.raw);
 	return err ? 1 : 0;

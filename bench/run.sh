@@ -22,7 +22,9 @@
 #      same through Redis Sentinel, steady and across a failover
 #      (bench/sync_sentinel.sh, bench/results/sync-sentinel.md);
 #   7. what top shows while the kernel rewrites states under a slow walk
-#      (bench/top_walk.sh, bench/results/top_walk.txt).
+#      (bench/top_walk.sh, bench/results/top_walk.txt);
+#   8. the levels above the source (rl-bench micro --only levels, with part 4):
+#      each level's per-packet cost against the per-source limit alone.
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -143,7 +145,7 @@ for run in $(seq 1 "$micro_runs"); do
 		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
 done
 ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro \
-	--only sets,scale,memory,sampling,sync --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
+	--only sets,scale,memory,sampling,sync,levels --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
 	$quickflag
 cp "$tmp/micro/sampling.md" "$res/sampling.md"
 {
@@ -156,6 +158,7 @@ cp "$tmp/micro/sampling.md" "$res/sampling.md"
 } > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
 cp "$tmp/micro/sync.dat" "$res/sync.dat"
+cp "$tmp/micro/levels.dat" "$res/levels.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
 matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
 for part in summary spread mul; do
@@ -591,6 +594,19 @@ elapsed=$(($(date +%s) - t_start))
 	echo "(BPF_PROG_TEST_RUN, ${rounds} rounds of ${reps})."
 	echo
 	cat "$res/sampling.md"
+	echo
+	echo "## 8. Levels above the source"
+	echo
+	echo "The per-packet cost of each level above the source (issue #28: a /24 aggregate, the"
+	echo "interface's limit, both, the admission cap) against the per-source limit alone, the"
+	echo "same token-bucket policy passing every packet at every level; then a packet of a new"
+	echo "source the admission cap refuses, and one the table inserts (no cap), against the"
+	echo "per-source limit alone on a source it holds. Ratios within each round, median and range"
+	echo "over ${rounds} rounds of ${reps} (BPF_PROG_TEST_RUN, ns net of the driver):"
+	echo
+	echo "| sources | program | ns | x alone (median) | rounds |"
+	echo "|---|---|---|---|---|"
+	awk -F'\t' '!/^#/ { printf "| %d | %s | %.1f | %.3f | %.3f-%.3f |\n", $1, $2, $3, $4, $5, $6 }' "$res/levels.dat"
 } > "$res/results.md"
 cat "$res/results.md"
 

@@ -8,7 +8,7 @@
  * the skeleton's: keep it.
  *
  * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sa6_bits, rl_sync_zero,
- * rl_evctl and every SEC(".maps") map. Includes only include/ headers and
+ * rl_admit_bits, rl_evctl and every SEC(".maps") map. Includes only include/ headers and
  * libbpf's: every other header of bpf/ may include it, and it includes none
  * of them.
  */
@@ -24,6 +24,7 @@
 #include "rl_sa6.h"
 #include "rl_block.h"
 #include "rl_rules.h"
+#include "rl_agg.h"
 
 /*
  * The configuration. Not const: the compiler must load it rather than fold
@@ -303,5 +304,29 @@ struct {
 	__type(value, struct rl_rules_cfg);
 	__uint(max_entries, 1);
 } rl_rcfg SEC(".maps");
+
+/*
+ * The states of the levels above the source (include/rl_agg.h,
+ * bpf/aggregate.h): prefix aggregates, the interface, new sources beyond
+ * the admission cap and the cap itself, of the default policy and of limit
+ * rules. One entry while no level is on (a feature map, user/lib/prog.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_agg_key);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_agg SEC(".maps");
+
+/* The admission cap's refusals (include/rl_agg.h, bpf/admission.h): 2^rl_admit_bits words. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_admit SEC(".maps");
+
+/* log2 of rl_admit's entries while the admission cap is on, set by userspace. */
+const volatile __u32 rl_admit_bits = RL_ADMIT_BITS_MIN;
 
 #endif /* RL_BPF_MAPS_H */

@@ -8,8 +8,8 @@
  * rules) decide. With no rules, rl_rules.n is the constant 0 and the
  * verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
- * Includes parsing.h, verdict.h, clock.h, sync.h, maps.h, syncookie.h and
- * include/ headers only.
+ * Includes aggregate.h (a limit rule's levels), parsing.h, verdict.h,
+ * clock.h, sync.h, maps.h, syncookie.h and include/ headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
@@ -27,6 +27,7 @@
 #include "parsing.h"
 #include "syncookie.h"
 #include "verdict.h"
+#include "aggregate.h"
 #include "sync.h"
 
 /*
@@ -173,8 +174,20 @@ __noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
 		rc->denied++;
 		pass = 0;
 	} else {
-		v = rule_limit(cnt, r, &pi->src, len);
-		if (v == RL_BLOCK_PASS) {
+		/* The rule's levels first (bpf/aggregate.h), charged when the source passes. */
+		__u64 now = rl_now();
+
+		v = rule_agg_check(cnt, r, idx, &pi->src, len, now);
+		if (!v)
+			v = rule_limit(cnt, r, &pi->src, len);
+		if (v <= RL_V_LEVEL) {
+			if (RL_V_LEVEL_OF(v) == RL_LVL_PREFIX)
+				rc->agg_limited++;
+			else
+				rc->iface_limited++;
+			pass = 0;
+		} else if (v == RL_BLOCK_PASS) {
+			rule_agg_charge(cnt, r, idx, &pi->src, len, now);
 			pass = 1;
 		} else if (v == RL_BLOCK_LIMITED) {
 			rc->limited++;

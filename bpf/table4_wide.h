@@ -31,7 +31,7 @@
  */
 static __always_inline struct rl_sa_set *wide_set(__be32 addr, __u32 *idx, __u64 *id)
 {
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
 
 	*idx = h & ((1U << bits) - 1);
 	*id = rl_sa_id(h, rl_cfg.gen, bits);
@@ -57,7 +57,7 @@ static __always_inline int wide_round(struct rl_kcounters *cnt, struct rl_sa_set
 		*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] = next;
 		/* Only the holder writes a locked word: the CAS orders, it cannot fail. */
 		__sync_val_compare_and_swap(&set->w[i], w | RL_SA_PEND,
-					    rl_sa_wide_next(w, rl_sa_bits));
+					    rl_sa_wide_next(w, rl_sa_bits) | RL_SA_SEEN);
 		return 1;
 	}
 	cnt->cas_retries++;
@@ -165,7 +165,7 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 
 /*
  * sa_miss4() for rl_wide4: the victim an empty way, else the unlocked one
- * whose state is least ahead of the reference; lock it from the identity
+ * not seen again, then seen again, whose state is least ahead of the reference; lock it from the identity
  * word read (a failure: RL_RETRY_LOOKUP), look for another copy of the
  * source in the other ways (one: restore the word, RL_RETRY_LOOKUP), then
  * store the first state and release the way under the source's identity.
@@ -200,6 +200,9 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 		if (w & RL_SA_PEND)
 			continue;
 		ahead = (__s64)(*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] - ref);
+		/* Sources seen again go last (RL_SA_SEEN_RANK, include/rl_sa.h). */
+		if (w & RL_SA_SEEN)
+			ahead += RL_SA_SEEN_RANK;
 		if (ahead < best) {
 			best = ahead;
 			victim = i;
@@ -231,6 +234,11 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 	*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + victim] = next;
 	__sync_val_compare_and_swap(&set->w[victim], lock, rl_sa_wide_next(lock, rl_sa_bits));
 	cnt->new_sources++;
+	if (vw & RL_SA_USED) {
+		cnt->evicted++;
+		if (vw & RL_SA_SEEN)
+			cnt->evicted_seen++;
+	}
 	if (pass)
 		sync_slot4(cnt, &idx, victim, id, cost);
 	return pass;

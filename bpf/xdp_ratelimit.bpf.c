@@ -30,6 +30,9 @@
  *	table6_sa.h	IPv6 in rl_sets6 (set-associative, keys whole)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
+ *	level.h		the states of the levels above the source (rl_agg.h)
+ *	admission.h	the admission cap, on a miss of the source tables
+ *	aggregate.h	prefix aggregates and the interface's limit
  *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
@@ -48,6 +51,9 @@
 #include "table6_sa.h"
 #include "sweep.h"
 #include "sample.h"
+#include "level.h"
+#include "admission.h"
+#include "aggregate.h"
 #include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
@@ -106,6 +112,12 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		ret = sets_limit4(cnt, addr, now, cost, 0);
 	else if ((ret = sets_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
 		ret = sets_limit4(cnt, addr, now, cost, 1);
+	/* A new source, beyond the admission cap: limited with the others as one. */
+	if (ret == RL_NOT_HELD && admit_on(RL_LVL_ON4)) {
+		ret = admit4(cnt, addr, now, cost);
+		if (ret != RL_NOT_HELD)
+			return ret;
+	}
 	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
 		ret = sets_miss4(cnt, addr, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
@@ -124,8 +136,8 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
  * IPv6 source @src (unmasked), as limit_v4(), after the hit's first round
  * in line answered @ret (sa6_hit(): 1 or 0, decided; RL_NOT_HELD or
  * RL_ROUND_LOST), or with @ret -1 (slow_path(): no round yet): limit_sa6()
- * for the rest, and a miss calls sa6_miss() from here, at most
- * RL_CAS_TRIES times.
+ * for the rest; a miss asks the admission cap (admit6(), when it is on),
+ * then calls sa6_miss() from here, at most RL_CAS_TRIES times.
  */
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
 				    __u64 cost, int ret)
@@ -134,6 +146,12 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 		ret = limit_sa6(cnt, src, now, cost, 0);
 	else if (ret == RL_ROUND_LOST)
 		ret = limit_sa6(cnt, src, now, cost, 1);
+	/* A new source, beyond the admission cap: limited with the others as one. */
+	if (ret == RL_NOT_HELD && admit_on(RL_LVL_ON6)) {
+		ret = admit6(cnt, src, now, cost);
+		if (ret != RL_NOT_HELD)
+			return ret;
+	}
 	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
 		ret = sa6_miss(cnt, src, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
@@ -176,6 +194,8 @@ static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, 
 {
 	if (ret > 0)
 		return rl_count_pass(cnt, len);
+	if (ret <= RL_V_LEVEL)
+		return decide_level(ctx, cnt, ret, len);
 	if (ret == 0 || ret == RL_CAS_LOST) {
 		if (rl_cfg.action == RL_ACTION_DRY_RUN) {
 			cnt->would_drop++;
@@ -216,7 +236,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (proto == bpf_htons(ETH_P_IP)) {
 		if (parse_ipv4(&c, &src, &bad))
 			goto malformed;
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
+		return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
 	}
 	if (proto != bpf_htons(ETH_P_IPV6)) {
 		cnt->not_ip++;
@@ -234,8 +254,8 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	 * link-local one is keyed whole: see rl_key.h.
 	 */
 	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
-	return decide(ctx, cnt, limit_v6(cnt, &src, rl_now(), packet_cost(len), -1), len);
+		return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
+	return decide(ctx, cnt, limit6(cnt, &src, len), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
@@ -317,18 +337,21 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
 	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
 		len = frame_len(ctx, data, end);
-		return decide(ctx, cnt, limit_v4(cnt, ip->saddr, len, 1), len);
+		return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1), len);
 	}
 	/*
 	 * Untagged IPv6, but ICMPv6 (neighbour discovery), IPv4-mapped sources
-	 * (IPv4 ones) and link-local ones (keyed whole): the other straight line.
+	 * (IPv4 ones) and link-local ones (keyed whole): the other straight line,
+	 * when no level above the source is on for IPv6 (else slow_path(): the
+	 * levels' calls take the room of the hit in line).
 	 */
 	if ((void *)(ip6 + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6) &&
 	    ip6->version == 6 && ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */) {
 		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
 		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
 
-		if ((a0 || a1 || a2 != bpf_htonl(0xffff)) && !link_local6(a0)) {
+		if (!levels_on(RL_LVL_ON6) && (a0 || a1 || a2 != bpf_htonl(0xffff)) &&
+		    !link_local6(a0)) {
 			len = frame_len(ctx, data, end);
 			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, len), len);
 		}

@@ -37,6 +37,8 @@ enum rl_map_size {
 	RL_SIZE_SYNC4, /* IPv4 sources of the LRU table (when the policy uses it) */
 	RL_SIZE_SYNC6, /* IPv6 sources: --max-sources6 */
 	RL_SIZE_SYNCR, /* sources of limit rules: as rl_rstate, with a limit rule */
+	RL_SIZE_AGG, /* the levels' states: only while a level is on (policy or rule) */
+	RL_SIZE_ADMIT, /* the admission cap's refusals: only while the cap is on */
 };
 
 #define RL_MAPS(X)                                                                                  \
@@ -113,7 +115,15 @@ enum rl_map_size {
 	  " bits (one entry otherwise)")                                                            \
 	X(pfx, rl_pfx, rl_pfx, RL_SIZE_PFX,                                                         \
 	  "the networks (/22) that hold a rule's source prefix, per family and pair of "            \
-	  "tries: a source outside them skips the tries (one entry without prefixes)")
+	  "tries: a source outside them skips the tries (one entry without prefixes)")              \
+	/* The levels above the source (include/rl_agg.h). */                                       \
+	X(agg, rl_agg, rl_agg, RL_SIZE_AGG,                                                         \
+	  "the states of the levels above the source: prefix aggregates, the interface's "          \
+	  "limit, the admission cap and the new sources beyond it (an LRU hash; one entry "         \
+	  "while no level is on)")                                                                  \
+	X(admit, rl_admit, rl_admit, RL_SIZE_ADMIT,                                                 \
+	  "the admission cap's memory of the new sources it refused, to admit them when seen "      \
+	  "again (one entry while the cap is off)")
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {

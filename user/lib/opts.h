@@ -122,7 +122,7 @@ struct rl_args {
 	const char *pos[4];
 	int npos;
 	/* Which options were given, by index in rl_opt_table[]. */
-	bool given[96];
+	bool given[128];
 };
 
 extern const struct rl_opt rl_opt_table[];

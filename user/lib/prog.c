@@ -12,6 +12,7 @@
 #include "probe.h"
 #include "prog.h"
 #include "rl_skel.h"
+#include "level.h"
 #include "rulemaps.h"
 #include "sa.h"
 #include "sa6.h"
@@ -75,10 +76,23 @@ static bool rules_limit(const struct rl_rules_cfg *rules)
 	return false;
 }
 
+/* Does a limit rule of @rules have a level above the source (--aggregate4, --iface-rate)? */
+static bool rules_levels(const struct rl_rules_cfg *rules)
+{
+	for (__u32 i = 0; i < rules->n && i < RL_RULE_SLOTS; i++)
+		if (rules->r[i].action == RL_RULE_LIMIT && rl_levels_any(&rules->r[i].cfg))
+			return true;
+	return false;
+}
+
 /* Is the feature that sizes map @i on in the program for @cfg and @rules? */
 static bool feature_on(int i, const struct rl_config *cfg, const struct rl_rules_cfg *rules)
 {
 	switch (rl_map_sizes[i]) {
+	case RL_SIZE_AGG:
+		return rl_levels_any(cfg) || rules_levels(rules);
+	case RL_SIZE_ADMIT:
+		return RL_LVL(cfg, RL_LVL_ADMIT)->on;
 	case RL_SIZE_RSTATE:
 		return rules_limit(rules);
 	case RL_SIZE_PORTS:
@@ -123,6 +137,11 @@ static __u32 feature_full(int i, __u32 max4, __u32 max6)
 		return max4;
 	case RL_SIZE_SYNC6:
 		return max6;
+	case RL_SIZE_AGG:
+		/* Aggregates hold sources: fewer than the sources (include/rl_agg.h). */
+		return max4 / RL_AGG_RATIO > RL_AGG_MIN ? max4 / RL_AGG_RATIO : RL_AGG_MIN;
+	case RL_SIZE_ADMIT:
+		return 1U << rl_admit_bits_for(max4);
 	default:
 		return 0;
 	}
@@ -188,6 +207,31 @@ static int reuse_fits(const struct rl_pins *p, const struct rl_config *cfg,
 	return 0;
 }
 
+/*
+ * log2 of rl_admit's words: the live map's when it is in place, else what
+ * feature_full() will make it for --max-sources as attached (or @max4 for
+ * new maps).
+ */
+static __u32 admit_bits(const struct rl_prog_opts *o, __u32 max4)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0, bits = 0;
+	struct rl_ctl ctl = {};
+
+	if (!o->reuse)
+		return rl_admit_bits_for(max4);
+	if (!bpf_obj_get_info_by_fd(o->reuse->admit, &info, &len) && info.max_entries > 1) {
+		while ((1U << bits) < info.max_entries)
+			bits++;
+		return bits;
+	}
+	if (!bpf_map_lookup_elem(o->reuse->ctl, &zero, &ctl) && ctl.max_sources4)
+		max4 = ctl.max_sources4;
+	else
+		max4 = RL_DEFAULT_MAX_SOURCES;
+	return rl_admit_bits_for(max4);
+}
+
 /* Load the program on the live maps @p rather than new ones. */
 static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 {
@@ -245,6 +289,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		goto fail;
 	}
 	skel->rodata->rl_sa6_bits = (__u32)ret;
+	skel->rodata->rl_admit_bits = admit_bits(o, max4);
 	/*
 	 * xdp.frags where the kernel has it: native mode then attaches on an
 	 * MTU over a page (jumbo frames), and a frame's length is the whole

@@ -503,7 +503,7 @@ static int push(struct rl_sync_src **v, size_t *n, size_t *cap, const struct rl_
  */
 static int drain_slots(struct rl_sync_kern *k, struct rl_sync_src **v, size_t *n, size_t *cap)
 {
-	struct rl_sa_map m = { .bits = k->bits };
+	struct rl_sa_map m = { .bits = k->bits, .key = k->live.sa_key };
 	__u32 words = (__u32)(k->dirty_len / sizeof(__u64)), gen = k->live.gen, *ci = NULL;
 	__u64 sm = rl_sa_state_mask(k->bits);
 	size_t nci = 0, capci = 0;

@@ -357,6 +357,13 @@ int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sou
 	c = *cfg;
 	rl_table4_choose(&c, rl_sa_bits_for(max_sources ?: RL_DEFAULT_MAX_SOURCES));
 	c.prev_table4 = c.table4;
+	/* A new table, a new secret for its hash: every set keeps it (rl_config_build()). */
+	ret = rl_sa_key_new(&c.sa_key);
+	if (ret) {
+		snprintf(err, errlen, "couldn't draw the secret of the source table's hash: %s",
+			 strerror(-ret));
+		goto out;
+	}
 	skel = rl_prog_open(&c, &po, err, errlen);
 	if (!skel) {
 		ret = -errno;
