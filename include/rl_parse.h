@@ -29,7 +29,31 @@
 struct hdr_cursor {
 	void *pos;
 	void *end;
+#ifndef __bpf__
+	/*
+	 * Userspace: the furthest byte any bounds check asked for. A capture
+	 * cut by its snap length (tcpdump -s) parses as the whole frame would
+	 * when want <= the captured end: every check then had its answer from
+	 * bytes that are there (user/lib/replay.c).
+	 */
+	void *want;
+#endif
 };
+
+/*
+ * Is [.., @p) past the end of the frame? The one bounds check of every
+ * parser; in userspace it also records how far the parse looked.
+ */
+#ifdef __bpf__
+#define rl_past_end(c, p) ((void *)(p) > (c)->end)
+#else
+RL_INLINE int rl_past_end(struct hdr_cursor *c, const void *p)
+{
+	if ((void *)p > c->want)
+		c->want = (void *)p;
+	return (void *)p > c->end;
+}
+#endif
 
 struct vlan_tag {
 	__be16 tci;
@@ -44,16 +68,6 @@ enum rl_parsed {
 	RL_PARSED_MALFORMED, /* dropped or passed as --malformed says, counted by reason */
 	RL_PARSED_ND, /* IPv6 neighbour discovery: passed untouched, counted in nd */
 };
-
-/*
- * The furthest byte of a frame any parser here reads: Ethernet, two VLAN
- * tags, an IPv4 header with the longest options (IHL 15: 60 bytes) and a TCP
- * header's fixed part (rl_parse_l4()); IPv6 reads less (40 bytes, then one
- * ICMPv6 type byte or an L4 header). A frame captured without its tail
- * (tcpdump -s) parses as the whole frame would if at least this much of it
- * was captured (tests/test_replay.c checks it on random frames).
- */
-#define RL_PARSE_MAX (ETH_HLEN + 2 * 4 + 60 + 20)
 
 /* rl_parse_frame()'s @what: what to read besides the source. */
 #define RL_PARSE_PROTO 0x1 /* the IP protocol (rules), and the L4 fields if @need_l4 */
@@ -73,7 +87,7 @@ RL_INLINE int parse_eth(struct hdr_cursor *c, __be16 *proto, __u32 *bad)
 	struct vlan_tag *tag;
 	int i;
 
-	if ((void *)(eth + 1) > c->end) {
+	if (rl_past_end(c, eth + 1)) {
 		*bad = RL_BAD_ETH;
 		return -1;
 	}
@@ -86,7 +100,7 @@ RL_INLINE int parse_eth(struct hdr_cursor *c, __be16 *proto, __u32 *bad)
 		if (!is_vlan(*proto))
 			return 0;
 		tag = c->pos;
-		if ((void *)(tag + 1) > c->end) {
+		if (rl_past_end(c, tag + 1)) {
 			*bad = RL_BAD_VLAN;
 			return -1;
 		}
@@ -110,7 +124,7 @@ RL_INLINE int parse_ipv4(struct hdr_cursor *c, struct rl_key *key, __u32 *bad)
 {
 	struct iphdr *ip = c->pos;
 
-	if ((void *)(ip + 1) > c->end) {
+	if (rl_past_end(c, ip + 1)) {
 		*bad = RL_BAD_IPV4;
 		return -1;
 	}
@@ -118,7 +132,7 @@ RL_INLINE int parse_ipv4(struct hdr_cursor *c, struct rl_key *key, __u32 *bad)
 		*bad = RL_BAD_IHL;
 		return -1;
 	}
-	if (c->pos + ip->ihl * 4 > c->end) {
+	if (rl_past_end(c, c->pos + ip->ihl * 4)) {
 		*bad = RL_BAD_IPV4;
 		return -1;
 	}
@@ -146,7 +160,7 @@ RL_INLINE int parse_ipv6(struct hdr_cursor *c, struct rl_key *key, __u32 *bad, i
 	struct ipv6hdr *ip6 = c->pos;
 	__u8 *type;
 
-	if ((void *)(ip6 + 1) > c->end || ip6->version != 6) {
+	if (rl_past_end(c, ip6 + 1) || ip6->version != 6) {
 		*bad = RL_BAD_IPV6;
 		return -1;
 	}
@@ -155,7 +169,7 @@ RL_INLINE int parse_ipv6(struct hdr_cursor *c, struct rl_key *key, __u32 *bad, i
 	if (ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */ || ip6->hop_limit != 255)
 		return 0;
 	type = (void *)(ip6 + 1);
-	if ((void *)(type + 1) > c->end)
+	if (rl_past_end(c, type + 1))
 		return 0;
 	*nd = *type >= 133 && *type <= 137;
 	return 0;
@@ -178,7 +192,7 @@ RL_INLINE void rl_parse_l4(struct hdr_cursor *c, struct rl_pkt_info *pi, int fir
 	if (pi->proto == 6 /* IPPROTO_TCP */) {
 		struct tcphdr *th = c->pos;
 
-		if ((void *)(th + 1) > c->end)
+		if (rl_past_end(c, th + 1))
 			return;
 		pi->dport = bpf_ntohs(th->dest);
 		pi->tcp_flags = ((__u8 *)th)[13];
@@ -186,7 +200,7 @@ RL_INLINE void rl_parse_l4(struct hdr_cursor *c, struct rl_pkt_info *pi, int fir
 	} else if (pi->proto == 17 /* IPPROTO_UDP */) {
 		struct udphdr *uh = c->pos;
 
-		if ((void *)(uh + 1) > c->end)
+		if (rl_past_end(c, uh + 1))
 			return;
 		pi->dport = bpf_ntohs(uh->dest);
 		pi->info |= RL_PKT_L4;
