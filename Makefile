@@ -25,7 +25,7 @@ BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
 	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion libmicrohttpd-dev \
 	    prometheus curl python3 libpcap-dev tcpdump tshark libyaml-dev iputils-ping hping3 \
-	    libhiredis-dev redis-server
+	    libhiredis-dev redis-server gnuplot-nox
 
 CFLAGS   ?= -O2 -g
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -I$(BUILD)
