@@ -247,8 +247,8 @@ const struct rl_opt rl_opt_table[] = {
 	  "frames only (tcpdump -Q in): cooked captures mark the ones sent, which are skipped." },
 	{ "compare", 0, RL_OPT_FLAG, NULL, A(compare), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
 	  "With --pcap: a what-if report instead of a verdict per frame, for each POLICY given "
-	  "as a word of the command (up to 16), and first for the policy options if --rate is "
-	  "given. A POLICY is a YAML mapping of an interface's keys of apply (rate, burst, "
+	  "as a word of the command (up to 16), and first for the policy options if --rate or "
+	  "--rules is given. A POLICY is a YAML mapping of an interface's keys of apply (rate, burst, "
 	  "algo, malformed, action, rules: ...) written inline ('{rate: 500, burst: 50}') or "
 	  "in a file, or apply's configuration file itself, FILE:IFACE naming the interface "
 	  "(FILE alone if it names one)." },
