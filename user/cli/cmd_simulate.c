@@ -265,14 +265,19 @@ int cmd_simulate(const struct rl_args *a)
 	if (a->pcap)
 		return cmd_simulate_pcap(a);
 	/* A trace has no frames to parse, and one policy. */
-	if (a->o.malformed_set || a->o.action_set || a->compare || a->plot || a->npos ||
+	if (a->npos) {
+		pr_err("simulate: unexpected argument '%s' (policies to compare follow --pcap FILE "
+		       "--compare; see " RL_PROG " simulate --help)",
+		       a->pos[0]);
+		return 2;
+	}
+	if (a->o.malformed_set || a->o.action_set || a->compare || a->plot ||
 	    simulate_given(a, "sources")) {
 		pr_err("simulate: %s is an option of --pcap (see " RL_PROG " simulate --help)",
 		       a->o.malformed_set ? "--malformed" :
 		       a->o.action_set	  ? "--action" :
 		       a->compare	  ? "--compare" :
 		       a->plot		  ? "--plot" :
-		       a->npos		  ? "a POLICY to compare" :
 					    "--sources");
 		return 2;
 	}
