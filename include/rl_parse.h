@@ -7,6 +7,10 @@
  * malformed, and the fields its rules see, are what the kernel's parser
  * says, by construction.
  *
+ * The kernel's header structs come with it (linux/ip.h, ...), which clash with
+ * glibc's netinet ones: in userspace only user/lib/replay.c includes it; the
+ * outcome of a parse, enum rl_parsed, is rl_common.h's.
+ *
  * One contract for every parser (xdp-tools' parsing_helpers.h): check the
  * bounds of a header against the cursor's end before any read, and either
  * advance the cursor past it or say, in *bad (enum rl_malformed), why the
@@ -58,15 +62,6 @@ RL_INLINE int rl_past_end(struct hdr_cursor *c, const void *p)
 struct vlan_tag {
 	__be16 tci;
 	__be16 proto;
-};
-
-/* The outcome of parsing a frame (rl_parse_frame()). */
-enum rl_parsed {
-	RL_PARSED_IPV4, /* rate limited: an IPv4 source */
-	RL_PARSED_IPV6, /* rate limited: an IPv6 source (IPv4-mapped: keyed as IPv4) */
-	RL_PARSED_NOT_IP, /* passed untouched, counted in not_ip */
-	RL_PARSED_MALFORMED, /* dropped or passed as --malformed says, counted by reason */
-	RL_PARSED_ND, /* IPv6 neighbour discovery: passed untouched, counted in nd */
 };
 
 /* rl_parse_frame()'s @what: what to read besides the source. */

@@ -24,7 +24,6 @@
 #include "netns.h"
 #include "opts.h"
 #include "pcapfile.h"
-#include "rl_parse.h"
 #include "replay.h"
 #include "test.h"
 #include "whatif.h"

@@ -19,7 +19,6 @@
 #include "cli.h"
 #include "counters.h"
 #include "json_writer.h"
-#include "rl_parse.h"
 #include "source.h"
 #include "whatif.h"
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/bpf.h>
-#include "rl_parse.h"
 #include "whatif.h"
 
 void rl_whatif_init(struct rl_whatif *w)
