@@ -235,6 +235,8 @@ TEST(whatif_errors)
 	      "--summary means nothing");
 	fails(ARGS("--rate 10 --malformed pass"), 2, "--malformed is an option of --pcap");
 	fails(ARGS("--rate 10 --compare '{rate: 5}'"), 2, "--compare is an option of --pcap");
+	fails(ARGS("--rate 10 '{rate: 5}'"), 2,
+	      "unexpected argument '{rate: 5}' (policies to compare follow --pcap FILE --compare");
 	fails(ARGS("--pcap %s --trace %s --rate 10", pcap, pcap), 2, "give --trace or --pcap");
 #undef ARGS
 out:

@@ -265,12 +265,6 @@ int cmd_simulate(const struct rl_args *a)
 	if (a->pcap)
 		return cmd_simulate_pcap(a);
 	/* A trace has no frames to parse, and one policy. */
-	if (a->npos) {
-		pr_err("simulate: unexpected argument '%s' (policies to compare follow --pcap FILE "
-		       "--compare; see " RL_PROG " simulate --help)",
-		       a->pos[0]);
-		return 2;
-	}
 	if (a->o.malformed_set || a->o.action_set || a->compare || a->plot ||
 	    simulate_given(a, "sources")) {
 		pr_err("simulate: %s is an option of --pcap (see " RL_PROG " simulate --help)",
@@ -279,6 +273,12 @@ int cmd_simulate(const struct rl_args *a)
 		       a->compare	  ? "--compare" :
 		       a->plot		  ? "--plot" :
 					    "--sources");
+		return 2;
+	}
+	if (a->npos) {
+		pr_err("simulate: unexpected argument '%s' (policies to compare follow --pcap FILE "
+		       "--compare; see " RL_PROG " simulate --help)",
+		       a->pos[0]);
 		return 2;
 	}
 	if (rl_sim_init(&sim, pol, err, sizeof(err)) || rl_policy_check(pol, err, sizeof(err))) {
