@@ -8,8 +8,10 @@
  * decide()) and bpf/rules.h (rl_rule_apply()).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <linux/bpf.h>
+#include "counters.h"
 #include "rl_parse.h"
 #include "replay.h"
 
@@ -48,11 +50,16 @@ void rl_replay_free(struct rl_replay *r)
 	rl_rsim_free(&r->sim);
 }
 
-static const char *const malformed_why[RL_BAD__COUNT] = {
-	[RL_BAD_ETH] = "malformed_eth",	  [RL_BAD_VLAN] = "malformed_vlan",
-	[RL_BAD_IPV4] = "malformed_ipv4", [RL_BAD_IHL] = "malformed_ihl",
-	[RL_BAD_IPV6] = "malformed_ipv6",
-};
+/* A malformed frame's reason by the name of its counter, from the counter table (stats'). */
+static const char *malformed_why(__u32 bad)
+{
+	size_t off = offsetof(struct rl_counters, malformed[bad]);
+
+	for (size_t i = 0; bad < RL_BAD__COUNT && i < rl_counter_count; i++)
+		if (rl_counter_table[i].off == off)
+			return rl_counter_table[i].name;
+	return "malformed";
+}
 
 int rl_replay_frame(struct rl_replay *r, const struct rl_frame *f, __u64 now,
 		    struct rl_replay_res *res)
@@ -69,7 +76,7 @@ int rl_replay_frame(struct rl_replay *r, const struct rl_frame *f, __u64 now,
 	case RL_PARSED_MALFORMED:
 		/* 1. Frames no limit looks at, rules included (rules_path() returns -1). */
 		c->malformed[f->bad < RL_BAD__COUNT ? f->bad : RL_BAD_ETH]++;
-		res->why = f->bad < RL_BAD__COUNT ? malformed_why[f->bad] : "malformed";
+		res->why = malformed_why(f->bad);
 		pass = !r->malformed_drop;
 		break;
 	case RL_PARSED_NOT_IP:
