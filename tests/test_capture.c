@@ -12,6 +12,7 @@
  *				file and the problem, exit status 1
  *	capture_fuzz		truncated and corrupted pcap and pcapng files through
  *				the whole replay: an end or an error, never a crash
+ *				(600 of them; capture_fuzz_long, in make fuzz: 50,000)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <linux/if_ether.h>
 #include "capture.h"
 #include "corpus.h"
 #include "netns.h"
@@ -140,6 +142,7 @@ TEST(capture_snapped)
 	unsigned long cuts = 0, sure = 0, snapped = 0, s96 = 0, plain = 0;
 	char path[64] = "", *err = NULL;
 	struct pf_rec r[3];
+	struct frame ip;
 	int ret;
 
 	if (!ASSERT_OK(corpus_make(&c, 2000, T0, rl_test_seed()), "corpus"))
@@ -178,11 +181,13 @@ TEST(capture_snapped)
 	       "%lu of %lu IPv4 frames usable\n",
 	       cuts, c.n, sure, snapped, s96, plain);
 	ASSERT_TRUE(snapped > 0 && sure > 0, "both outcomes seen");
-	/* Through simulate: the record, the bytes, and the way out named. */
-	r[0] = c.r[0];
-	r[1] = c.r[1];
-	r[1].caplen = 20;
-	r[1].len = c.r[1].len > 40 ? c.r[1].len : 60;
+	/* Through simulate: an IPv4 frame cut inside its header names the record and the way out. */
+	fr_init(&ip);
+	fr_eth(&ip, ETH_P_IP);
+	fr_ipv4(&ip, "198.18.0.1", NULL);
+	fr_pad(&ip, 100);
+	r[0] = (struct pf_rec){ .data = ip.data, .caplen = ip.len, .len = ip.len, .ns = T0 };
+	r[1] = (struct pf_rec){ .data = ip.data, .caplen = 20, .len = ip.len, .ns = T0 + 1 };
 	if (pf_tmpname(path, sizeof(path), ".pcap") ||
 	    !ASSERT_OK(pf_write(path, PF_ETHER, r, 2), "w"))
 		goto out;
@@ -330,7 +335,8 @@ static int replay_file(const char *path, const struct rl_ruleset *set, unsigned 
 	return ret == 0;
 }
 
-TEST(capture_fuzz)
+/* @n damaged captures, the command run on one in 100 of them. */
+static void fuzz(int n)
 {
 	unsigned long long rng = rl_test_seed() * 31 + 7;
 	char eth[64] = "", ng[64] = "", v[64] = "", err[RL_ERRLEN], *cmd = NULL;
@@ -358,7 +364,7 @@ TEST(capture_fuzz)
 	for (int k = 0; k < 2; k++)
 		if (!ASSERT_TRUE((orig[k] = get_file(src[k], &len[k])) != NULL, "read"))
 			goto out;
-	for (int i = 0; i < 600; i++) {
+	for (int i = 0; i < n; i++) {
 		int k = i & 1;
 		size_t n = len[k];
 		char *b = malloc(n);
@@ -413,9 +419,9 @@ TEST(capture_fuzz)
 			cli++;
 		}
 	}
-	printf("    600 damaged captures (pcap and pcapng): %lu read to their end, %lu refused "
+	printf("    %d damaged captures (pcap and pcapng): %lu read to their end, %lu refused "
 	       "with a message, %lu frames replayed; %lu through the command\n",
-	       ends, errors, frames, cli);
+	       n, ends, errors, frames, cli);
 	ASSERT_TRUE(ends > 0 && errors > 0, "both outcomes seen");
 out:
 	free(cmd);
@@ -426,4 +432,15 @@ out:
 	unlink(v);
 	rl_ruleset_free(&set);
 	corpus_free(&c);
+}
+
+TEST(capture_fuzz)
+{
+	fuzz(600);
+}
+
+/* make fuzz: many more. */
+TEST_FLAGS(capture_fuzz_long, RL_TEST_SLOW)
+{
+	fuzz(50000);
 }
