@@ -227,6 +227,14 @@ TEST(whatif_errors)
 	write_text(f, "interfaces:\n  eth0:\n    rate: 10\n  eth1:\n    share: eth0\n");
 	fails(ARGS("--pcap %s --compare %s:eth1", pcap, f), 2, "shares the limiter of eth0");
 	fails(ARGS("--pcap %s --compare", pcap), 2, "give the policies to compare");
+	/* SYN cookies are the kernel's: refused, not replayed without them. */
+	fails(ARGS("--pcap %s --compare '{rate: 10, syn-cookies: 443}'", pcap), 2,
+	      "syn-cookies: SYN cookies are kernel-only");
+	write_text(f, "rate: 10\nrules:\n  - name: sc\n    proto: tcp\n    dport: 443\n"
+		      "    syn-cookies: true\n");
+	snprintf(msg, sizeof(msg), "%s: rule sc is a syn-cookies rule: SYN cookies are kernel-only",
+		 f);
+	fails(ARGS("--pcap %s --compare %s", pcap, f), 2, msg);
 	fails(ARGS("--pcap %s --rate 10 '{rate: 5}'", pcap), 2,
 	      "unexpected argument '{rate: 5}' (the policies to compare follow --compare)");
 	fails(ARGS("--pcap %s --rate 10 --plot x.png", pcap), 2,

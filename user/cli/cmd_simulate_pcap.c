@@ -29,6 +29,12 @@
 /* A rule as the words of rule add, cut here in the text report (a long --src list). */
 #define RULE_TEXT 160
 
+/* Why a policy with SYN cookies is not replayed (see user/lib/replay.h). */
+#define SYN_KERNEL_ONLY                                                                     \
+	"SYN cookies are kernel-only (whether an ACK brings a valid cookie depends on the " \
+	"kernel's secret and sockets, which a capture does not hold): compare the policy "  \
+	"without them"
+
 /* A policy to replay: its rules (default last), its --malformed, what the report calls it. */
 struct cand {
 	char label[RL_WHATIF_NAME_LEN];
@@ -89,7 +95,19 @@ static int cands_load(const struct rl_args *a, struct cand **out, size_t *n)
 		c[k].set = ifc.rules;
 		c[k].malformed_drop = ifc.o.malformed_drop;
 		*n = k + 1;
+		/* Replayed without them, its numbers would be another policy's. */
+		if (ifc.o.syn.n) {
+			pr_err("simulate: --compare: %s: syn-cookies: " SYN_KERNEL_ONLY, a->pos[i]);
+			return 2;
+		}
 	}
+	for (size_t j = 0; j < *n; j++)
+		for (size_t r = 0; r < c[j].set.n; r++)
+			if (c[j].set.rules[r].action == RL_RULE_SYN) {
+				pr_err("simulate: %s: rule %s is a syn-cookies rule: " SYN_KERNEL_ONLY,
+				       j || !own ? c[j].label : a->rules, c[j].set.rules[r].name);
+				return 2;
+			}
 	if (!*n) {
 		pr_err("simulate: --compare: give the policies to compare (files, or inline as "
 		       "'{rate: 500}'), or the policy options (see " RL_PROG " simulate --help)");
@@ -582,6 +600,7 @@ int cmd_simulate_pcap(const struct rl_args *a)
 		goto out;
 	for (size_t i = 0; i < ncand; i++)
 		if (rl_whatif_add(&wi, cs[i].label, &cs[i].set, cs[i].malformed_drop)) {
+			/* SYN cookies were refused above: what is left is memory. */
 			pr_err("out of memory");
 			ret = 1;
 			goto out;

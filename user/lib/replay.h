@@ -19,7 +19,10 @@
  *
  * Not modelled: the tables' capacity (sources are never evicted or refused
  * here: --max-sources, --on-insert-fail), races between CPUs, and the coarse
- * clock (frames are replayed at their capture times, to the ns).
+ * clock (frames are replayed at their capture times, to the ns). SYN cookies
+ * cannot be: whether an ACK brings a valid cookie depends on the kernel's
+ * secret and its sockets, which a capture does not hold; a policy with them
+ * is refused (rl_rsim_init()'s -EOPNOTSUPP), not replayed without them.
  */
 #ifndef RL_REPLAY_H
 #define RL_REPLAY_H
@@ -81,7 +84,7 @@ struct rl_replay_res {
 	struct rl_rsim_result r;
 };
 
-/* @set must outlive the replay and not change. 0 or -ENOMEM. */
+/* @set must outlive the replay and not change. 0, -ENOMEM, or -EOPNOTSUPP (SYN cookies). */
 int rl_replay_init(struct rl_replay *r, const struct rl_ruleset *set, bool malformed_drop);
 void rl_replay_free(struct rl_replay *r);
 /* @f at @now (ns): the verdict into *res, and counted. 0 or -ENOMEM. */

@@ -29,6 +29,7 @@ int rl_whatif_add(struct rl_whatif *w, const char *name, const struct rl_ruleset
 		  bool malformed_drop)
 {
 	struct rl_whatif_cand *v = realloc(w->c, (w->n + 1) * sizeof(*v)), *c;
+	int ret;
 
 	if (!v)
 		return -ENOMEM;
@@ -36,8 +37,9 @@ int rl_whatif_add(struct rl_whatif *w, const char *name, const struct rl_ruleset
 	c = &w->c[w->n];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
-	if (rl_replay_init(&c->model, set, malformed_drop))
-		return -ENOMEM;
+	ret = rl_replay_init(&c->model, set, malformed_drop);
+	if (ret)
+		return ret;
 	rl_srctab_init(&c->hosts);
 	w->need_l4 |= rl_replay_need_l4(set);
 	w->n++;

@@ -56,7 +56,8 @@ void rl_whatif_init(struct rl_whatif *w);
 void rl_whatif_free(struct rl_whatif *w);
 /*
  * Add a candidate before the first frame: the policy and rules of @set (it
- * must outlive @w and not change), --malformed drop or pass. 0 or -ENOMEM.
+ * must outlive @w and not change), --malformed drop or pass. 0, -ENOMEM, or
+ * -EOPNOTSUPP for a set with a syn-cookies rule (kernel-only, see replay.h).
  */
 int rl_whatif_add(struct rl_whatif *w, const char *name, const struct rl_ruleset *set,
 		  bool malformed_drop);
