@@ -46,7 +46,8 @@ run() {
 
 printf '%-48s %6s %7s\n' case insns jited
 for pol in "--rate 1000" "--algo gcra --rate 100mbit --burst 2500000" \
-	"--algo sliding-window --rate 1000 --window 100ms" "--rate 1000 --malformed pass"; do
+	"--algo sliding-window --rate 1000 --window 100ms" "--rate 1000 --malformed pass" \
+	"--rate 1000 --syn-cookies 443"; do
 	run attach rls0 --mode skb $pol
 	show "$pol"
 	run detach rls0
