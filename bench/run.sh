@@ -16,9 +16,14 @@
 #      sources; cost against the number of sources;
 #   5. the per-packet cost of drop samples at 1 in 100 against none;
 #   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
-#      nodes, Redis cost per node per interval (bench/results/sync.md);
+#      nodes, Redis cost per node per interval, the kernel side (counting per
+#      packet, drain, charge: bench/sync_ratio.sh) (bench/results/sync.md); the
+#      same through Redis Sentinel, steady and across a failover
+#      (bench/sync_sentinel.sh, bench/results/sync-sentinel.md);
 #   7. what top shows while the kernel rewrites states under a slow walk
-#      (bench/top_walk.sh, bench/results/top_walk.txt).
+#      (bench/top_walk.sh, bench/results/top_walk.txt);
+#   8. the levels above the source (rl-bench micro --only levels, with part 4):
+#      each level's per-packet cost against the per-source limit alone.
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -138,7 +143,7 @@ for run in $(seq 1 "$micro_runs"); do
 		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
 done
 ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro \
-	--only sets,scale,memory,sampling,sync --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
+	--only sets,scale,memory,sampling,sync,levels --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
 	$quickflag
 cp "$tmp/micro/sampling.md" "$res/sampling.md"
 {
@@ -151,6 +156,7 @@ cp "$tmp/micro/sampling.md" "$res/sampling.md"
 } > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
 cp "$tmp/micro/sync.dat" "$res/sync.dat"
+cp "$tmp/micro/levels.dat" "$res/levels.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
 matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
 for part in summary spread mul; do
@@ -544,12 +550,26 @@ elapsed=$(($(date +%s) - t_start))
 	echo "(BPF_PROG_TEST_RUN, ${rounds} rounds of ${reps})."
 	echo
 	cat "$res/sampling.md"
+	echo
+	echo "## 8. Levels above the source"
+	echo
+	echo "The per-packet cost of each level above the source (issue #28: a /24 aggregate, the"
+	echo "interface's limit, both, the admission cap) against the per-source limit alone, the"
+	echo "same token-bucket policy passing every packet at every level; then a packet of a new"
+	echo "source the admission cap refuses, and one the table inserts (no cap), against the"
+	echo "per-source limit alone on a source it holds. Ratios within each round, median and range"
+	echo "over ${rounds} rounds of ${reps} (BPF_PROG_TEST_RUN, ns net of the driver):"
+	echo
+	echo "| sources | program | ns | x alone (median) | rounds |"
+	echo "|---|---|---|---|---|"
+	awk -F'\t' '!/^#/ { printf "| %d | %s | %.1f | %.3f | %.3f-%.3f |\n", $1, $2, $3, $4, $5, $6 }' "$res/levels.dat"
 } > "$res/results.md"
 cat "$res/results.md"
 
 # === 6: fleet sync ===========================================================
 # Its own namespaces, server and results file (bench/results/sync.md).
 "$here/sync.sh" "$build"
+"$here/sync_sentinel.sh" "$build"
 
 # === 7: top under a slow walk ================================================
 say "part 7: top's highest USED while 65,536 sources under their limit send"

@@ -7,8 +7,8 @@
  * there before rules) decide. With no rules, rl_rules.n is the constant 0 and
  * the verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
- * Includes parsing.h, verdict.h, clock.h, maps.h, syncookie.h and include/
- * headers only.
+ * Includes aggregate.h (a limit rule's levels), parsing.h, verdict.h,
+ * clock.h, sync.h, maps.h, syncookie.h and include/ headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
@@ -24,6 +24,8 @@
 #include "parsing.h"
 #include "syncookie.h"
 #include "verdict.h"
+#include "aggregate.h"
+#include "sync.h"
 
 /*
  * A packet under the limit rule @r: rl_block_step() on the source's state
@@ -65,8 +67,12 @@ static __always_inline int rule_block_step(const struct rl_krule *r, struct rl_b
 	return -1;
 }
 
-/* The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1 untracked. */
-static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *src, __u64 len)
+/*
+ * The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1
+ * untracked. A pass is counted for fleet sync under the state's key.
+ */
+static __noinline int rule_limit(struct rl_kcounters *cnt, const struct rl_krule *r,
+				 const struct rl_key *src, __u64 len)
 {
 	struct rl_rstate_key k = {};
 	struct rl_block_state *s, init = {};
@@ -91,8 +97,13 @@ static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *
 	}
 	for (i = 0; i < 2; i++) {
 		s = bpf_map_lookup_elem(&rl_rstate, &k);
-		if (s)
-			return rule_block_step(r, s, now, cost);
+		if (s) {
+			int v = rule_block_step(r, s, now, cost);
+
+			if (rl_cfg.sync_count && v == RL_BLOCK_PASS)
+				sync_count(cnt, &rl_syncr, &k, cost);
+			return v;
+		}
 		/* A new source; EEXIST: another CPU inserted it first, look again. */
 		init.state = rl_initial_state(&r->cfg.params, now);
 		if (bpf_map_update_elem(&rl_rstate, &k, &init, BPF_NOEXIST) &&
@@ -131,8 +142,20 @@ __noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
 		rc->denied++;
 		pass = 0;
 	} else {
-		v = rule_limit(r, &pi->src, len);
-		if (v == RL_BLOCK_PASS) {
+		/* The rule's levels first (bpf/aggregate.h), charged when the source passes. */
+		__u64 now = rl_now();
+
+		v = rule_agg_check(cnt, r, idx, &pi->src, len, now);
+		if (!v)
+			v = rule_limit(cnt, r, &pi->src, len);
+		if (v <= RL_V_LEVEL) {
+			if (RL_V_LEVEL_OF(v) == RL_LVL_PREFIX)
+				rc->agg_limited++;
+			else
+				rc->iface_limited++;
+			pass = 0;
+		} else if (v == RL_BLOCK_PASS) {
+			rule_agg_charge(cnt, r, idx, &pi->src, len, now);
 			pass = 1;
 		} else if (v == RL_BLOCK_LIMITED) {
 			rc->limited++;

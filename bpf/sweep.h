@@ -71,7 +71,7 @@ static long sweep_set(__u64 n, void *data)
 				continue;
 			out = ((k - 2) & c->p->id_mask) << c->cb;
 		}
-		if (__sync_val_compare_and_swap(&set->w[i], w, (w & c->idm) | (out & c->sm)) == w)
+		if (__sync_val_compare_and_swap(&set->w[i], w, (w & ~c->sm) | (out & c->sm)) == w)
 			c->swept++;
 	}
 	return 0;

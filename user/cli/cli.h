@@ -95,9 +95,12 @@ void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigne
 		      __u64 passed, __u64 dropped, struct rl_json *w);
 /* Per-rule totals: a table, or the "rules" array of the JSON document @w is in. */
 void simulate_rule_totals(const struct rl_rsim *rs, struct rl_json *w);
-/* "policy": {algo, rate, burst or window and limit, prefixes}, in the object @w is in. */
+/*
+ * "policy": {algo, rate, burst or window and limit, prefixes, and the levels
+ * above the source of @lvl (RL_LVL_N of them; NULL: none)}, in the object @w is in.
+ */
 void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *params,
-			  struct rl_json *w);
+			  const struct rl_level *lvl, struct rl_json *w);
 /* Was simulate's option @name given? */
 bool simulate_given(const struct rl_args *a, const char *name);
 int cmd_attach(const struct rl_args *a);

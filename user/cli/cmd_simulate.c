@@ -10,12 +10,86 @@
 #include <string.h>
 #include "cli.h"
 #include "json_writer.h"
+#include "level.h"
 #include "source.h"
 #include "textfile.h"
 #include "trace.h"
 
-void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigned int prefix6,
-		      __u64 passed, __u64 dropped, struct rl_json *w)
+/*
+ * The levels above the source, when the policy has any: the refusals by
+ * level (the new-sources level: with the admission cap's tallies) and each
+ * aggregate's passed and refused packets.
+ */
+static void print_levels(const struct rl_sim *s, struct rl_json *w)
+{
+	const struct rl_level *a = &s->lvl[RL_LVL_PREFIX - 1];
+	bool any = false, cap = s->lvl[RL_LVL_ADMIT - 1].on;
+	struct rl_src **v;
+	char buf[RL_KEY_STRLEN];
+
+	for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_ADMIT; id++)
+		any |= s->lvl[id - 1].on;
+	if (!any)
+		return;
+	if (w) {
+		jw_name(w, "levels");
+		jw_start_object(w);
+		for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_NEW; id++)
+			if (s->lvl[id - 1].on)
+				jw_uint_field(w, rl_level_name(id), s->ls.limited[id]);
+		if (cap) {
+			jw_uint_field(w, "unadmitted", s->ls.unadmitted);
+			jw_uint_field(w, "admitted_seen", s->ls.admitted_seen);
+		}
+		jw_end_object(w);
+	} else {
+		printf("\nrefused by level:");
+		for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_NEW; id++)
+			if (s->lvl[id - 1].on)
+				printf(" %s %llu", rl_level_name(id),
+				       (unsigned long long)s->ls.limited[id]);
+		if (cap)
+			printf("; new sources limited as one: %llu packets, given a state when seen "
+			       "again: %llu",
+			       (unsigned long long)s->ls.unadmitted,
+			       (unsigned long long)s->ls.admitted_seen);
+		putchar('\n');
+	}
+	if (!a->on)
+		return;
+	v = rl_srctab_sorted(&s->ls.agg);
+	if (!v) {
+		pr_err("out of memory");
+		return;
+	}
+	if (w) {
+		jw_name(w, "aggregates");
+		jw_start_array(w);
+	} else {
+		printf("\n%-40s %12s %12s\n", "AGGREGATE", "PASSED", "REFUSED");
+	}
+	for (size_t i = 0; i < s->ls.agg.count; i++) {
+		const char *name = rl_key_str(&v[i]->key, a->prefix4, a->prefix6, buf, sizeof(buf));
+
+		if (w) {
+			jw_start_object(w);
+			jw_string_field(w, "aggregate", name);
+			jw_uint_field(w, "passed", v[i]->passed);
+			jw_uint_field(w, "refused", v[i]->dropped);
+			jw_end_object(w);
+		} else {
+			printf("%-40s %12llu %12llu\n", name, (unsigned long long)v[i]->passed,
+			       (unsigned long long)v[i]->dropped);
+		}
+	}
+	if (w)
+		jw_end_array(w);
+	free(v);
+}
+
+/* The sources and the totals; in JSON the "summary" object, left open. */
+static void sources_table(const struct rl_srctab *tab, unsigned int prefix4, unsigned int prefix6,
+			  __u64 passed, __u64 dropped, struct rl_json *w)
 {
 	struct rl_src **v = rl_srctab_sorted(tab);
 	char buf[RL_KEY_STRLEN];
@@ -50,7 +124,6 @@ void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigne
 		jw_end_array(w);
 		jw_uint_field(w, "passed", passed);
 		jw_uint_field(w, "dropped", dropped);
-		jw_end_object(w);
 	} else {
 		printf("%-40s %12llu %12llu\n", "total", (unsigned long long)passed,
 		       (unsigned long long)dropped);
@@ -58,13 +131,24 @@ void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigne
 	free(v);
 }
 
+void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigned int prefix6,
+		      __u64 passed, __u64 dropped, struct rl_json *w)
+{
+	sources_table(tab, prefix4, prefix6, passed, dropped, w);
+	if (w)
+		jw_end_object(w);
+}
+
 static void print_summary(const struct rl_sim *s, struct rl_json *w)
 {
-	simulate_sources(&s->tab, s->pol.prefix4, s->pol.prefix6, s->passed, s->dropped, w);
+	sources_table(&s->tab, s->pol.prefix4, s->pol.prefix6, s->passed, s->dropped, w);
+	print_levels(s, w);
+	if (w)
+		jw_end_object(w);
 }
 
 void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *params,
-			  struct rl_json *w)
+			  const struct rl_level *lvl, struct rl_json *w)
 {
 	char rate[64];
 
@@ -80,6 +164,27 @@ void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *p
 	}
 	jw_uint_field(w, "prefix4", pol->prefix4);
 	jw_uint_field(w, "prefix6", pol->prefix6);
+	for (unsigned int id = RL_LVL_PREFIX; lvl && id <= RL_LVL_ADMIT; id++) {
+		const struct rl_level *l = &lvl[id - 1];
+		struct rl_policy q;
+
+		if (!l->on || id == RL_LVL_NEW)
+			continue;
+		rl_policy_defaults(&q);
+		q.rate_num = l->rate_num;
+		q.rate_den = l->rate_den;
+		q.bytes = l->params.bytes;
+		jw_name(w, rl_level_name(id));
+		jw_start_object(w);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
+			jw_uint_field(w, "prefix4", l->prefix4);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
+			jw_uint_field(w, "prefix6", l->prefix6);
+		jw_string_field(w, "rate", rl_rate_str(&q, rate, sizeof(rate)));
+		if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
+			jw_uint_field(w, "burst", l->burst);
+		jw_end_object(w);
+	}
 	jw_end_object(w);
 }
 
@@ -87,7 +192,7 @@ void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *p
 static void print_policy_json(const struct rl_sim *s, struct rl_json *w)
 {
 	jw_start_object(w);
-	simulate_policy_json(&s->pol, &s->params, w);
+	simulate_policy_json(&s->pol, &s->params, s->lvl, w);
 	jw_name(w, "packets");
 	jw_start_array(w);
 }
@@ -376,14 +481,20 @@ int cmd_simulate(const struct rl_args *a)
 			const char *src =
 				rl_key_str(&pkt.key, pol->prefix4, pol->prefix6, buf, sizeof(buf));
 
+			/* The level that refused it, when not its source's limit. */
+			const char *lv = !r && sim.level ? rl_level_name(sim.level) : NULL;
+
 			if (jw) {
 				jw_start_object(jw);
 				jw_string_field(jw, "time", pkt.time);
 				jw_string_field(jw, "source", src);
 				jw_string_field(jw, "verdict", r ? "allow" : "drop");
+				if (lv)
+					jw_string_field(jw, "level", lv);
 				jw_end_object(jw);
 			} else {
-				printf("%s %s %s\n", pkt.time, src, r ? "allow" : "drop");
+				printf("%s %s %s%s%s\n", pkt.time, src, r ? "allow" : "drop",
+				       lv ? " " : "", lv ? lv : "");
 			}
 		}
 		npkts++;

@@ -614,7 +614,8 @@ int cmd_simulate_pcap(const struct rl_args *a)
 		jw_init(w, stdout);
 		jw_start_object(w);
 		if (!report) {
-			simulate_policy_json(&a->pol, &cs[0].set.rules[cs[0].set.n - 1].params, w);
+			simulate_policy_json(&a->pol, &cs[0].set.rules[cs[0].set.n - 1].params,
+					     cs[0].set.rules[cs[0].set.n - 1].lvl, w);
 			jw_name(w, "packets");
 			jw_start_array(w);
 		}

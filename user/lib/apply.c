@@ -971,6 +971,53 @@ static void change_u64(struct rl_apply_step *s, const char *key, bool has_old, _
 	change(s, key, o, n);
 }
 
+/* A level's rate as its option takes it: off, or the rate. */
+static char *level_rate(const struct rl_level_policy *l, char *buf, size_t len)
+{
+	struct rl_policy q;
+
+	if (!l->rate_num) {
+		snprintf(buf, len, "off");
+		return buf;
+	}
+	rl_policy_defaults(&q);
+	q.rate_num = l->rate_num;
+	q.rate_den = l->rate_den;
+	q.bytes = l->bytes;
+	return rl_rate_str(&q, buf, len);
+}
+
+static void change_prefix(struct rl_apply_step *s, const char *key, int old, int new)
+{
+	char o[16] = "off", n[16] = "off";
+
+	if (old >= 0)
+		snprintf(o, sizeof(o), "%d", old);
+	if (new >= 0)
+		snprintf(n, sizeof(n), "%d", new);
+	change(s, key, o, n);
+}
+
+/* The levels above the source (user/lib/level.h) that a set changes. */
+static void level_changes(struct rl_apply_step *s, const struct rl_policy *a,
+			  const struct rl_policy *b)
+{
+	static const char *const rate[] = { "aggregate-rate", "iface-rate", "admit-rate" };
+	static const char *const burst[] = { "aggregate-burst", "iface-burst", "admit-burst" };
+	const struct rl_level_policy *la[] = { &a->agg, &a->iface, &a->admit };
+	const struct rl_level_policy *lb[] = { &b->agg, &b->iface, &b->admit };
+	char ra[64], rb[64];
+
+	change_prefix(s, "aggregate4", a->agg_prefix4, b->agg_prefix4);
+	change_prefix(s, "aggregate6", a->agg_prefix6, b->agg_prefix6);
+	for (int i = 0; i < 3; i++) {
+		change(s, rate[i], level_rate(la[i], ra, sizeof(ra)),
+		       level_rate(lb[i], rb, sizeof(rb)));
+		change_u64(s, burst[i], la[i]->burst_set, la[i]->burst, lb[i]->burst_set,
+			   lb[i]->burst);
+	}
+}
+
 /* What a set changes, by option name, live value -> the file's. */
 static void changes(struct rl_apply_step *s)
 {
@@ -996,6 +1043,7 @@ static void changes(struct rl_apply_step *s)
 	change(s, "on-insert-fail", pd[ao.fail_policy & 1], pd[bo.fail_policy & 1]);
 	change(s, "malformed", pd[!!ao.malformed_drop], pd[!!bo.malformed_drop]);
 	change(s, "clock", clk[ao.clock & 1], clk[bo.clock & 1]);
+	level_changes(s, &a, &b);
 }
 
 static int plan_fail(const struct rl_apply_file *f, const struct rl_apply_iface *w, char *err,

@@ -108,7 +108,7 @@ struct rl_apply_change {
 	char old[64], new[64];
 };
 
-#define RL_APPLY_MAX_CHANGES 12
+#define RL_APPLY_MAX_CHANGES 24
 
 struct rl_apply_step {
 	const struct rl_apply_iface *want; /* NULL for a detach */

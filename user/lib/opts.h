@@ -127,7 +127,7 @@ struct rl_args {
 	const char *pos[RL_MAX_POS];
 	int npos;
 	/* Which options were given, by index in rl_opt_table[]. */
-	bool given[96];
+	bool given[128];
 };
 
 extern const struct rl_opt rl_opt_table[];

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "level.h"
 #include "rule.h"
 #include "source.h"
 #include "textfile.h"
@@ -483,10 +484,14 @@ int rl_rule_prepare_about(struct rl_rule *r, const char **about, char *err, size
 		return -EINVAL;
 	}
 	memset(&r->params, 0, sizeof(r->params));
+	memset(r->lvl, 0, sizeof(r->lvl));
 	if (r->action == RL_RULE_LIMIT) {
 		ret = rl_params_init_about(&r->params, &r->pol, about, err, errlen);
 		if (!ret)
 			ret = rl_policy_check_about(&r->pol, about, err, errlen);
+		if (!ret)
+			ret = rl_levels_build_about(r->lvl, &r->pol, &r->params, about, err,
+						    errlen);
 		if (ret)
 			return ret;
 	}
