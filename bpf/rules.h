@@ -16,8 +16,6 @@
 
 #include <linux/bpf.h>
 #include <linux/in.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "rl_block.h"
@@ -29,35 +27,6 @@
 #include "verdict.h"
 #include "aggregate.h"
 #include "sync.h"
-
-/*
- * L4 fields, when some rule asks for them. No L4 (RL_PKT_L4 clear) for a
- * non-first IPv4 fragment and for a tcp or udp header cut short; an IPv6
- * packet with extension headers has their first number as proto, so it is
- * never tcp or udp here (no extension header is walked).
- */
-static __always_inline void parse_l4(struct hdr_cursor *c, struct rl_pkt_info *pi, int first)
-{
-	pi->info = RL_PKT_PROTO;
-	if (!rl_rules.need_l4 || !first)
-		return;
-	if (pi->proto == IPPROTO_TCP) {
-		struct tcphdr *th = c->pos;
-
-		if ((void *)(th + 1) > c->end)
-			return;
-		pi->dport = bpf_ntohs(th->dest);
-		pi->tcp_flags = ((__u8 *)th)[13];
-		pi->info |= RL_PKT_L4;
-	} else if (pi->proto == IPPROTO_UDP) {
-		struct udphdr *uh = c->pos;
-
-		if ((void *)(uh + 1) > c->end)
-			return;
-		pi->dport = bpf_ntohs(uh->dest);
-		pi->info |= RL_PKT_L4;
-	}
-}
 
 /*
  * A packet under the limit rule @r: rl_block_step() on the source's state
@@ -357,32 +326,14 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	struct rl_match m = { .found = RL_RULE_SLOTS };
 	struct rl_pkt_info *pi = &m.pi;
 	__u32 bad = 0;
-	__be16 proto;
-	int nd;
+	int kind;
 
 	if (!cnt)
 		return -1;
-	if (parse_eth(&c, &proto, &bad))
+	/* What rules see of a frame (include/rl_parse.h); the rest is the default path's. */
+	kind = rl_parse_frame(&c, &pi->src, &bad, pi, RL_PARSE_PROTO, rl_rules.need_l4);
+	if (kind != RL_PARSED_IPV4 && kind != RL_PARSED_IPV6)
 		return -1;
-	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = c.pos;
-
-		if (parse_ipv4(&c, &pi->src, &bad))
-			return -1;
-		pi->proto = ip->protocol;
-		c.pos += ip->ihl * 4;
-		parse_l4(&c, pi, !(ip->frag_off & bpf_htons(0x1fff)));
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = c.pos;
-
-		if (parse_ipv6(&c, &pi->src, &bad, &nd) || nd)
-			return -1;
-		pi->proto = ip6->nexthdr;
-		c.pos = ip6 + 1;
-		parse_l4(&c, pi, 1);
-	} else {
-		return -1;
-	}
 	m.mask = rules_candidates(pi);
 	if (!m.mask)
 		return -1;

@@ -226,36 +226,32 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_key src;
 	__u32 bad = 0;
-	__be16 proto;
-	int nd;
+	int kind;
 
 	if (!cnt)
 		return XDP_PASS;
-	if (parse_eth(&c, &proto, &bad))
+	/* The parser userspace replays captures with (include/rl_parse.h). */
+	kind = rl_parse_frame(&c, &src, &bad, NULL, 0, 0);
+	if (kind == RL_PARSED_MALFORMED)
 		goto malformed;
-	if (proto == bpf_htons(ETH_P_IP)) {
-		if (parse_ipv4(&c, &src, &bad))
-			goto malformed;
-		return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
-	}
-	if (proto != bpf_htons(ETH_P_IPV6)) {
+	if (kind == RL_PARSED_NOT_IP) {
 		cnt->not_ip++;
 		return rl_count_pass(cnt, len);
 	}
-	if (parse_ipv6(&c, &src, &bad, &nd))
-		goto malformed;
-	if (nd) {
+	if (kind == RL_PARSED_ND) {
 		cnt->nd++;
 		return rl_count_pass(cnt, len);
 	}
-	cnt->ipv6++;
 	/*
-	 * An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host, a
-	 * link-local one is keyed whole: see rl_key.h.
+	 * IPv4, or IPv6: an IPv4-mapped source (::ffff:a.b.c.d) is that IPv4
+	 * host, a link-local one is keyed whole: see rl_key.h.
 	 */
-	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-		return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
-	return decide(ctx, cnt, limit6(cnt, &src, len), len);
+	if (kind == RL_PARSED_IPV6) {
+		cnt->ipv6++;
+		if (src.addr[0] || src.addr[1] || src.addr[2] != bpf_htonl(0xffff))
+			return decide(ctx, cnt, limit6(cnt, &src, len), len);
+	}
+	return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;

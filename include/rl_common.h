@@ -81,6 +81,15 @@ enum rl_malformed {
 	RL_BAD__COUNT,
 };
 
+/* The outcome of parsing a frame (rl_parse_frame(), include/rl_parse.h). */
+enum rl_parsed {
+	RL_PARSED_IPV4, /* rate limited: an IPv4 source */
+	RL_PARSED_IPV6, /* rate limited: an IPv6 source (IPv4-mapped: keyed as IPv4) */
+	RL_PARSED_NOT_IP, /* passed untouched, counted in not_ip */
+	RL_PARSED_MALFORMED, /* dropped or passed as --malformed says, counted by reason */
+	RL_PARSED_ND, /* IPv6 neighbour discovery: passed untouched, counted in nd */
+};
+
 /* How state written under the previous configuration is carried over. */
 enum rl_carry {
 	RL_CARRY_NONE = 0, /* start afresh (algorithm family or window changed) */

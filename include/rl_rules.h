@@ -82,6 +82,12 @@ struct rl_rule_l4 {
 /* What a packet shows (struct rl_pkt_info.info). */
 #define RL_PKT_PROTO 0x01 /* proto is known (always, for a real packet) */
 #define RL_PKT_L4    0x02 /* the L4 header is there: dport (tcp, udp) and tcp_flags (tcp) */
+/*
+ * Userspace only, never set by the XDP program: a trace line that names no
+ * source (simulate). Its src is then meaningless: it matches no --src and
+ * is not masked. A frame always has a source, ffff:...:ffff included.
+ */
+#define RL_PKT_NOSRC 0x80
 
 /*
  * A packet as rules see it. The source is the real, unmasked one, IPv4 as

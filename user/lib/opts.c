@@ -256,7 +256,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "New sources admitted at once beyond --admit-rate (default: one second of it)." },
 
 	{ "action", 0, RL_OPT_CHOICE, "ACTION", A(o.action), A(o.action_set), 0, 0, action_choices,
-	  NULL, RL_G_LIMITER,
+	  NULL, RL_G_LIMITER | RL_G_SIMULATE,
 	  "drop (default): drop packets over the limit; dry-run: count them as would-drop and "
 	  "pass them." },
 	{ "on-insert-fail", 0, RL_OPT_CHOICE, "POLICY", A(o.fail_policy), A(o.fail_set), 0, 0,
@@ -264,7 +264,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "pass (default) or drop a packet whose source cannot be added to the table (a map "
 	  "error; a full table evicts the least recently seen source instead)." },
 	{ "malformed", 0, RL_OPT_CHOICE, "POLICY", A(o.malformed_drop), A(o.malformed_set), 0, 0,
-	  pass_drop, NULL, RL_G_LIMITER,
+	  pass_drop, NULL, RL_G_LIMITER | RL_G_SIMULATE,
 	  "drop (default) or pass truncated and malformed IP frames." },
 	{ "clock", 0, RL_OPT_CHOICE, "CLOCK", A(o.clock), A(o.clock_set), 0, 0, clock_choices, NULL,
 	  RL_G_LIMITER,
@@ -370,6 +370,26 @@ const struct rl_opt rl_opt_table[] = {
 	  "Replay through the rules in FILE, one per line as after \"rule add IFACE\" (NAME "
 	  "[MATCH OPTIONS] ACTION, no --before), in order, before the default rule, which the "
 	  "policy options make. Each output line ends with the deciding rule's name." },
+	{ "pcap", 'r', RL_OPT_STRING, "FILE", A(pcap), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "Replay the frames of a capture instead of a trace: pcap or pcapng as tcpdump -w, "
+	  "tshark and dumpcap write them (- for standard input), of Ethernet frames (VLAN tags "
+	  "too) or Linux cooked ones (tcpdump -i any). Each frame is parsed by the XDP "
+	  "program's own parser at the time it was captured, costs its length on the wire "
+	  "under a byte rate, and is counted as the program counts it. Capture received "
+	  "frames only (tcpdump -Q in): cooked captures mark the ones sent, which are skipped." },
+	{ "compare", 0, RL_OPT_FLAG, NULL, A(compare), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "With --pcap: a what-if report instead of a verdict per frame, for each POLICY given "
+	  "as a word of the command (up to 16), and first for the policy options if --rate or "
+	  "--rules is given. A POLICY is a YAML mapping of an interface's keys of apply (rate, burst, "
+	  "algo, malformed, action, rules: ...) written inline ('{rate: 500, burst: 50}') or "
+	  "in a file, or apply's configuration file itself, FILE:IFACE naming the interface "
+	  "(FILE alone if it names one)." },
+	{ "sources", 'n', RL_OPT_U64, "N", A(top_n), 0, 1, 1000000, NULL, NULL, RL_G_SIMULATE,
+	  "With --compare: how many of the sources each policy drops most frames of to list "
+	  "(default 10)." },
+	{ "plot", 0, RL_OPT_STRING, "FILE", A(plot), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "With --compare: also draw the frames received and each policy's drops over time "
+	  "into FILE, a PNG image, with gnuplot (apt-get install gnuplot-nox)." },
 
 	{ "listen", 'l', RL_OPT_STRING, "ADDR:PORT", A(listen), 0, 0, 0, NULL, NULL, RL_G_EXPORTER,
 	  "Where to serve /metrics: an IPv4 address, an IPv6 one in brackets ([::1]:9977; "

@@ -687,8 +687,6 @@ static bool in_ranges6(const struct rl_range6 *v, size_t n, u128 x)
 
 static bool src_match(const struct rl_rule *r, const struct rl_key *k)
 {
-	if (rl_key_is_anon(k))
-		return false;
 	if (rl_key_is_v4(k)) {
 		__u32 x = ntohl(k->addr[3]);
 
@@ -713,5 +711,7 @@ bool rl_rule_match(const struct rl_rule *r, const struct rl_pkt_info *p)
 {
 	if (!rl_l4_match(&r->l4, p))
 		return false;
-	return !r->src_given || src_match(r, &p->src);
+	if (!r->src_given)
+		return true;
+	return !(p->info & RL_PKT_NOSRC) && src_match(r, &p->src);
 }

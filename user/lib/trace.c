@@ -167,7 +167,7 @@ void rl_trace_pkt_info(const struct rl_trace_pkt *pkt, struct rl_pkt_info *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->src = pkt->key;
-	p->info = pkt->info;
+	p->info = pkt->info | (pkt->has_source ? 0 : RL_PKT_NOSRC);
 	p->proto = pkt->proto;
 	p->dport = pkt->dport;
 	p->tcp_flags = pkt->tcp_flags;
@@ -197,9 +197,17 @@ void rl_sim_free(struct rl_sim *s)
 	rl_level_sim_free(&s->ls);
 }
 
+/* What a packet of @len bytes costs under @p: the kernel's packet_cost() (bpf/clock.h). */
+static __u64 cost_of(const struct rl_params *p, __u32 len)
+{
+	if (!p->bytes)
+		return 1;
+	return len < RL_MAX_FRAME ? len : RL_MAX_FRAME;
+}
+
 int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, struct rl_src **srcp)
 {
-	__u64 next, cost = s->params.bytes ? len : 1;
+	__u64 next, cost = cost_of(&s->params, len);
 	struct rl_level_held held;
 	struct rl_src *src;
 	int created, pass, v;
@@ -335,7 +343,7 @@ int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __
 		v = rl_level_sim_check(&s->ls[i], &p->src, now, len, &held);
 		if (v < 0)
 			return v;
-		if (!rl_key_is_anon(&res->key))
+		if (!(p->info & RL_PKT_NOSRC))
 			rl_key_mask(&res->key, r->pol.prefix4, r->pol.prefix6);
 		if (v) {
 			/* Refused above the source: the rule keeps no state for it (as the program). */
@@ -355,7 +363,7 @@ int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __
 			src->state = rl_initial_state(&r->params, now);
 		bs = (struct rl_block_state){ src->state, src->until };
 		switch (rl_block_step(&r->params, r->block_ns, &bs, now,
-				      r->params.bytes ? len : 1)) {
+				      cost_of(&r->params, len))) {
 		case RL_BLOCK_PASS:
 			res->reason = RL_REASON_PASSED;
 			break;
