@@ -117,5 +117,7 @@ int bench_gen(int argc, char **argv);
 int bench_setassoc(int argc, char **argv);
 /* rl-bench sync-cost: one node's round trip with N sources (bench/sync_cost.c). */
 int bench_sync_cost(int argc, char **argv);
+/* rl-bench fill: N sources into the limiter attached to an interface (bench/fill.c). */
+int bench_fill(int argc, char **argv);
 
 #endif /* RL_BENCH_H */

@@ -35,8 +35,13 @@ struct bench_phase {
 };
 
 static const struct bench_phase phases[] = {
-	{ "micro", bench_micro },	{ "accuracy", bench_accuracy },	  { "gen", bench_gen },
-	{ "setassoc", bench_setassoc }, { "sync-cost", bench_sync_cost }, {},
+	{ "micro", bench_micro },
+	{ "accuracy", bench_accuracy },
+	{ "gen", bench_gen },
+	{ "setassoc", bench_setassoc },
+	{ "sync-cost", bench_sync_cost },
+	{ "fill", bench_fill },
+	{},
 };
 
 static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
