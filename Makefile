@@ -8,6 +8,10 @@
 # make install  install the program, its man page, systemd units and bash completion
 #               (PREFIX=/usr/local, DESTDIR, SBINDIR, MANDIR, SYSTEMDUNITDIR, ...; see below)
 # make uninstall  remove exactly what make install put there (same variables)
+# make deb      the Debian package, built by dpkg-buildpackage from a copy of this tree in
+#               $(BUILD)/deb/, where the .deb lands, then lintian on it (debian/; make deb-deps)
+# make deb-check  make deb, then install it, check what it put where, purge it, check that
+#               nothing is left (as root, on this machine: tests/deb-check.sh)
 # make deps     install the Debian packages the build and tests need (as root)
 # make format   clang-format every C source and header (bpf/ include/ user/ tests/ bench/)
 # make check-format  fail if one of them differs from .clang-format (what CI runs)
@@ -26,8 +30,11 @@ DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zli
 	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion libmicrohttpd-dev \
 	    prometheus curl python3 libpcap-dev tcpdump tshark libyaml-dev iputils-ping hping3 \
 	    libhiredis-dev redis-server
+# Only to build the Debian package (make deb, make deb-check): make deb-deps.
+DEB_BUILD_PKGS := debhelper dpkg-dev lintian
 
 CFLAGS   ?= -O2 -g
+# CPPFLAGS and LDFLAGS are the caller's (dpkg-buildflags' hardening when packaged).
 CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Iinclude -I$(BUILD)
 # clang 14 finds asm/types.h only in the multiarch directory; -mcpu=v3 for atomics.
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
@@ -74,7 +81,7 @@ HDRS      := $(wildcard include/*.h user/lib/*.h user/cli/*.h tests/lib/*.h bpf/
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all clean test demo bench fuzz deps format check-format check-layering check-root install \
-	uninstall
+	uninstall deb deb-deps deb-check
 
 all: $(BUILD)/xdp-ratelimit $(BUILD)/test-runner $(MAN) $(COMPLETION)
 
@@ -94,15 +101,15 @@ $(SKELS): $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 
 $(BUILD)/user/lib/%.o: user/lib/%.c $(HDRS) $(SKELS) | $(BUILD)/user/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser/lib -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Iuser/lib -c $< -o $@
 
 $(BUILD)/user/cli/%.o: user/cli/%.c $(HDRS) $(SKELS) | $(BUILD)/user/cli
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Iuser/cli -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Iuser/lib -Iuser/cli -c $< -o $@
 
 $(BUILD)/tests/%.o: tests/%.c $(HDRS) $(SKELS) | $(BUILD)/tests $(BUILD)/tests/lib
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Iuser/lib -Itests/lib -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -Iuser/lib -Itests/lib -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -110,12 +117,12 @@ $(LIB): $(LIB_OBJS)
 
 $(BUILD)/xdp-ratelimit: $(BUILD)/user/cli/main.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # The man page: hand-written prose, option lists from the option table.
 $(BUILD)/gen-man: $(BUILD)/user/cli/gen_man.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
 	$(call msg,MAN,$@)
@@ -124,7 +131,7 @@ $(MAN): docs/xdp-ratelimit.8.in $(BUILD)/gen-man
 # The bash completion: hand-written logic, commands and options from the tables.
 $(BUILD)/gen-completion: $(BUILD)/user/cli/gen_completion.o $(CLI_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 $(COMPLETION): dist/xdp-ratelimit.bash.in $(BUILD)/gen-completion
 	$(call msg,GEN,$@)
@@ -133,7 +140,7 @@ $(COMPLETION): dist/xdp-ratelimit.bash.in $(BUILD)/gen-completion
 # Tests link the library, not the command files.
 $(BUILD)/test-runner: $(TEST_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 
 # ---- install ----
 # DESTDIR stages the tree (packaging, tests); PREFIX is where it will run, so
@@ -147,6 +154,8 @@ MANDIR         ?= $(PREFIX)/share/man
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR         ?= $(PREFIX)/share/doc/xdp-ratelimit
+# Data for other programs: the Grafana dashboard of the exporter's metrics.
+DATADIR        ?= $(PREFIX)/share/xdp-ratelimit
 SYSCONFDIR     ?= /etc
 UNITS          := $(patsubst dist/%.in,%,$(wildcard dist/*.service.in))
 # The example configuration files of apply: every examples/*.yaml.
@@ -169,16 +178,19 @@ install: $(BUILD)/xdp-ratelimit $(MAN) $(COMPLETION)
 		echo "install -D -m 0644 examples/$$f $(DESTDIR)$(DOCDIR)/examples/$$f"; \
 		install -D -m 0644 examples/$$f $(DESTDIR)$(DOCDIR)/examples/$$f || exit 1; \
 	done
+	install -D -m 0644 dist/grafana-dashboard.json $(DESTDIR)$(DATADIR)/grafana-dashboard.json
 
-# Removes the files above and the package's own doc directory if empty; never
+# Removes the files above and the package's own doc and data directories if empty; never
 # a shared directory (sbin, man8, the unit and completion directories), even
 # empty: on a real system they belong to others.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdp-ratelimit $(DESTDIR)$(MANDIR)/man8/xdp-ratelimit.8 \
 	      $(DESTDIR)$(BASHCOMPDIR)/xdp-ratelimit \
 	      $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(UNITS)) \
-	      $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES))
+	      $(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(EXAMPLES)) \
+	      $(DESTDIR)$(DATADIR)/grafana-dashboard.json
 	-$(Q)rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+	-$(Q)rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 # ---- end of install ----
 
 # Installs only what is missing, so it costs nothing on a prepared machine.
@@ -191,6 +203,37 @@ deps:
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+deb-deps:
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(DEB_BUILD_PKGS)"
+
+# ---- the Debian package ----
+# dpkg-buildpackage writes its results into the parent of the tree it builds,
+# so it builds a copy of this tree (what git would keep: no build directories)
+# in $(BUILD)/deb/xdp-ratelimit-VERSION/, and the .deb, .buildinfo and
+# .changes land in $(BUILD)/deb/. debian/rules builds with its own BUILD
+# (debian/build) and the flags of dpkg-buildflags.
+DEB_VERSION = $(shell dpkg-parsechangelog -l debian/changelog -S Version)
+DEB_ARCH    = $(shell dpkg --print-architecture)
+DEB_FILE    = $(BUILD)/deb/xdp-ratelimit_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+deb: deb-deps
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
+	$(Q)tar -cf - --exclude=./.git --exclude='./build*' --exclude=./debian/build \
+		--exclude='./debian/xdp-ratelimit' --exclude='./debian/.debhelper' . | \
+		tar -C $(BUILD)/deb/src -xf -
+	$(Q)cd $(BUILD)/deb/src && dpkg-buildpackage -us -uc -b -j2 >../build.log 2>&1 || \
+		{ tail -n 40 ../build.log; echo "dpkg-buildpackage failed: $(BUILD)/deb/build.log"; exit 1; }
+	$(Q)rm -rf $(BUILD)/deb/src
+	@echo "  DEB      $(DEB_FILE) (log: $(BUILD)/deb/build.log)"
+	$(Q)rc=0; lintian --fail-on error --display-level '>=pedantic' $(DEB_FILE) \
+		> $(BUILD)/deb/lintian.txt 2>&1 || rc=$$?; cat $(BUILD)/deb/lintian.txt; \
+		echo "  LINTIAN  $$(wc -l < $(BUILD)/deb/lintian.txt) lines, exit $$rc:" \
+		"$(BUILD)/deb/lintian.txt"; exit $$rc
+
+deb-check: deb
+	$(Q)tests/deb-check.sh $(DEB_FILE)
+# ---- end of the Debian package ----
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -262,5 +305,5 @@ $(BENCH_OBJS): $(BUILD)/bench/%.o: bench/%.c bench/bench.h $(HDRS) $(SKELS) $(BE
 
 $(BUILD)/rl-bench: $(BENCH_OBJS) $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS) -lpthread
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(LDLIBS) -lpthread
 # ---- end of bench ----

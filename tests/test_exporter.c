@@ -351,6 +351,12 @@ TEST_FLAGS(exporter_scrape, RL_TEST_ROOT)
 	       "algo=\"token-bucket\",rate=\"1000/s\",action=\"drop\"");
 	ASSERT_EQ((unsigned long long)metric(body, s), 1, "the policy as an info metric");
 	ASSERT_TRUE(strstr(body, "xdp_ratelimit_interfaces "), "the interface count");
+	/* The pinned maps' memory: most of what stats shows, which adds the program's own maps. */
+	series(s, sizeof(s), "memory_bytes", ns.rx_if, ino, NULL);
+	if (ASSERT_TRUE(rl_json_u64(js, "memory_bytes", &v), "stats' memory_bytes")) {
+		ASSERT_TRUE(metric(body, s) > 0.9 * (double)v, "memory_bytes: the maps' memory");
+		ASSERT_TRUE(metric(body, s) <= (double)v, "memory_bytes: at most stats'");
+	}
 
 	/* An interface attached while the exporter runs appears at the next scrape... */
 	if (!ASSERT_OK(rl_ns_rx_sh(&ns, NULL,

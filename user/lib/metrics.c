@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include "config.h"
 #include "counters.h"
+#include "memory.h"
 #include "metrics.h"
 #include "rl_sa.h"
 #include "pins.h"
@@ -40,6 +41,7 @@ struct ifdata {
 	struct rl_counters c;
 	struct rl_config cfg;
 	__u64 sources[2], capacity[2]; /* [0] IPv4, [1] IPv6 */
+	__u64 memory; /* bytes its pinned maps charge; 0 if unread */
 	struct ruledata *rules; /* malloc'd, nrules of them */
 	__u32 nrules;
 	struct rl_sync_status sync; /* the sync agent's, if has_sync */
@@ -230,6 +232,18 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 				 max_entries(pins.wide4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
 	d->capacity[1] = max_entries(pins.state6);
+	/*
+	 * The pinned maps' memory, from their fdinfo: not rl_memory_read(),
+	 * which also finds the program's own few maps through its interface,
+	 * by netlink, which the exporter's unit does not allow (and the
+	 * interface is in another namespace than the exporter's, mostly).
+	 */
+	for (size_t i = 0; i < RL_N_MAPS; i++) {
+		__u64 b = 0;
+
+		if (pins.fd[i] >= 0 && !rl_map_memlock(pins.fd[i], &b))
+			d->memory += b;
+	}
 	ret = read_rules(&pins, d);
 	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
 out:
@@ -348,6 +362,13 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 			fprintf(f, ",family=\"%s\"} %llu\n", fam[k],
 				(unsigned long long)d[i].capacity[k]);
 		}
+	family(f, "memory_bytes", "gauge",
+	       "Kernel memory the limiter's pinned maps take (bytes_memlock), allocated up front for "
+	       "--max-sources; stats adds its program's few unpinned maps.");
+	for (int i = 0; i < n; i++) {
+		sample(f, "memory_bytes", &d[i]);
+		fprintf(f, "} %llu\n", (unsigned long long)d[i].memory);
+	}
 	family(f, "config_info", "gauge", "The live policy, as labels; the value is always 1.");
 	for (int i = 0; i < n; i++) {
 		struct rl_policy pol;

@@ -27,6 +27,7 @@
 #include "rulemaps.h"
 #include "sa.h"
 #include "xdp_attach.h"
+#include "xdp_coexist.h"
 
 #define PROG_NAME RL_PROG_NAME
 
@@ -264,6 +265,25 @@ static int clear_for_attach(const struct rl_iface *ifc, char *err, size_t errlen
 }
 
 /*
+ * Another program on @ifc: refused before anything is loaded or pinned, with
+ * what is there, why we cannot run beside it and what to do (xdp_coexist.h).
+ */
+static int refuse_other(const struct rl_iface *ifc, char *err, size_t errlen)
+{
+	char other[512];
+	int ret = rl_xdp_other(ifc->ifindex, other, sizeof(other));
+
+	if (ret < 0) {
+		snprintf(err, errlen, "couldn't inspect '%s': %s", ifc->name, strerror(-ret));
+		return ret;
+	}
+	if (!ret)
+		return 0;
+	rl_coexist_msg(ifc->name, other, err, errlen);
+	return -EBUSY;
+}
+
+/*
  * Load the program with new maps, write the configuration, pin the maps
  * (into a staging directory renamed into place), then attach: the attach is
  * the commit point. Killed before it, the interface is as it was (and the
@@ -321,6 +341,8 @@ int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sou
 			ifc->name);
 		return -EEXIST;
 	}
+	if (!ret)
+		ret = refuse_other(ifc, err, errlen);
 	if (ret)
 		return ret;
 	/* The rules go live with the attach: one program, no moment without them. */
@@ -440,6 +462,8 @@ int rl_attach_share(const struct rl_iface *ifc, const struct rl_iface *with, enu
 				ifc->name, with->name);
 		return -EEXIST;
 	}
+	if (!ret)
+		ret = refuse_other(ifc, err, errlen);
 	if (ret)
 		return ret;
 	ret = rl_prog_alone(with->ifindex, &prog, &with_mode);
