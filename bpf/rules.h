@@ -22,6 +22,7 @@
 #include "rl_rules.h"
 #include "maps.h"
 #include "clock.h"
+#include "hot.h"
 #include "parsing.h"
 #include "verdict.h"
 
@@ -120,8 +121,15 @@ static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *
 	}
 	for (i = 0; i < 2; i++) {
 		s = bpf_map_lookup_elem(&rl_rstate, &k);
-		if (s)
-			return rule_block_step(r, s, now, cost);
+		if (s) {
+			int v = rule_block_step(r, s, now, cost);
+
+			/* Over its limit: noted for top, under the rule's slot. */
+			if (v == RL_BLOCK_LIMITED)
+				hot_note(k.src.addr[0], k.src.addr[1], k.src.addr[2], k.src.addr[3],
+					 (__u32)k.slot + 1, k.gen);
+			return v;
+		}
 		/* A new source; EEXIST: another CPU inserted it first, look again. */
 		init.state = rl_initial_state(&r->cfg.params, now);
 		if (bpf_map_update_elem(&rl_rstate, &k, &init, BPF_NOEXIST) &&

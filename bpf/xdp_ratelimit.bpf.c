@@ -29,6 +29,7 @@
  *	table6.h	IPv6 in rl_state6 (LRU hash)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
+ *	hot.h		the limited sources, for top
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
  *	parsing.h	header parsing; verdict.h: the verdict's counting
@@ -46,6 +47,7 @@
 #include "table6.h"
 #include "sweep.h"
 #include "sample.h"
+#include "hot.h"
 #include "rules.h"
 #include "charge.h"
 
@@ -85,9 +87,8 @@ static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u
  * lookup when another CPU changed the set first. At most RL_CAS_TRIES
  * insertions.
  */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __u64 len, int fast)
 {
-	__be32 addr = saddr & rl_cfg.mask4;
 	__u64 now = rl_now(), cost = packet_cost(len);
 	int ret;
 
@@ -120,6 +121,17 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 
 		return sync_count(cnt, &rl_sync4, &k, cost);
 	}
+	return ret;
+}
+
+/* limit_v4_in() on the masked source; one over its limit is noted for top. */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+{
+	__be32 addr = saddr & rl_cfg.mask4;
+	int ret = limit_v4_in(cnt, addr, len, fast);
+
+	if (!ret)
+		hot_note(0, 0, bpf_htonl(0xffff), addr, 0, rl_cfg.gen);
 	return ret;
 }
 

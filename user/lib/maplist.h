@@ -9,7 +9,8 @@
  *   field  its fd in struct rl_pins (p->field), and its index RL_MAP_field
  *   pin    its name in the pin directory, the object's name for it
  *   skel   its member of the skeleton's maps: the object's name, but for
- *          rl_evctl, the section .data.evctl, which libbpf calls data_evctl
+ *          rl_evctl and rl_hot, the sections .data.evctl and .data.hot, which
+ *          libbpf calls data_evctl and data_hot
  *   size   how its entries are counted (enum rl_map_size below)
  *   what   what it holds, a phrase: the man page's FILES lists every map
  *          with it (user/cli/gen_man.c)
@@ -102,7 +103,11 @@ enum rl_map_size {
 	  "the timer that sweeps idle states out of rl_sets4")                                      \
 	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4,                                                \
 	  "IPv4 sources in the wide layout of rl_sets4, for policies whose states need 64"          \
-	  " bits (one entry otherwise)")
+	  " bits (one entry otherwise)")                                                            \
+	/* The limited sources, for top: include/rl_hot.h. */                                       \
+	X(hot, rl_hot, data_hot, RL_SIZE_OBJ,                                                       \
+	  "the sources last dropped over their limit (4096 entries, one per hash), which top "      \
+	  "reads instead of walking every source")
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {
