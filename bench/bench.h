@@ -90,6 +90,12 @@ struct bpf_link *bench_attach(struct bpf_program *prog, int *err);
  */
 struct bench_ref;
 int bench_set_target(struct bench_ref *drv, int prog_fd, __u32 sources);
+/*
+ * Mark every XDP program of @obj xdp.frags when the product's are
+ * (user/lib/prog.c): a tail call joins only programs alike. Before the load.
+ */
+struct bpf_object;
+int bench_frags(struct bpf_object *obj);
 int bench_run_driver(struct bench_ref *drv, const struct bench_frame *f, __u32 reps, double *wall,
 		     double *kern);
 
@@ -115,6 +121,8 @@ int bench_micro(int argc, char **argv);
 int bench_accuracy(int argc, char **argv);
 int bench_gen(int argc, char **argv);
 int bench_setassoc(int argc, char **argv);
+/* rl-bench syncookie: the SYN-cookie path against the per-source one (bench/syncookie.c). */
+int bench_syncookie(int argc, char **argv);
 /* rl-bench sync-cost: one node's round trip with N sources (bench/sync_cost.c). */
 int bench_sync_cost(int argc, char **argv);
 /* rl-bench fill: N sources into the limiter attached to an interface (bench/fill.c). */

@@ -25,6 +25,7 @@
 #include "maps.h"
 #include "sa.h"
 #include "config.h"
+#include "probe.h"
 #include "prog.h"
 #include "rl_skel.h"
 #include "bench_ref.skel.h"
@@ -328,6 +329,24 @@ struct bpf_link *bench_attach(struct bpf_program *prog, int *err)
 			bpf_program__name(prog), bench_ifindex, strerror(errno));
 	}
 	return link;
+}
+
+int bench_frags(struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	int err;
+
+	if (!rl_probe_xdp_frags())
+		return 0;
+	bpf_object__for_each_program(p, obj)
+	{
+		if (bpf_program__type(p) != BPF_PROG_TYPE_XDP)
+			continue;
+		err = bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /* Point the driver at @prog_fd, cycling @sources sources. */

@@ -10,6 +10,7 @@
  *	rl-bench gen --to IFACE [--pps N] [--seconds S] [--random]
  *		XDP frames into a veth, for the end-to-end benchmark
  *	rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick] [--only PHASE]
+ *	rl-bench syncookie --out DIR [--rounds N] [--reps N] [--quick]
  *		the set-associative IPv4 table study (issue #11): speed against an
  *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
  *	rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]
@@ -41,6 +42,7 @@ static const struct bench_phase phases[] = {
 	{ "setassoc", bench_setassoc },
 	{ "sync-cost", bench_sync_cost },
 	{ "fill", bench_fill },
+	{ "syncookie", bench_syncookie },
 	{},
 };
 
@@ -59,6 +61,7 @@ static void usage(FILE *f)
 		"                [--random] [--cpu N]\n"
 		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"                [--only speed|exact|flood]\n"
+		"       rl-bench [--ifname IFACE] syncookie --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n");
 }
 

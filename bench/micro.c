@@ -428,6 +428,8 @@ static struct bench_ref *load_refs(__u32 ref_entries, __u32 lean_entries)
 		if (!err)
 			err = bpf_map__set_max_entries(r->maps.ref_gcra_lean4_map, lean_entries);
 		if (!err)
+			err = bench_frags(r->obj);
+		if (!err)
 			err = bench_ref__load(r);
 	}
 	if (err) {

@@ -7,6 +7,7 @@
 #
 # Parts (see bench/README.md for what each measures and why it is fair):
 #   1. per-packet cost with BPF_PROG_TEST_RUN, against reference programs;
+#      1c: the SYN-cookie path against the per-source path;
 #   2. end to end over veth: receive CPU per packet and sustained rate, against
 #      nftables and iptables limiters and a bare XDP drop;
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
@@ -154,6 +155,15 @@ for part in summary spread mul; do
 	# shellcheck disable=SC2086
 	awk -v part="$part" -f "$here/matrix.awk" $matrices > "$tmp/matrix-$part.md"
 done
+
+# === 1c: the SYN-cookie path =================================================
+# SYN answered and ACK checked against the per-source path, ratios per round
+# (bench/syncookie.c): bench/results/syncookie.md.
+say "part 1c: the SYN-cookie path against the per-source path"
+ip netns exec "$ns_h" timeout 300 "$bench" --ifname "$if_ha" syncookie --out "$tmp/syn" \
+	--rounds "$rounds" --reps "$reps" $quickflag || die "rl-bench syncookie failed"
+cp "$tmp/syn/syncookie.md" "$res/syncookie.md"
+cp "$tmp/syn/syncookie-raw.tsv" "$res/syncookie-raw.tsv"
 
 # === 1b: the cost of rules ===================================================
 # A packet that falls through to the default rule, with the default rule only

@@ -146,6 +146,8 @@ static struct bench_sa *load_sa(const struct rl_config *cfg, __u32 bits, __u32 l
 	if (!err)
 		err = bpf_map__set_max_entries(s->maps.sa_lru, lru);
 	if (!err)
+		err = bench_frags(s->obj);
+	if (!err)
 		err = bench_sa__load(s);
 	if (err) {
 		fprintf(stderr,
@@ -199,6 +201,8 @@ static struct bench_ref *load_ref(__u32 lean)
 			err = bpf_map__set_max_entries(r->maps.ref_gcra_map, 16);
 		if (!err)
 			err = bpf_map__set_max_entries(r->maps.ref_gcra_lean_map, lean);
+		if (!err)
+			err = bench_frags(r->obj);
 		if (!err)
 			err = bench_ref__load(r);
 	}

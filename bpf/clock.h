@@ -40,6 +40,18 @@ static __always_inline __u64 rl_precise_now(void)
 	return bpf_ktime_get_ns();
 }
 
+/*
+ * The length of the frame at @ctx, whose first buffer ends at @end: the
+ * whole frame's when it may span buffers (rl_frags), so that a jumbo frame
+ * costs and counts all its bytes. Headers are parsed in the first buffer.
+ */
+static __always_inline __u64 frame_len(struct xdp_md *ctx, void *data, void *end)
+{
+	if (rl_frags)
+		return bpf_xdp_get_buff_len(ctx);
+	return end - data;
+}
+
 static __always_inline __u64 packet_cost(__u64 len)
 {
 	/* The bound the parameters were checked against (frames are shorter anyway). */

@@ -46,6 +46,13 @@ struct rl_rules_cfg rl_rules SEC(".rodata.cfg");
  */
 const volatile __u8 rl_test_clock = 0;
 
+/*
+ * Loaded as xdp.frags (BPF_F_XDP_HAS_FRAGS, where the kernel has it: a
+ * frame may span several buffers, jumbo frames): a frame's length is
+ * bpf_xdp_get_buff_len()'s, not the first buffer's (bpf/clock.h).
+ */
+const volatile __u8 rl_frags = 0;
+
 /* log2 of rl_sets4's max_entries, set by userspace with the table's size. */
 const volatile __u32 rl_sa_bits = RL_SA_BITS_MIN;
 

@@ -7,7 +7,8 @@
  * there before rules) decide. With no rules, rl_rules.n is the constant 0 and
  * the verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
- * Includes parsing.h, verdict.h, clock.h, maps.h and include/ headers only.
+ * Includes parsing.h, verdict.h, clock.h, maps.h, syncookie.h and include/
+ * headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
@@ -24,6 +25,7 @@
 #include "clock.h"
 #include "hot.h"
 #include "parsing.h"
+#include "syncookie.h"
 #include "verdict.h"
 
 /*
@@ -232,15 +234,62 @@ static long match_one(__u64 i, void *ctx)
 }
 
 /*
+ * The rule @m found decides the packet, unless it is a syn-cookies rule
+ * (bpf/syncookie.h): a SYN it answers and a packet it drops end here; the
+ * others go on to the next rule that matches (up to four syn-cookies rules
+ * in a row; a fifth lets the packet reach the default rule). RL_SYN_DONE:
+ * no rule decided, and the default rule's own SYN-cookie step is skipped.
+ */
+static __always_inline int rules_syn(struct xdp_md *ctx, struct rl_match *m, __u64 len)
+{
+	const struct rl_krule *r;
+	struct rl_rule_counters *rc;
+	int v, syn = 0;
+	__u32 slot;
+
+	for (int k = 0; k < 4; k++) {
+		if (m->found >= rl_rules.n || m->found >= RL_RULE_SLOTS)
+			return syn ? RL_SYN_DONE : -1;
+		r = &rl_rules.r[m->found];
+		if (r->action != RL_RULE_SYN)
+			return rl_rule_apply(m->found, &m->pi, len);
+		v = rl_syn_step(ctx, 0, r->cfg.action == RL_ACTION_DRY_RUN);
+		slot = r->slot;
+		rc = bpf_map_lookup_elem(&rl_rcnt, &slot);
+		if (v == XDP_DROP || v == RL_SYN_WOULD_DROP) {
+			if (rc) {
+				rc->denied++;
+				if (v == RL_SYN_WOULD_DROP) {
+					rc->would_drop++;
+				} else {
+					rc->dropped++;
+					rc->dropped_bytes += len;
+				}
+			}
+		}
+		if (v >= 0)
+			return v;
+		syn = 1;
+		m->mask &= ~(1ULL << (slot & 63));
+		m->found = RL_RULE_SLOTS;
+		if (!m->mask)
+			return RL_SYN_DONE;
+		bpf_loop(rl_rules.n, match_one, m, 0);
+	}
+	return RL_SYN_DONE;
+}
+
+/*
  * The first rule that matches the packet decides it: its verdict, or -1 for
  * a packet no rule matched (the default rule's), or one rules do not look
- * at (not IP, ARP, neighbour discovery, malformed: as before rules).
+ * at (not IP, ARP, neighbour discovery, malformed: as before rules);
+ * RL_SYN_DONE as -1, after a syn-cookies rule let the packet go on.
  */
 static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_match m = { .mask = rl_rules.any_mask, .found = RL_RULE_SLOTS };
 	struct rl_pkt_info *pi = &m.pi;
 	struct rl_lpm_val *v = NULL;
@@ -300,9 +349,7 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	if (!m.mask)
 		return -1;
 	bpf_loop(rl_rules.n, match_one, &m, 0);
-	if (m.found >= rl_rules.n)
-		return -1;
-	return rl_rule_apply(m.found, pi, len);
+	return rules_syn(ctx, &m, len);
 }
 
 #endif /* RL_BPF_RULES_H */

@@ -30,6 +30,7 @@
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
  *	hot.h		the limited sources, for top
+ *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
  *	parsing.h	header parsing; verdict.h: the verdict's counting
@@ -48,6 +49,7 @@
 #include "sweep.h"
 #include "sample.h"
 #include "hot.h"
+#include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
 
@@ -163,7 +165,7 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
-	__u64 len = ctx->data_end - ctx->data;
+	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_key src;
 	__u32 bad = 0;
 	__be16 proto;
@@ -218,22 +220,37 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	struct iphdr *ip = (void *)(eth + 1);
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
+	int v = -1;
+	__u64 len;
 
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
 	/* Rules first, when there are any; -1: the default rule's packet. */
 	if (rl_rules.n) {
-		int v = rules_path(ctx, cnt);
-
+		v = rules_path(ctx, cnt);
 		if (v >= 0)
 			return v;
+	}
+	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
+	if (rl_cfg.syn.n && v != RL_SYN_DONE) {
+		v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
+		if (v >= 0)
+			return v;
+	}
+	/* Read again: a SYN-cookie step (rules' or ours) may change the packet, to the verifier. */
+	if (rl_rules.n || rl_cfg.syn.n) {
+		data = (void *)(long)ctx->data;
+		end = (void *)(long)ctx->data_end;
+		eth = data;
+		ip = (void *)(eth + 1);
 	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
-	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, end - data, 1), end - data);
+	len = frame_len(ctx, data, end);
+	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, len, 1), len);
 }
 
 /*

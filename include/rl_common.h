@@ -10,6 +10,7 @@
 #include <linux/types.h>
 #include "rl_algo.h"
 #include "rl_key.h"
+#include "rl_syn.h"
 
 /* Pins live in RL_PIN_ROOT/netns-INODE/IFACE/ (see user/lib/pins.h). */
 #define RL_PIN_ROOT "/sys/fs/bpf/xdp-ratelimit"
@@ -132,6 +133,11 @@ struct rl_config {
 	 */
 	__u32 sync_count;
 	__u32 pad_sync;
+	/*
+	 * SYN cookies (include/rl_syn.h, bpf/syncookie.h): the ports, and what
+	 * the SYN-ACK says. Policy: set changes it, status shows it.
+	 */
+	struct rl_syn_cfg syn;
 };
 
 struct rl_ctl {
@@ -200,9 +206,19 @@ struct rl_kcounters {
 	 * Checked at every use, so any content is safe; userspace ignores them.
 	 */
 	__u64 win_k, win_start;
+	/*
+	 * SYN cookies (bpf/syncookie.h): SYNs answered with a cookie (XDP_TX:
+	 * neither passed nor dropped) and their bytes; ACKs whose cookie was
+	 * valid (then limited as any packet) and packets of no connection
+	 * without one (dropped).
+	 */
+	__u64 syn_sent, syn_sent_bytes, syn_valid, syn_invalid;
 };
 
-/* The counters summed over CPUs, with what userspace derives (user/lib/maps.c). */
+/*
+ * The counters summed over CPUs, with what userspace derives (user/lib/maps.c):
+ * rx = passed + dropped + syncookies_sent (SYNs answered go back out, XDP_TX).
+ */
 struct rl_counters {
 	__u64 rx_packets, rx_bytes; /* every frame seen: passed + dropped */
 	__u64 passed, passed_bytes;
@@ -219,6 +235,7 @@ struct rl_counters {
 	__u64 cas_exhausted;
 	__u64 nd;
 	__u64 sync_lost;
+	__u64 syncookies_sent, syncookies_sent_bytes, syncookies_valid, syncookies_invalid;
 };
 
 /*

@@ -40,6 +40,12 @@ enum rl_rule_action {
 	RL_RULE_ALLOW = 0, /* pass, never limited */
 	RL_RULE_DENY = 1, /* drop */
 	RL_RULE_LIMIT = 2, /* the rule's own policy, its own per-source state */
+	/*
+	 * SYN cookies (bpf/syncookie.h) for the TCP packets it matches: a SYN
+	 * answered, a packet of no connection without a valid cookie dropped
+	 * (counted denied); the others go on to the next rules.
+	 */
+	RL_RULE_SYN = 3,
 };
 
 /* TCP flags as in the 14th byte of the TCP header (tcpdump's letters). */

@@ -95,7 +95,7 @@ TEST(completion_words)
 /* A command line that takes the options of @group, before its value. */
 static const char *cmd_of(unsigned int group)
 {
-	if (group & (RL_G_POLICY | RL_G_ATTACH))
+	if (group & (RL_G_POLICY | RL_G_ATTACH | RL_G_SYN))
 		return "attach eth0";
 	if (group & RL_G_LIMITER)
 		return "set eth0";

@@ -159,6 +159,10 @@ static const struct {
 	CNT(cas_exhausted),
 	CNT(nd),
 	CNT(sync_lost),
+	CNT(syncookies_sent),
+	CNT(syncookies_sent_bytes),
+	CNT(syncookies_valid),
+	CNT(syncookies_invalid),
 };
 _Static_assert(ARRAY_SIZE(cnt_fields) * sizeof(__u64) == sizeof(struct rl_counters),
 	       "every counter of struct rl_counters is named in cnt_fields");

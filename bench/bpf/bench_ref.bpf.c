@@ -124,6 +124,46 @@ int bench_driver(struct xdp_md *ctx)
 	return XDP_ABORTED;
 }
 
+/*
+ * bench_restore: the driver for programs that rewrite the frame (a SYN
+ * answered with its SYN-ACK, in place: bench/syncookie.c). test_run runs
+ * every repetition on the one buffer, so each starts by writing the frame
+ * back from bench_tmpl (bench_tmpl_len bytes, the frame's length), then
+ * tail-calls bench_jmp[0]; it samples the clock as bench_driver does.
+ */
+__u64 bench_tmpl[16];
+__u32 bench_tmpl_len;
+
+SEC("xdp")
+int bench_restore(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	__u64 n = bench_reps;
+
+	bench_reps = n + 1;
+	if (!(n & BENCH_SAMPLE_MASK)) {
+		__u64 t = bpf_ktime_get_ns();
+
+		if (!bench_t0) {
+			bench_t0 = t;
+			bench_n0 = n;
+		}
+		bench_t1 = t;
+		bench_n1 = n;
+	}
+	if ((__u64)(end - data) != bench_tmpl_len)
+		return XDP_ABORTED;
+#pragma unroll
+	for (int i = 0; i < 16; i++) {
+		if (i * 8 + 8 > bench_tmpl_len || data + i * 8 + 8 > end)
+			break;
+		((__u64 *)data)[i] = bench_tmpl[i];
+	}
+	bpf_tail_call(ctx, &bench_jmp, 0);
+	bench_tail_fail++;
+	return XDP_ABORTED;
+}
+
 SEC("xdp")
 int bench_nop(struct xdp_md *ctx)
 {

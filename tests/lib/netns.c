@@ -463,7 +463,13 @@ int rl_flow_start(struct rl_ns *ns, struct rl_flow *f)
 	cf = fopen(f->cfg, "w");
 	if (!cf)
 		return -errno;
-	if (v6)
+	if (f->syn_dport)
+		fprintf(cf,
+			"{ eth(da=%s%s), %s(sa=%s%s, da=%s, %s=64), "
+			"tcp(sp=drnd(), dp=%u, seq=drnd(), syn, win=64240) }\n",
+			dev->rx_mac, v6 ? ", type=0x86dd" : "", v6 ? "ipv6" : "ipv4", f->src, rnd,
+			v6 ? RL_NS_RX_ADDR6 : RL_NS_RX_ADDR4, v6 ? "hl" : "ttl", f->syn_dport);
+	else if (v6)
 		fprintf(cf,
 			"{ eth(da=%s, type=0x86dd), ipv6(sa=%s%s, da=" RL_NS_RX_ADDR6
 			", hl=64), udp(sp=40000, dp=%u), fill(0x00, %u) }\n",

@@ -52,6 +52,8 @@ struct rl_flow {
 	unsigned int rand_bytes; /* randomize the last N bytes of src (IPv4 <= 2, IPv6 <= 8) */
 	bool seq; /* instead: count the last byte up (rand_bytes 1): up to 256 distinct sources */
 	unsigned int dport; /* UDP destination port; 0: 9 (discard, nobody listens) */
+	/* Nonzero: TCP SYNs to this port (random source port and sequence) instead of UDP. */
+	unsigned int syn_dport;
 	unsigned long count; /* packets: trafgen -n (required) */
 	const char *gap; /* trafgen -t, e.g. "5us"; NULL: TX_RING at full speed */
 	unsigned int payload; /* UDP payload bytes; 0: 18, a 60-byte IPv4 frame */

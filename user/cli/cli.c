@@ -14,14 +14,15 @@
 #define IFACE_CMD(g) (RL_G_JSON | (g))
 
 const struct rl_cmd rl_cmds[] = {
-	{ "attach", cmd_attach, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH), 1, 1,
+	{ "attach", cmd_attach, NULL,
+	  IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH | RL_G_SYN), 1, 1,
 	  "IFACE --rate RATE [POLICY OPTIONS] [OPTIONS] | IFACE --share IFACE2",
 	  "attach the limiter to an interface",
 	  "Loads the limiter and attaches it to IFACE at XDP, alone: not behind libxdp's "
 	  "dispatcher, so that set can replace it in one atomic step; an interface that "
 	  "already has another XDP program is refused. The attachment outlives this command; "
 	  "its maps are pinned under " RL_PIN_ROOT "/ (root only).\n" },
-	{ "set", cmd_set, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER), 1, 1,
+	{ "set", cmd_set, NULL, IFACE_CMD(RL_G_POLICY | RL_G_LIMITER | RL_G_SYN), 1, 1,
 	  "IFACE [POLICY OPTIONS]", "change the policy of a running limiter",
 	  "Changes the policy of a running limiter, with no detach and no packet lost. Options "
 	  "not given keep their values; changing --algo between the bucket and the window "
@@ -202,6 +203,9 @@ const struct rl_cmd rl_cmds[] = {
 	  "ends with the deciding rule's name; --summary prints per-rule counts; --json adds "
 	  "\"rule\" and \"reason\" per packet and per-rule totals. A packet without PROTO "
 	  "matches only rules without --proto.\n"
+	  "SYN cookies (attach --syn-cookies, syn-cookies rules) are kernel-only: a cookie is "
+	  "made from the kernel's secret and checked against it, so simulate refuses a "
+	  "syn-cookies rule and replays the rate policy alone.\n"
 	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options or rules.\n" },
 	/* "help [COMMAND]": the same text as --help, so not listed among the commands. */
 	{ "help", cmd_help, NULL, RL_CMD_RAW | RL_CMD_HIDDEN, 0, 1, "[COMMAND]",

@@ -17,6 +17,7 @@
 #include "probe.h"
 #include "prog.h"
 #include "rulemaps.h"
+#include "synproxy.h"
 #include "xdp_attach.h"
 
 static char *describe(const struct rl_config *c, char *buf, size_t len)
@@ -46,6 +47,14 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 		 rl_algo_name(c->params.algo), rate, shape, c->prefix4, c->prefix6,
 		 c->action == RL_ACTION_DRY_RUN ? "dry-run" : "drop",
 		 c->clock == RL_CLOCK_COARSE ? ", coarse clock" : "");
+	if (c->syn.n) {
+		char ports[160];
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, ", SYN cookies on %s (MSS %u/%u, wscale %u)",
+			 rl_syn_ports_str(&c->syn, ports, sizeof(ports)), c->syn.mss4, c->syn.mss6,
+			 c->syn.wscale);
+	}
 	return buf;
 }
 
@@ -75,7 +84,32 @@ static void json_config(struct rl_json *w, const struct rl_config *c)
 	jw_string_field(w, "malformed", c->malformed_drop ? "drop" : "pass");
 	jw_string_field(w, "clock", c->clock == RL_CLOCK_COARSE ? "coarse" : "precise");
 	jw_uint_field(w, "generation", c->gen);
+	if (c->syn.n) {
+		char ports[160];
+
+		jw_string_field(w, "syn_cookies", rl_syn_ports_str(&c->syn, ports, sizeof(ports)));
+		jw_uint_field(w, "syn_mss4", c->syn.mss4);
+		jw_uint_field(w, "syn_mss6", c->syn.mss6);
+		jw_uint_field(w, "syn_wscale", c->syn.wscale);
+	}
 	jw_end_object(w);
+}
+
+/* --syn-cookies on @ifc: see rl_synproxy_prepare(). */
+static int syn_prepare(const struct rl_iface *ifc, struct rl_config *cfg, int proxy, char *err,
+		       size_t errlen)
+{
+	return rl_synproxy_prepare(ifc->name, &cfg->syn, proxy == RL_SYN_PROXY_CHECK, err, errlen);
+}
+
+/* --syn-proxy without --syn-cookies (or with none) means nothing. */
+static bool syn_args_ok(const struct rl_args *a, const struct rl_opts *o)
+{
+	if (a->o.syn_proxy_set && !o->syn.n) {
+		pr_err("--syn-proxy has no meaning without --syn-cookies PORTS");
+		return false;
+	}
+	return true;
 }
 
 /* Was the option @name given? */
@@ -97,7 +131,7 @@ static int attach_share(const struct rl_args *a)
 	bool described = false;
 	int ret, lock;
 
-	if (rl_args_given(a, RL_G_POLICY | RL_G_LIMITER) || given(a, "max-sources") ||
+	if (rl_args_given(a, RL_G_POLICY | RL_G_LIMITER | RL_G_SYN) || given(a, "max-sources") ||
 	    given(a, "max-sources6")) {
 		pr_err("--share: the policy, limiter options and table sizes are those of '%s': "
 		       "give none of them (set changes them on every interface that shares it)",
@@ -158,11 +192,13 @@ int cmd_attach(const struct rl_args *a)
 	struct rl_config cfg;
 	struct rl_iface ifc;
 	struct rl_json w;
-	char err[RL_ERRLEN], desc[256];
-	int ret, lock;
+	char err[RL_ERRLEN], desc[384], why[RL_ERRLEN];
+	int ret, lock, made;
 
 	if (a->share)
 		return attach_share(a);
+	if (!syn_args_ok(a, &a->o))
+		return 2;
 	if (rl_config_build(&cfg, &a->pol, &a->o, NULL, err, sizeof(err))) {
 		pr_err("%s", err);
 		return 2;
@@ -183,7 +219,13 @@ int cmd_attach(const struct rl_args *a)
 		pr_err("%s", err);
 		return 1;
 	}
-	ret = rl_attach(&ifc, a->mode, (__u32)a->max_sources, max6, &cfg, err, sizeof(err));
+	made = syn_prepare(&ifc, &cfg, a->o.syn_proxy, err, sizeof(err));
+	ret = made < 0 ? made : 0;
+	if (!ret)
+		ret = rl_attach(&ifc, a->mode, (__u32)a->max_sources, max6, &cfg, err, sizeof(err));
+	/* Nothing changed: not even the stack's half. */
+	if (ret && made > 0 && rl_synproxy_remove(ifc.name, why, sizeof(why)) < 0)
+		pr_warn("%s", why);
 	rl_unlock(lock);
 	if (ret) {
 		pr_err("%s", err);
@@ -218,13 +260,13 @@ int cmd_set(const struct rl_args *a)
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	struct rl_json w;
-	char err[RL_ERRLEN], desc[256];
+	char err[RL_ERRLEN], desc[384];
 	const char *name = a->pos[0];
 	int ret, lock = -1;
 	__u64 moved = 0;
 	__u32 active;
 
-	if (!rl_args_given(a, RL_G_POLICY | RL_G_LIMITER)) {
+	if (!rl_args_given(a, RL_G_POLICY | RL_G_LIMITER | RL_G_SYN)) {
 		pr_err("set: nothing to change (give at least one policy option)");
 		return 2;
 	}
@@ -293,10 +335,22 @@ int cmd_set(const struct rl_args *a)
 		o.malformed_drop = given_o->malformed_drop;
 	if (given_o->clock_set)
 		o.clock = given_o->clock;
+	if (given_o->syn_set)
+		o.syn = given_o->syn;
+	if (!syn_args_ok(a, &o)) {
+		ret = 2;
+		goto out;
+	}
 	/* The merged policy is checked as a whole, as attach checks its own. */
 	if (rl_config_build(&cfg, &pol, &o, &cur, err, sizeof(err))) {
 		pr_err("%s", err);
 		ret = 2;
+		goto out;
+	}
+	/* What the SYN-ACK says, from the interface as it is now (as attach). */
+	if (rl_synproxy_params(ifc.name, &cfg.syn, err, sizeof(err))) {
+		pr_err("%s", err);
+		ret = 1;
 		goto out;
 	}
 	/* The policy in force already: a new generation would only cost a migration. */
@@ -328,12 +382,20 @@ int cmd_set(const struct rl_args *a)
 	}
 	if (rl_policy_tcp_warning(&pol, err, sizeof(err)))
 		pr_warn("%s", err);
+	/* The stack's half first when SYN cookies stay on or come on; after the swap when off. */
+	if (cfg.syn.n && syn_prepare(&ifc, &cfg, o.syn_proxy, err, sizeof(err)) < 0) {
+		pr_err("%s", err);
+		ret = 1;
+		goto out;
+	}
 	ret = rl_set_live(&ifc, &pins, &cfg, active, &moved, err, sizeof(err));
 	if (ret < 0) {
 		pr_err("%s", err);
 		ret = 1;
 		goto out;
 	}
+	if (!cfg.syn.n && cur.syn.n && rl_synproxy_remove(ifc.name, desc, sizeof(desc)) < 0)
+		pr_warn("%s", desc);
 	if (ret > 0)
 		pr_warn("%s", err);
 	else
@@ -375,7 +437,7 @@ int cmd_detach(const struct rl_args *a)
 	const char *name = a->pos[0];
 	struct rl_member m[RL_MAX_MEMBERS];
 	struct rl_iface ifc;
-	char err[RL_ERRLEN];
+	char err[RL_ERRLEN], desc[RL_ERRLEN];
 	int lock, ret, nm;
 
 	if (rl_check_env(err, sizeof(err)))
@@ -403,6 +465,9 @@ int cmd_detach(const struct rl_args *a)
 	rl_loader_quiet();
 	nm = rl_members(&ifc, m, RL_MAX_MEMBERS);
 	ret = rl_detach(&ifc, err, sizeof(err));
+	/* The synproxy chains --syn-cookies made for this interface (none: nothing to do). */
+	if (!ret && rl_synproxy_remove(ifc.name, desc, sizeof(desc)) < 0)
+		pr_warn("%s", desc);
 	rl_unlock(lock);
 	if (ret) {
 		pr_err("%s", err);

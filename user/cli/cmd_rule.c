@@ -10,6 +10,7 @@
 #include <time.h>
 #include <bpf/bpf.h>
 #include "cli.h"
+#include "synproxy.h"
 #include "env.h"
 #include "json_writer.h"
 #include "lock.h"
@@ -198,12 +199,14 @@ static int cmd_rule_add(const struct rl_args *a)
 	const char *before = NULL, *about = NULL;
 	char err[RL_ERRLEN] = "";
 	struct rule_target l;
+	bool syn;
 	int ret;
 
 	if (a->npos < 2) {
 		pr_err("rule add: give an interface and a rule name (see " RL_PROG " rule --help)");
 		return 2;
 	}
+	syn = a->syn_rule;
 	/* The rule first: a bad one is refused before the limiter is looked at. */
 	ret = rl_rule_from_args(a->rule, a->pos[1], a, &before, &about, err, sizeof(err));
 	if (ret) {
@@ -220,7 +223,14 @@ static int cmd_rule_add(const struct rl_args *a)
 		target_close(&l);
 		return 1;
 	}
-	return target_commit(a, &l, "rule add", true, a->pos[1]);
+	ret = target_commit(a, &l, "rule add", true, a->pos[1]);
+	/*
+	 * A syn-cookies rule's ports are the rule's match: the stack's half is
+	 * the user's to set up (attach --syn-cookies makes it for its ports).
+	 */
+	if (!ret && syn && rl_synproxy_check(NULL, err, sizeof(err)))
+		pr_warn("rule add: %s", err);
+	return ret;
 }
 
 static int cmd_rule_del(const struct rl_args *a)

@@ -254,11 +254,18 @@ int cmd_simulate(const struct rl_args *a)
 			rl_sim_free(&sim);
 			return 2;
 		}
-		if (rl_rsim_init(&rsim, &set)) {
-			pr_err("out of memory");
+		ret = rl_rsim_init(&rsim, &set);
+		if (ret) {
+			if (ret == -EOPNOTSUPP)
+				pr_err("%s: a syn-cookies rule: SYN cookies are kernel-only (the "
+				       "cookie is made from the kernel's secret), simulate cannot "
+				       "replay them",
+				       a->rules);
+			else
+				pr_err("out of memory");
 			rl_ruleset_free(&set);
 			rl_sim_free(&sim);
-			return 1;
+			return ret == -EOPNOTSUPP ? 2 : 1;
 		}
 	}
 	if (a->trace && strcmp(a->trace, "-")) {

@@ -23,11 +23,12 @@
 #include "maps.h"
 #include "opts.h"
 #include "rulemaps.h"
+#include "synproxy.h"
 #include "textfile.h"
 #include "xdp_attach.h"
 
 /* The options an interface's mapping takes, besides "rules". */
-#define IFACE_GROUPS (RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH)
+#define IFACE_GROUPS (RL_G_POLICY | RL_G_LIMITER | RL_G_ATTACH | RL_G_SYN)
 /* The options a rule's mapping takes, besides "name"; --before is refused (order is the list's). */
 #define RULE_GROUPS (RL_G_RULE | RL_G_POLICY | RL_G_LIMITER)
 /* The keys besides options, for "did you mean": a rule's, an interface's, the top level's. */
@@ -1126,6 +1127,9 @@ static int plan_live(const struct rl_apply_file *f, struct rl_apply_step *s, cha
 				 live.max_sources6, (unsigned long long)w->max_sources6);
 	if (rl_config_build(&s->cfg, &w->pol, &w->o, &s->cur, msg, sizeof(msg)))
 		return plan_fail(f, w, err, errlen, "%s", msg);
+	/* What the SYN-ACK says, from the interface (as set), so that the two compare. */
+	if (rl_synproxy_params(s->ifc.name, &s->cfg.syn, msg, sizeof(msg)))
+		return plan_fail(f, w, err, errlen, "%s", msg);
 	/* The policy in force already: a new generation would only cost a migration. */
 	if (rl_config_same(&s->cfg, &s->cur)) {
 		s->action = s->rules ? RL_APPLY_RULES : RL_APPLY_NONE;
@@ -1427,6 +1431,7 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 	for (size_t i = 0; i < p->n; i++) {
 		struct rl_apply_step *s = &p->steps[i];
 		const struct rl_apply_iface *w = s->want;
+		char msg[RL_ERRLEN];
 		int ret = 0;
 
 		switch (s->action) {
@@ -1435,17 +1440,37 @@ int rl_apply_run(struct rl_apply_plan *p, size_t *done, char *err, size_t errlen
 			if (!*w->share)
 				ret = run_converge(s, err, errlen);
 			break;
-		case RL_APPLY_ATTACH:
+		case RL_APPLY_ATTACH: {
+			/* The stack's half of --syn-cookies first (synproxy.h), undone on failure. */
+			int made = rl_synproxy_prepare(s->ifc.name, &s->cfg.syn,
+						       w->o.syn_proxy == RL_SYN_PROXY_CHECK, err,
+						       errlen);
+
 			/* With the rules from the start: one program, attached once. */
-			ret = rl_attach_rules(&s->ifc, w->mode, (__u32)w->max_sources,
-					      (__u32)w->max_sources6, &s->cfg,
-					      s->rules ? &w->rules : NULL, err, errlen);
+			ret = made < 0 ? made :
+					 rl_attach_rules(&s->ifc, w->mode, (__u32)w->max_sources,
+							 (__u32)w->max_sources6, &s->cfg,
+							 s->rules ? &w->rules : NULL, err, errlen);
+			if (ret && made > 0)
+				rl_synproxy_remove(s->ifc.name, msg, sizeof(msg));
 			break;
+		}
 		case RL_APPLY_SET:
-			ret = run_set(s, err, errlen);
+			ret = s->cfg.syn.n ?
+				      rl_synproxy_prepare(s->ifc.name, &s->cfg.syn,
+							  w->o.syn_proxy == RL_SYN_PROXY_CHECK, err,
+							  errlen) :
+				      0;
+			if (ret >= 0)
+				ret = run_set(s, err, errlen);
+			if (!ret && !s->cfg.syn.n && s->cur.syn.n &&
+			    rl_synproxy_remove(s->ifc.name, msg, sizeof(msg)) < 0)
+				pr_warn("%s", msg);
 			break;
 		case RL_APPLY_DETACH:
 			ret = rl_detach(&s->ifc, err, errlen);
+			if (!ret && rl_synproxy_remove(s->ifc.name, msg, sizeof(msg)) < 0)
+				pr_warn("%s", msg);
 			break;
 		case RL_APPLY_RULES:
 			ret = run_rules(s, err, errlen);

@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "config.h"
@@ -128,6 +129,15 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 	cfg->initial = pol->initial;
 	cfg->initial_set = pol->initial_set;
 	cfg->gen = 1;
+	cfg->syn = o->syn;
+	/* What the SYN-ACK says, unless the caller found the interface's (synproxy.h). */
+	/* Also without ports: a syn-cookies rule's SYN-ACK says the same. */
+	if (!cfg->syn.mss4) {
+		cfg->syn.mss4 = RL_SYN_DEFAULT_MSS4;
+		cfg->syn.mss6 = RL_SYN_DEFAULT_MSS6;
+		cfg->syn.wscale = RL_SYN_DEFAULT_WSCALE;
+		cfg->syn.ttl = RL_SYN_DEFAULT_TTL;
+	}
 	ret = coarse_check(cfg, err, errlen);
 	if (ret)
 		return ret;
@@ -167,7 +177,8 @@ bool rl_config_same(const struct rl_config *a, const struct rl_config *b)
 	       a->clock == b->clock && a->prefix4 == b->prefix4 && a->prefix6 == b->prefix6 &&
 	       a->initial_set == b->initial_set && a->rate_num == b->rate_num &&
 	       a->rate_den == b->rate_den && a->burst == b->burst &&
-	       (!a->initial_set || a->initial == b->initial) && a->window_ns == b->window_ns;
+	       (!a->initial_set || a->initial == b->initial) && a->window_ns == b->window_ns &&
+	       !memcmp(&a->syn, &b->syn, sizeof(a->syn));
 }
 
 void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o)
@@ -194,4 +205,88 @@ void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct
 	o->fail_policy = cfg->fail_policy;
 	o->malformed_drop = cfg->malformed_drop;
 	o->clock = cfg->clock;
+	o->syn = cfg->syn;
+}
+
+int rl_syn_ports_parse(const char *val, struct rl_syn_cfg *syn, char *err, size_t errlen)
+{
+	const char *p = val;
+	__u16 n = 0;
+
+	memset(syn->port, 0, sizeof(syn->port));
+	if (!strcmp(val, "none")) {
+		syn->n = 0;
+		return 0;
+	}
+	while (1) {
+		size_t len = strcspn(p, ","), dash;
+		char word[16], *end;
+		unsigned long lo, hi;
+
+		if (!len || len >= sizeof(word))
+			goto bad;
+		memcpy(word, p, len);
+		word[len] = '\0';
+		dash = strcspn(word, "-");
+		if (word[0] < '0' || word[0] > '9')
+			goto bad;
+		lo = strtoul(word, &end, 10);
+		if (end != word + dash)
+			goto bad;
+		hi = lo;
+		if (word[dash]) {
+			if (word[dash + 1] < '0' || word[dash + 1] > '9')
+				goto bad;
+			hi = strtoul(word + dash + 1, &end, 10);
+			if (*end)
+				goto bad;
+		}
+		if (!lo || lo > 65535 || !hi || hi > 65535) {
+			snprintf(err, errlen, "'%s': a port is a whole number from 1 to 65535",
+				 word);
+			return -EINVAL;
+		}
+		if (lo > hi) {
+			snprintf(err, errlen, "'%s' is a reversed range (give LOW-HIGH: %lu-%lu)",
+				 word, hi, lo);
+			return -EINVAL;
+		}
+		if (n == RL_SYN_MAX_RANGES) {
+			snprintf(
+				err, errlen,
+				"'%s' has more than %d ports and ranges (join neighbours into a range, "
+				"or use syn-cookies rules)",
+				val, RL_SYN_MAX_RANGES);
+			return -EINVAL;
+		}
+		syn->port[n].lo = (__u16)lo;
+		syn->port[n].hi = (__u16)hi;
+		n++;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	syn->n = n;
+	return 0;
+bad:
+	snprintf(err, errlen,
+		 "'%s' is not a list of TCP ports and ranges (443, 80,443, 8000-8999) nor none",
+		 val);
+	return -EINVAL;
+}
+
+char *rl_syn_ports_str(const struct rl_syn_cfg *syn, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	snprintf(buf, len, "none");
+	for (__u16 i = 0; i < syn->n && i < RL_SYN_MAX_RANGES && off < len; i++) {
+		if (syn->port[i].lo == syn->port[i].hi)
+			off += (size_t)snprintf(buf + off, len - off, "%s%u", i ? "," : "",
+						syn->port[i].lo);
+		else
+			off += (size_t)snprintf(buf + off, len - off, "%s%u-%u", i ? "," : "",
+						syn->port[i].lo, syn->port[i].hi);
+	}
+	return buf;
 }

@@ -6,6 +6,12 @@
 #include "policy.h"
 #include "rl_common.h"
 
+/* --syn-proxy: who makes the stack ready for SYN cookies (user/lib/synproxy.h). */
+enum rl_syn_proxy {
+	RL_SYN_PROXY_NFT = 0, /* the CLI: sysctls and an nftables table of its own */
+	RL_SYN_PROXY_CHECK = 1, /* the user: the CLI checks, and refuses what is missing */
+};
+
 /* Options beyond the rate policy, shared by attach and set. */
 struct rl_opts {
 	enum rl_action action;
@@ -13,7 +19,20 @@ struct rl_opts {
 	int malformed_drop; /* 1: drop malformed IP frames */
 	enum rl_clock clock;
 	bool action_set, fail_set, malformed_set, clock_set;
+	/* --syn-cookies PORTS (the ports; what the SYN-ACK says is filled at attach) */
+	struct rl_syn_cfg syn;
+	bool syn_set, syn_proxy_set;
+	int syn_proxy; /* enum rl_syn_proxy */
 };
+
+/*
+ * Parse --syn-cookies' value into @syn's ports: a comma-separated list of
+ * ports (1-65535) and ranges (8000-8999), at most RL_SYN_MAX_RANGES, or
+ * none (SYN cookies off). 0 or -EINVAL with a message in @err.
+ */
+int rl_syn_ports_parse(const char *val, struct rl_syn_cfg *syn, char *err, size_t errlen);
+/* @syn's ports as rl_syn_ports_parse() reads them ("none" for none) into @buf. */
+char *rl_syn_ports_str(const struct rl_syn_cfg *syn, char *buf, size_t len);
 
 void rl_opts_defaults(struct rl_opts *o);
 

@@ -78,6 +78,25 @@ const struct rl_counter_info rl_counter_table[] = {
 	  "counter table was full: the other nodes never charge them.",
 	  "sync_lost_units_total", NULL,
 	  "Passed cost units fleet sync could not count (its counter table was full)." },
+	{ "syncookies_sent", C(syncookies_sent),
+	  "SYNs to a port of --syn-cookies (or a syn-cookies rule) answered from XDP with a "
+	  "SYN-ACK carrying a cookie (XDP_TX: neither passed nor dropped; rx_packets counts "
+	  "them). No source state is made for them.",
+	  "syncookies_total", "result=\"sent\"",
+	  "SYN cookies: SYNs answered, ACKs with a valid cookie, packets of no connection "
+	  "without one (dropped)." },
+	{ "syncookies_sent_bytes", C(syncookies_sent_bytes),
+	  "The bytes of the SYNs answered with a cookie, as received.",
+	  "syncookies_sent_bytes_total", NULL, "Bytes of the SYNs answered with a SYN cookie." },
+	{ "syncookies_valid", C(syncookies_valid),
+	  "ACKs to a protected port whose cookie was valid: handed on, limited like any packet, "
+	  "to the stack, where SYNPROXY opens the connection.",
+	  "syncookies_total", "result=\"valid\"", NULL },
+	{ "syncookies_invalid", C(syncookies_invalid),
+	  "Packets to a protected port of no connection this host knows and without a valid "
+	  "cookie (a spoofed or late ACK, a RST, a stray segment): dropped (with --action "
+	  "dry-run: passed on, counted in would_drop).",
+	  "syncookies_total", "result=\"invalid\"", NULL },
 };
 
 const size_t rl_counter_count = sizeof(rl_counter_table) / sizeof(rl_counter_table[0]);

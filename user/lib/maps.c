@@ -148,8 +148,13 @@ static void derive(const struct rl_kcounters *k, struct rl_counters *c)
 	c->passed_bytes = k->passed_bytes;
 	c->dropped = k->dropped;
 	c->dropped_bytes = k->dropped_bytes;
-	c->rx_packets = k->passed + k->dropped;
-	c->rx_bytes = k->passed_bytes + k->dropped_bytes;
+	/* SYNs answered with a cookie went back out (XDP_TX): seen, neither passed nor dropped. */
+	c->rx_packets = k->passed + k->dropped + k->syn_sent;
+	c->rx_bytes = k->passed_bytes + k->dropped_bytes + k->syn_sent_bytes;
+	c->syncookies_sent = k->syn_sent;
+	c->syncookies_sent_bytes = k->syn_sent_bytes;
+	c->syncookies_valid = k->syn_valid;
+	c->syncookies_invalid = k->syn_invalid;
 	c->limited = k->limited;
 	c->would_drop = k->would_drop;
 	c->would_drop_bytes = k->would_drop_bytes;
@@ -166,8 +171,11 @@ static void derive(const struct rl_kcounters *k, struct rl_counters *c)
 	c->cas_exhausted = k->cas_exhausted;
 	c->nd = k->nd;
 	c->sync_lost = k->sync_lost;
-	/* Every frame is IPv4, IPv6, ND, not IP or malformed: IPv4 is what is left. */
-	c->ipv4 = c->rx_packets - k->ipv6 - k->nd - k->not_ip - malformed;
+	/*
+	 * Every frame is IPv4, IPv6, ND, not IP, malformed or a SYN answered
+	 * with a cookie: IPv4 is what is left.
+	 */
+	c->ipv4 = c->rx_packets - k->ipv6 - k->nd - k->not_ip - malformed - k->syn_sent;
 }
 
 int rl_counters_sum(int map_fd, struct rl_counters *sum)

@@ -31,6 +31,13 @@ static const char *const clock_choices[] = { "precise", "coarse", NULL };
  */
 static const char *const fallback_choices[] = { "local", "share", NULL };
 static const char *const mode_choices[] = { "native", "skb", NULL };
+/* enum rl_syn_proxy (config.h). */
+static const char *const syn_proxy_choices[] = { "nft", "check", NULL };
+
+static int parse_syn_cookies(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return rl_syn_ports_parse(val, &a->o.syn, err, errlen);
+}
 
 /* sync --interval: 0 and more than a minute get a message that says the range. */
 static int parse_sync_interval(const char *val, struct rl_args *a, char *err, size_t errlen)
@@ -167,6 +174,25 @@ const struct rl_opt rl_opt_table[] = {
 	  "last kernel tick, several times cheaper to read but it advances once per tick (1/HZ, "
 	  "e.g. 4 ms): refused unless the burst covers a tick's worth of the rate, or the window "
 	  "is at least a tick." },
+
+	{ "syn-cookies", 0, RL_OPT_CUSTOM, "PORTS", 0, A(o.syn_set), 0, 0, NULL, parse_syn_cookies,
+	  RL_G_SYN,
+	  "Answer SYNs to these TCP ports (443; 80,443; 8000-8999; at most 16 ports and "
+	  "ranges; none: off) from XDP with a SYN cookie, before any per-source step, so a "
+	  "flood of SYNs from spoofed sources makes no state; the ACK that brings a valid "
+	  "cookie back is limited like any packet and handed to the stack, where netfilter's "
+	  "SYNPROXY opens the connection to the server (see --syn-proxy). Packets to these "
+	  "ports of no connection and without a valid cookie are dropped. For services on this "
+	  "host (a connection is known by its socket), IPv4 and IPv6, VLAN-tagged or not." },
+	{ "syn-proxy", 0, RL_OPT_CHOICE, "WHO", A(o.syn_proxy), A(o.syn_proxy_set), 0, 0,
+	  syn_proxy_choices, NULL, RL_G_SYN,
+	  "With --syn-cookies: nft (default) makes the stack ready itself: the sysctls "
+	  "net.ipv4.tcp_syncookies (1 unless set), net.ipv4.tcp_timestamps=1 and "
+	  "net.netfilter.nf_conntrack_tcp_loose=0, and the nftables table inet xdp_ratelimit "
+	  "with two chains for the interface (notrack for SYNs to the ports; synproxy for "
+	  "their untracked and invalid packets), which set and detach update and remove; "
+	  "check changes nothing there and refuses to attach while a sysctl or a synproxy "
+	  "rule is missing, naming each." },
 
 	{ "mode", 0, RL_OPT_CHOICE, "MODE", A(mode), 0, 0, 0, mode_choices, NULL, RL_G_ATTACH,
 	  "native (default: in the driver) or skb (generic XDP, for drivers without XDP "
@@ -325,6 +351,13 @@ const struct rl_opt rl_opt_table[] = {
 	{ "deny", 0, RL_OPT_FLAG, NULL, A(deny), 0, 0, 0, NULL, NULL, RL_G_RULE,
 	  "Action: drop matching packets (counted as denied; passed with --action dry-run). "
 	  "Without --allow or --deny a rule limits with its own policy options, --rate first." },
+	{ "syn-cookies", 0, RL_OPT_FLAG, NULL, A(syn_rule), 0, 0, 0, NULL, NULL, RL_G_RULE,
+	  "Action: SYN cookies for the TCP packets the rule matches (needs --proto tcp; no "
+	  "--tcp-flags: it must see every packet of a connection): a SYN is answered from XDP "
+	  "with a cookie, a packet of no connection without a valid cookie is dropped (counted "
+	  "as denied), and the others go on to the next rule that matches. Put it before limit "
+	  "rules on the same port, so that SYNs make no state; the stack needs SYNPROXY for "
+	  "the port, as with attach --syn-cookies (rule add checks it and warns)." },
 	{ "block", 0, RL_OPT_DURATION, "DUR", A(block_ns), A(block_set), 1, RL_BLOCK_MAX_NS, NULL,
 	  NULL, RL_G_RULE,
 	  "With a limit policy: a source over the rule's limit is dropped whole (every packet "
@@ -678,7 +711,7 @@ int rl_policy_parse(struct rl_policy *pol, struct rl_opts *o, const char *const 
 	}
 	argv[argc] = NULL;
 	rl_args_defaults(&a);
-	ret = rl_args_parse(&a, RL_G_POLICY | RL_G_LIMITER, 0, argc, argv, err, errlen);
+	ret = rl_args_parse(&a, RL_G_POLICY | RL_G_LIMITER | RL_G_SYN, 0, argc, argv, err, errlen);
 	if (ret)
 		return ret;
 	*pol = a.pol;

@@ -43,6 +43,8 @@ enum rl_opt_group {
 	RL_G_APPLY = 1 << 11, /* apply */
 	RL_G_SYNC = 1 << 12, /* sync */
 	RL_G_CLEANUP = 1 << 13, /* cleanup */
+	RL_G_SYN =
+		1 << 14, /* --syn-cookies PORTS, --syn-proxy: attach, set, the file's interfaces */
 };
 
 /* --watch's range: a tenth of a second keeps a walk of the tables from running back to back. */
@@ -108,6 +110,7 @@ struct rl_args {
 	 */
 	struct rl_rule *rule;
 	bool allow, deny, block_set;
+	bool syn_rule; /* rule add --syn-cookies: the rule's action */
 	__u64 block_ns;
 	const char *before;
 	const char *listen; /* exporter --listen; NULL: RL_EXPORTER_LISTEN_STR */
@@ -128,7 +131,7 @@ struct rl_args {
 	const char *pos[4];
 	int npos;
 	/* Which options were given, by index in rl_opt_table[]. */
-	bool given[64];
+	bool given[96];
 };
 
 extern const struct rl_opt rl_opt_table[];
@@ -177,7 +180,7 @@ const struct rl_opt *rl_opt_find(const char *name, unsigned int groups);
 const char *rl_opt_suggest(const char *word, unsigned int groups, const char *const *extra);
 
 /*
- * A policy and limiter options from a NULL-terminated word list such as
+ * A policy, limiter and SYN-cookie options from a NULL-terminated word list such as
  * { "--rate", "10", "--burst=5", NULL }: what tests and benchmarks use, through
  * the same table and parser as the command line.
  */

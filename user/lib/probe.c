@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Kernel feature probes: see probe.h. */
 #include <errno.h>
+#include <string.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,30 @@ static bool probe_atomics(void)
 		return false;
 	close(fd);
 	return true;
+}
+
+bool rl_probe_xdp_frags(void)
+{
+	static int known = -1;
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = XDP_PASS },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .prog_flags = BPF_F_XDP_HAS_FRAGS);
+	int fd;
+
+	if (known >= 0)
+		return known;
+	fd = bpf_prog_load(BPF_PROG_TYPE_XDP, "rl_probe_frags", "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &o);
+	known = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	else
+		pr_debug(
+			"this kernel loads no xdp.frags program (%s): jumbo frames need --mode skb",
+			strerror(errno));
+	return known;
 }
 
 int rl_check_kernel(char *err, size_t errlen)

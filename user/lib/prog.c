@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "probe.h"
 #include "prog.h"
 #include "rl_skel.h"
 #include "rulemaps.h"
@@ -264,6 +265,23 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		goto fail;
 	}
 	skel->rodata->rl_sa_bits = bits;
+	/*
+	 * xdp.frags where the kernel has it: native mode then attaches on an
+	 * MTU over a page (jumbo frames), and a frame's length is the whole
+	 * frame's. Every program of a limiter is loaded alike, so set swaps
+	 * like for like.
+	 */
+	if (rl_probe_xdp_frags()) {
+		ret = bpf_program__set_flags(skel->progs.xdp_ratelimit,
+					     bpf_program__flags(skel->progs.xdp_ratelimit) |
+						     BPF_F_XDP_HAS_FRAGS);
+		if (ret) {
+			snprintf(err, errlen, "couldn't prepare the BPF object: %s",
+				 strerror(-ret));
+			goto fail;
+		}
+		skel->rodata->rl_frags = 1;
+	}
 	/* rl_table4_choose() picked rl_sets4 for a policy it holds: check, rather than trust. */
 	if (cfg->table4 == RL_TABLE4_SA) {
 		ret = rl_sa_check(&cfg->params, bits, err, errlen);

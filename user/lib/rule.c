@@ -454,7 +454,22 @@ int rl_rule_prepare_about(struct rl_rule *r, const char **about, char *err, size
 	if (r->action != RL_RULE_LIMIT && r->block_ns) {
 		*about = "block";
 		snprintf(err, errlen, " needs a limit policy (--rate ...), not --%s",
-			 r->action == RL_RULE_ALLOW ? "allow" : "deny");
+			 r->action == RL_RULE_ALLOW ? "allow" :
+			 r->action == RL_RULE_DENY  ? "deny" :
+						      "syn-cookies");
+		return -EINVAL;
+	}
+	if (r->action == RL_RULE_SYN &&
+	    (!(r->l4.fields & RL_MATCH_PROTO) || r->l4.proto != RL_PROTO_TCP)) {
+		*about = "syn-cookies";
+		snprintf(err, errlen, " needs --proto tcp");
+		return -EINVAL;
+	}
+	if (r->action == RL_RULE_SYN && (r->l4.fields & RL_MATCH_FLAGS)) {
+		*about = "syn-cookies";
+		snprintf(err, errlen,
+			 " takes no --tcp-flags: it must see every packet of a connection, the "
+			 "ACK that brings the cookie back and what follows");
 		return -EINVAL;
 	}
 	if (r->block_ns > RL_BLOCK_MAX_NS) {

@@ -40,8 +40,8 @@ static bool given(const struct rl_args *a, const char *name)
 static int check_rule(const char *name, const struct rl_args *a, const char **before,
 		      const char **about, char *err, size_t errlen)
 {
-	bool limit = !a->allow && !a->deny;
-	const char *act = a->allow ? "allow" : "deny";
+	bool limit = !a->allow && !a->deny && !a->syn_rule;
+	const char *act = a->allow ? "allow" : a->deny ? "deny" : "syn-cookies";
 
 	*about = NULL;
 	if (!name) {
@@ -66,9 +66,16 @@ static int check_rule(const char *name, const struct rl_args *a, const char **be
 			 "otherwise (change the default with set)");
 		return -EINVAL;
 	}
-	if (a->allow && a->deny) {
-		*about = "allow";
-		snprintf(err, errlen, " and --deny are two actions: give one");
+	if (a->allow + a->deny + a->syn_rule > 1) {
+		*about = a->allow ? "allow" : "deny";
+		snprintf(err, errlen, " and --%s are two actions: give one",
+			 a->syn_rule ? "syn-cookies" : "deny");
+		return -EINVAL;
+	}
+	if (a->syn_rule && given(a, "on-insert-fail")) {
+		*about = "on-insert-fail";
+		snprintf(err, errlen,
+			 " has no meaning with --syn-cookies (it keeps no per-source state)");
 		return -EINVAL;
 	}
 	if (!limit && rl_args_given(a, RL_G_POLICY)) {
@@ -81,8 +88,8 @@ static int check_rule(const char *name, const struct rl_args *a, const char **be
 	}
 	if (limit && !rl_args_given(a, RL_G_POLICY)) {
 		snprintf(err, errlen,
-			 "no action: give --allow, --deny or a limit policy (--rate RATE [POLICY "
-			 "OPTIONS])");
+			 "no action: give --allow, --deny, --syn-cookies or a limit policy (--rate "
+			 "RATE [POLICY OPTIONS])");
 		return -EINVAL;
 	}
 	if (limit && !a->pol.rate_set) {
@@ -130,7 +137,10 @@ int rl_rule_from_args(struct rl_rule *r, const char *name, const struct rl_args 
 	if (ret)
 		goto fail;
 	snprintf(r->name, sizeof(r->name), "%s", name);
-	r->action = a->allow ? RL_RULE_ALLOW : a->deny ? RL_RULE_DENY : RL_RULE_LIMIT;
+	r->action = a->allow	? RL_RULE_ALLOW :
+		    a->deny	? RL_RULE_DENY :
+		    a->syn_rule ? RL_RULE_SYN :
+				  RL_RULE_LIMIT;
 	r->pol = a->pol;
 	r->o = a->o;
 	r->block_ns = a->block_set ? a->block_ns : 0;
@@ -253,7 +263,7 @@ static char *flags_arg(const struct rl_rule_l4 *l4, char *buf, size_t len)
 	return buf;
 }
 
-static const char *const action_names[] = { "allow", "deny", "limit" };
+static const char *const action_names[] = { "allow", "deny", "limit", "syn-cookies" };
 
 size_t rl_rule_format(const struct rl_rule *r, char *buf, size_t len)
 {

@@ -234,8 +234,14 @@ int rl_rsim_init(struct rl_rsim *s, const struct rl_ruleset *set)
 		rl_rsim_free(s);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->n; i++) {
 		rl_srctab_init(&s->tabs[i]);
+		/* The cookie is the kernel's, made from its secret: nothing to replay. */
+		if (set->rules[i].action == RL_RULE_SYN) {
+			rl_rsim_free(s);
+			return -EOPNOTSUPP;
+		}
+	}
 	return 0;
 }
 
