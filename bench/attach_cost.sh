@@ -10,7 +10,8 @@
 # build under strace -T, its system calls summed by kind: the BPF object's
 # maps (BPF_MAP_CREATE, the large ones named), the programs verified
 # (BPF_PROG_LOAD, the named ones; the unnamed ones are libbpf's feature
-# probes), BTF, pins, the netlink requests (interface checks and the XDP
+# probes), BTF, map updates (an update of a map of maps waits for an RCU
+# grace period), pins, the netlink requests (interface checks and the XDP
 # attach), and the rest. Under strace each call costs more: read the kinds
 # as shares, the wall times above as the figures. Prints markdown.
 #
@@ -110,6 +111,7 @@ for i in "${!builds[@]}"; do
 			match($0, /prog_name="[^"]*"/); nm = substr($0, RSTART + 11, RLENGTH - 12)
 			k = nm == "" ? "program load: libbpf feature probes" : "program load (verifier): " nm
 		} else if ($0 ~ /bpf\(BPF_BTF_LOAD/) k = "BTF load"
+		else if ($0 ~ /bpf\(BPF_MAP_UPDATE_ELEM/) k = "map updates (a map of maps: an RCU grace period)"
 		else if ($0 ~ /bpf\(BPF_OBJ_PIN/) k = "pin"
 		else if ($0 ~ /bpf\(/) k = "other bpf() calls"
 		else if ($0 ~ /(send|recv)(msg|from)\(/) k = "netlink and sockets"

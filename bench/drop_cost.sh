@@ -8,7 +8,9 @@
 # source at 1 packet/s, burst 1, every frame dropped, BPF_PROG_TEST_RUN),
 # the builds alternating, RUNS of each (default 5). Its "sampling off" row
 # is the drop path alone, ns per drop net of the driver. Prints each run's
-# figure, each build's median and new / base.
+# figure, each build's median and new / base. RL_BENCH_DROP_SOURCES=N (a
+# power of two up to 131072) drops N sources in turn, each over its limit,
+# instead of one (both builds' rl-bench must read it: bench/micro.c).
 #
 # Network safety: one veth pair in a namespace made here, removed on exit;
 # nothing is sent (BPF_PROG_TEST_RUN frames only).
@@ -47,7 +49,7 @@ for r in $(seq "$runs"); do
 	done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
-awk -v l0="$load0" -v l1="$load1" -v runs="$runs" -v rounds="$rounds" -v reps="$reps" '
+awk -v src="${RL_BENCH_DROP_SOURCES:-1} source(s) in turn, each" -v l0="$load0" -v l1="$load1" -v runs="$runs" -v rounds="$rounds" -v reps="$reps" '
 function med(s,   a, n, i, j, x) {
 	n = split(s, a, " ")
 	for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > x + 0; j--) a[j + 1] = a[j]; a[j + 1] = x }
@@ -55,7 +57,7 @@ function med(s,   a, n, i, j, x) {
 }
 { v[$1] = v[$1] " " $3 }
 END {
-	printf "A dropped frame, one source over its limit, ns net of the driver: %d alternating runs of each build, each %d rounds of %d (load average %s at start, %s at end)\n\n", runs, rounds, reps, l0, l1
+	printf "A dropped frame, %s over its limit, ns net of the driver: %d alternating runs of each build, each %d rounds of %d (load average %s at start, %s at end)\n\n", src, runs, rounds, reps, l0, l1
 	print "| build | each run | median |"
 	print "|---|---|---|"
 	printf "| base |%s | %.2f |\n", v["base"], med(v["base"])

@@ -10,7 +10,8 @@
 # packet socket: its frames reach the veth as skbs) and rl-bench gen (XDP
 # frames: as from a driver) at 200 kpps and at full speed; one source or
 # 65536 random ones. Prints the markdown table; writes e2e-raw.tsv, e2e.dat
-# and e2e.png in bench/results/. RL_BENCH_QUICK=1: one short run of each.
+# and e2e.png in bench/results/ (or $RL_BENCH_RESULTS). RL_BENCH_QUICK=1: one
+# short run of each.
 #
 # Network safety: traffic only between two namespaces made here (veth pair,
 # 198.18.0.0/15), bounded in count and time; everything removed on exit.
@@ -22,7 +23,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 case $build in /*) ;; *) build=$top/$build ;; esac
 [ -z "$base" ] || base=$(cd "$base" && pwd)
-res=$here/results
+# Where the raw numbers and the plot go (run.sh: bench/results).
+res=${RL_BENCH_RESULTS:-$here/results}
 quick=${RL_BENCH_QUICK:-0}
 
 die() { echo "bench: $*" >&2; exit 1; }
