@@ -1083,5 +1083,10 @@ static int top_view(const struct rl_args *a, void *ctx)
 
 int cmd_top(const struct rl_args *a)
 {
+	if (a->top_all && (a->top_source || a->top_sample != RL_TOP_SAMPLE)) {
+		pr_err("top: --all reads every source: not with %s",
+		       a->top_source ? "--source" : "--sample");
+		return 2;
+	}
 	return rl_watch_views("top", a, top_view, NULL);
 }
