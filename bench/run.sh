@@ -49,14 +49,14 @@ say() { echo "bench: $*" >&2; }
 
 # --- what the benchmarks need beyond make deps -------------------------------
 need=""
-for p in gnuplot-nox nftables iptables ethtool util-linux; do
+for p in gnuplot-nox nftables iptables ethtool util-linux strace; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || need="$need $p"
 done
 if [ -n "$need" ]; then
 	say "installing:$need"
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
 fi
-for t in trafgen nft iptables ethtool gnuplot nsenter taskset chrt ip; do
+for t in trafgen nft iptables ethtool gnuplot nsenter taskset chrt ip strace; do
 	command -v "$t" >/dev/null || die "$t is missing"
 done
 
