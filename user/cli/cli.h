@@ -113,6 +113,7 @@ int rl_rule_states_lookup(const struct rl_pins *pins, const struct rl_rules_cfg 
 /*
  * The sources blocked by rules, with the time left: a table (@w NULL, none
  * printed when none is blocked) or a "blocked" array in the object @w is in.
+ * With @max, among the first @max rule states only (top's bound).
  */
 /*
  * A command's view once, or with --watch every a->watch_s seconds until a
@@ -122,6 +123,7 @@ int rl_rule_states_lookup(const struct rl_pins *pins, const struct rl_rules_cfg 
  */
 typedef int (*rl_view_fn)(const struct rl_args *a, void *ctx);
 int rl_watch_views(const char *cmd, const struct rl_args *a, rl_view_fn show, void *ctx);
-int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w);
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, __u64 max,
+		    struct rl_json *w);
 
 #endif /* RL_CLI_H */

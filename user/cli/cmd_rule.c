@@ -549,19 +549,26 @@ int cmd_unblock(const struct rl_args *a)
 	return 0;
 }
 
-int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w)
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, __u64 max,
+		    struct rl_json *w)
 {
 	struct blocked_out o = { .w = w, .title = "BLOCKED" };
+	struct blocked_walk b = { print_blocked, &o };
 	struct rl_rules_cfg cfg;
+	bool blocks = false;
 	int ret = rl_rules_read(pins, &cfg);
 
 	if (ret || !cfg.n)
 		return ret;
+	for (__u32 i = 0; i < cfg.n; i++)
+		blocks |= cfg.r[i].action == RL_RULE_LIMIT && cfg.r[i].block_ns;
 	if (w) {
 		jw_name(w, "blocked");
 		jw_start_array(w);
 	}
-	ret = blocked_walk(pins, &cfg, def->clock, print_blocked, &o);
+	/* No rule blocks: no source can be blocked, nothing to read. */
+	if (blocks)
+		ret = rl_rule_states_walk(pins, &cfg, def->clock, max, NULL, blocked_one, &b);
 	if (w)
 		jw_end_array(w);
 	return ret;

@@ -1010,7 +1010,7 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 	if (!json)
 		fflush(stdout);
 	if (!t.one) {
-		r = rl_blocked_show(pins, &cfg, json ? &jw : NULL);
+		r = rl_blocked_show(pins, &cfg, a->top_all ? 0 : a->top_sample, json ? &jw : NULL);
 		if (r)
 			pr_warn("couldn't read the blocked sources of '%s': %s", ifc->name,
 				strerror(-r));
