@@ -29,7 +29,7 @@ BPF_ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 DEB_PKGS := clang clang-format llvm libbpf-dev bpftool libxdp-dev libelf-dev zlib1g-dev pkg-config \
 	    iproute2 netsniff-ng xdp-tools iperf3 systemd bash-completion libmicrohttpd-dev \
 	    prometheus curl python3 libpcap-dev tcpdump tshark libyaml-dev iputils-ping hping3 \
-	    libhiredis-dev redis-server nftables libnftables-dev
+	    libhiredis-dev redis-server redis-sentinel nftables libnftables-dev gnuplot-nox
 # Only to build the Debian package (make deb, make deb-check): make deb-deps.
 DEB_BUILD_PKGS := debhelper dpkg-dev lintian
 

@@ -189,12 +189,19 @@ struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u
 	struct xdp_ratelimit *skel;
 	char err[RL_ERRLEN];
 	__u32 zero = 0;
+	int ret;
 
 	/* The IPv4 table as attach chooses it (RL_BENCH_TABLE4=lru: the LRU one regardless). */
 	rl_table4_choose(&c, rl_sa_bits_for(max4 ?: RL_DEFAULT_MAX_SOURCES));
 	if (getenv("RL_BENCH_TABLE4") && !strcmp(getenv("RL_BENCH_TABLE4"), "lru"))
 		c.table4 = RL_TABLE4_LRU;
 	c.prev_table4 = c.table4;
+	/* A secret for the table's hash, as attach draws one (user/lib/sa.h). */
+	ret = rl_sa_key_new(&c.sa_key);
+	if (ret) {
+		fprintf(stderr, "rl-bench: couldn't draw the table's secret: %s\n", strerror(-ret));
+		return NULL;
+	}
 	cfg = &c;
 	skel = rl_prog_open(cfg, &po, err, sizeof(err));
 	if (!skel) {

@@ -15,6 +15,8 @@
  *		LRU hash and (c'), exactness on two CPUs, a spoofed flood
  *	rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]
  *		one node's sync round trip with N sources
+ *	rl-bench sync-kernel --sources N [--rounds R]
+ *		the kernel side of one interval: drain and charge of N sources
  *
  * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
  * This file is main() and the table of phases only: the phases are in their
@@ -42,6 +44,7 @@ static const struct bench_phase phases[] = {
 	{ "setassoc", bench_setassoc },
 	{ "sync-cost", bench_sync_cost },
 	{ "fill", bench_fill },
+	{ "sync-kernel", bench_sync_kernel },
 	{ "syncookie", bench_syncookie },
 	{},
 };
@@ -62,7 +65,8 @@ static void usage(FILE *f)
 		"       rl-bench setassoc --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"                [--only speed|exact|flood]\n"
 		"       rl-bench [--ifname IFACE] syncookie --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n");
+		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n"
+		"       rl-bench [--ifname IFACE] sync-kernel --sources N [--rounds R]\n");
 }
 
 int main(int argc, char **argv)

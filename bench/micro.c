@@ -44,6 +44,8 @@
  *	sampling: drop samples at 1 in 100 against none, on dropped frames
  *	   (see phase_sampling()).
  *	sync: fleet sync counting off and on, 1 and 64k sources (phase_sync()).
+ *	levels: the levels above the source (include/rl_agg.h) against the
+ *	   per-source limit alone, 1 and 64k sources (phase_levels()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1464,16 +1466,22 @@ static bool wanted(const char *only, const char *name)
 /*
  * Fleet sync counting (include/rl_sync.h): the same token-bucket policy
  * (every packet passes, so every packet is counted) built with
- * rl_config.sync_count off and on, with 1 and 64k sources. Counting adds a
- * lookup of the outer map, one of the counter table and an atomic add per
- * passed packet; no drain runs here, so every source has its counter entry
- * (after a drain, each source's first packet inserts it again).
+ * rl_config.sync_count off and on, with 1 and 64k sources. Each of
+ * INSTANCES limiters (maps made with counting on, so its counters are
+ * whole) runs both programs on its own maps: the off and on programs of
+ * one instance share its source table, so their ratio is that of the code,
+ * not of where two tables' memory landed (two identical programs on
+ * tables of their own measure 10-20% apart: see the matrix's instances).
+ * The ratio is taken per instance and round, then its median. No drain
+ * runs here, so every source's counter holds units (after a drain, a
+ * source's first packet also marks its counter for the next: once per
+ * source and interval).
  */
 static int phase_sync(struct micro *m)
 {
 	static struct target t[MAX_TARGETS];
 	static const __u32 counts[2] = { 1, 65536 };
-	struct xdp_ratelimit *lim[2] = {};
+	struct xdp_ratelimit *lim[INSTANCES] = {}, *off[INSTANCES] = {};
 	struct mpol pol = { .algo = "token-bucket" };
 	struct rl_config cfg[2];
 	struct bench_ref *drv;
@@ -1487,17 +1495,39 @@ static int phase_sync(struct micro *m)
 		if (matrix_config(&cfg[k], &pol))
 			goto out;
 		cfg[k].sync_count = k;
-		lim[k] = bench_limiter(&cfg[k], 2 * 65536, 16);
-		if (!lim[k])
+	}
+	for (int i = 0; i < INSTANCES; i++) {
+		struct rl_pins pins;
+		struct rl_prog_opts po = { .reuse = &pins };
+		char why[RL_ERRLEN];
+		__u32 zero = 0;
+		struct rl_config c;
+
+		lim[i] = bench_limiter(&cfg[1], 2 * 65536, 16);
+		if (!lim[i])
 			goto out;
+		/* The same policy without counting, on the same maps. */
+		rl_prog_maps(lim[i], &pins);
+		if (bpf_map_lookup_elem(pins.config, &zero, &c)) {
+			err = -errno;
+			goto out;
+		}
+		c.sync_count = 0;
+		off[i] = rl_prog_open(&c, &po, why, sizeof(why));
+		if (!off[i]) {
+			fprintf(stderr, "rl-bench: sync: %s\n", why);
+			goto out;
+		}
 	}
 	for (int s = 0; s < 2; s++) {
 		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop),
 			   counts[s], 0);
-		add_target(t, &nt, "sync counting off", K_OURS,
-			   bpf_program__fd(lim[0]->progs.xdp_ratelimit), counts[s], 0);
-		add_target(t, &nt, "sync counting on", K_OURS,
-			   bpf_program__fd(lim[1]->progs.xdp_ratelimit), counts[s], 0);
+		for (int i = 0; i < INSTANCES; i++) {
+			add_target(t, &nt, "sync counting off", K_OURS, rl_prog_fd(off[i]),
+				   counts[s], i);
+			add_target(t, &nt, "sync counting on", K_OURS, rl_prog_fd(lim[i]),
+				   counts[s], i);
+		}
 	}
 	link_targets(t, nt);
 	for (int i = 0; i < nt; i++) {
@@ -1516,22 +1546,185 @@ static int phase_sync(struct micro *m)
 		err = -errno;
 		goto out;
 	}
-	fprintf(dat, "# sources\toff_net_ns\ton_net_ns\ton_x_off\n");
+	fprintf(dat, "# sources\toff_net_ns\ton_net_ns\ton_x_off\tlo\thi\n");
 	for (int s = 0; s < 2; s++) {
-		struct stat3 off =
-			summarize(m, t, nt, find_target(t, nt, "sync counting off", counts[s]));
-		struct stat3 on =
-			summarize(m, t, nt, find_target(t, nt, "sync counting on", counts[s]));
+		static double r[MAX_ROUNDS * INSTANCES];
+		double inst[INSTANCES];
+		int d = -1, n = 0;
+		struct stat3 so, sn;
+		double med;
 
-		fprintf(dat, "%u\t%.2f\t%.2f\t%.3f\n", counts[s], off.net, on.net,
-			off.net > 0 ? on.net / off.net : 0);
-		note(m, "sync: %u sources: counting off %.2f ns, on %.2f ns net per packet: %.3fx",
-		     counts[s], off.net, on.net, off.net > 0 ? on.net / off.net : 0);
+		for (int i = 0; i < nt; i++)
+			if (t[i].kind == K_DRIVER && t[i].sources == counts[s])
+				d = i;
+		for (int i = 0; i < INSTANCES; i++) {
+			int jo = -1, jn = -1, ni = 0;
+			double ri[MAX_ROUNDS];
+
+			for (int j = 0; j < nt; j++) {
+				if (t[j].sources != counts[s] || t[j].inst != i ||
+				    t[j].kind != K_OURS)
+					continue;
+				if (!strcmp(t[j].name, "sync counting off"))
+					jo = j;
+				else
+					jn = j;
+			}
+			for (int k = 0; k < m->rounds && jo >= 0 && jn >= 0 && d >= 0; k++) {
+				double den = t[jo].wall[k] - t[d].wall[k];
+
+				if (den > 0) {
+					ri[ni++] = (t[jn].wall[k] - t[d].wall[k]) / den;
+					r[n++] = ri[ni - 1];
+				}
+			}
+			inst[i] = bench_median(ri, ni);
+		}
+		med = bench_median(r, n);
+		so = summarize(m, t, nt, find_target(t, nt, "sync counting off", counts[s]));
+		sn = summarize(m, t, nt, find_target(t, nt, "sync counting on", counts[s]));
+		fprintf(dat, "%u\t%.2f\t%.2f\t%.3f\t%.3f\t%.3f\n", counts[s], so.net, sn.net, med,
+			bench_min(inst, INSTANCES), bench_max(inst, INSTANCES));
+		note(m,
+		     "sync: %u sources: counting off %.2f ns, on %.2f ns net per packet: %.3fx "
+		     "(instances %.3f-%.3f)",
+		     counts[s], so.net, sn.net, med, bench_min(inst, INSTANCES),
+		     bench_max(inst, INSTANCES));
 	}
 	fclose(dat);
 	err = 0;
 out:
-	for (int k = 0; k < 2; k++)
+	for (int i = 0; i < INSTANCES; i++) {
+		if (off[i])
+			xdp_ratelimit__destroy(off[i]);
+		if (lim[i])
+			xdp_ratelimit__destroy(lim[i]);
+	}
+	unload_driver(m, drv);
+	return err;
+}
+
+/*
+ * The levels above the source (include/rl_agg.h, issue #28): the same
+ * token-bucket policy (every packet passes, at every level) alone and with
+ * each level, with 1 and 64k sources (256 /24 aggregates): its prefix
+ * aggregate, the interface's limit, both, and the admission cap (every
+ * source held: nothing to do on a hit). A level checks its state before the
+ * source (a lookup in rl_agg) and charges it after (a second lookup and a
+ * compare-and-swap). Then the two paths of a flood of new sources, 8M of
+ * them cycling through a table of 128k slots (every packet a miss): a
+ * source the admission cap refuses (at 1 a day; rl_admit's 16k words
+ * forget each refusal long before its source comes back), and a source
+ * the table inserts, evicting another (no cap). Each against the policy
+ * alone on a source it holds (64k sources), the ratio taken within each
+ * round, then its median over rounds.
+ */
+#define NLEVELS 7
+#define NHELD	5 /* the rows measured on sources the table holds */
+
+static int phase_levels(struct micro *m)
+{
+	static struct target t[MAX_TARGETS];
+	static const __u32 counts[2] = { 1, 65536 };
+	static const char *const names[NLEVELS] = {
+		"per-source limit alone",
+		"+ prefix aggregate (/24)",
+		"+ interface limit",
+		"+ aggregate + interface",
+		"+ admission cap (sources held)",
+		"new source, refused by the cap",
+		"new source, inserted (no cap)",
+	};
+	static const char *const extra[NLEVELS][9] = {
+		{ NULL },
+		{ "--aggregate4", "24", "--aggregate-rate", "100mpps", "--aggregate-burst",
+		  "1000000000", NULL },
+		{ "--iface-rate", "100mpps", "--iface-burst", "1000000000", NULL },
+		{ "--aggregate4", "24", "--aggregate-rate", "100mpps", "--aggregate-burst",
+		  "1000000000", "--iface-rate", "100mpps", NULL },
+		{ "--admit-rate", "100mpps", "--admit-burst", "1000000000", NULL },
+		{ "--admit-rate", "1/day", "--admit-burst", "1", NULL },
+		{ NULL },
+	};
+	struct xdp_ratelimit *lim[NLEVELS] = {};
+	struct rl_config cfg[NLEVELS];
+	struct bench_ref *drv;
+	int nt = 0, err = -EINVAL, idx[3][NLEVELS];
+	FILE *dat;
+
+	drv = load_driver(m, 16, 16);
+	if (!drv)
+		return -EINVAL;
+	for (int k = 0; k < NLEVELS; k++) {
+		const char *args[24] = { "--rate",    "100mpps", "--burst", "1000000000",
+					 "--prefix6", "128",	 NULL };
+		int n = 6;
+
+		for (int j = 0; extra[k][j]; j++)
+			args[n++] = extra[k][j];
+		args[n] = NULL;
+		if (bench_config(&cfg[k], args))
+			goto out;
+		/* The new-source rows: the smallest table (128k slots) for their 8M sources. */
+		lim[k] = bench_limiter(&cfg[k], k >= NHELD ? 1 : 2 * 65536, 16);
+		if (!lim[k])
+			goto out;
+	}
+	for (int s = 0; s < 3; s++) {
+		__u32 n = s < 2 ? counts[s] : M8;
+
+		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), n, 0);
+		for (int k = s < 2 ? 0 : NHELD; k < (s < 2 ? NHELD : NLEVELS); k++) {
+			idx[s][k] = nt;
+			add_target(t, &nt, names[k], K_OURS,
+				   bpf_program__fd(lim[k]->progs.xdp_ratelimit), n, 0);
+		}
+	}
+	link_targets(t, nt);
+	for (int i = 0; i < nt; i++) {
+		if (t[i].kind == K_DRIVER || t[i].sources != counts[1])
+			continue;
+		err = warm(m, drv, t[i].prog_fd, counts[1], 2ULL * counts[1]);
+		if (err)
+			goto out;
+	}
+	fprintf(stderr, "rl-bench: levels: %d programs x %d rounds\n", nt, m->rounds);
+	err = measure_all(m, drv, t, nt, "levels");
+	if (err)
+		goto out;
+	dat = bench_out(m->out, "levels.dat", "w");
+	if (!dat) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(dat, "# sources\tprogram\tnet_ns\tx_alone_median\tx_alone_min\tx_alone_max\n");
+	for (int s = 0; s < 3; s++) {
+		/* Against the policy alone on held sources: 1 source for 1, 64k for the rest. */
+		int b = idx[s ? 1 : 0][0];
+		const struct target *bd = &t[t[b].driver];
+
+		for (int k = s < 2 ? 0 : NHELD; k < (s < 2 ? NHELD : NLEVELS); k++) {
+			const struct target *x = &t[idx[s][k]], *d = &t[x->driver];
+			struct stat3 st = summarize(m, t, nt, idx[s][k]);
+			double r[MAX_ROUNDS], med, lo, hi;
+
+			for (int j = 0; j < m->rounds; j++)
+				r[j] = (x->wall[j] - d->wall[j]) / (t[b].wall[j] - bd->wall[j]);
+			med = bench_median(r, m->rounds);
+			lo = bench_min(r, m->rounds);
+			hi = bench_max(r, m->rounds);
+			fprintf(dat, "%u\t%s\t%.2f\t%.3f\t%.3f\t%.3f\n", x->sources, names[k],
+				st.net, med, lo, hi);
+			note(m,
+			     "levels: %u sources: %s: %.2f ns net per packet, %.3fx the per-source "
+			     "limit alone (rounds %.3f-%.3f)",
+			     x->sources, names[k], st.net, med, lo, hi);
+		}
+	}
+	fclose(dat);
+	err = 0;
+out:
+	for (int k = 0; k < NLEVELS; k++)
 		if (lim[k])
 			xdp_ratelimit__destroy(lim[k]);
 	unload_driver(m, drv);
@@ -1581,6 +1774,7 @@ int bench_micro(int argc, char **argv)
 	PHASE(memory);
 	PHASE(sampling);
 	PHASE(sync);
+	PHASE(levels);
 #undef PHASE
 	fclose(m.raw);
 	return err ? 1 : 0;

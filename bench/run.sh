@@ -16,14 +16,19 @@
 #      sources; cost against the number of sources;
 #   5. the per-packet cost of drop samples at 1 in 100 against none;
 #   6. fleet sync (bench/sync.sh): accuracy against the interval for 2, 3, 5
-#      nodes, Redis cost per node per interval (bench/results/sync.md);
+#      nodes, Redis cost per node per interval, the kernel side (counting per
+#      packet, drain, charge: bench/sync_ratio.sh) (bench/results/sync.md); the
+#      same through Redis Sentinel, steady and across a failover
+#      (bench/sync_sentinel.sh, bench/results/sync-sentinel.md);
 #   7. what top shows while the kernel rewrites states under a slow walk
 #      (bench/top_walk.sh, bench/results/top_walk.txt);
-#   8. what top costs with a million sources against an empty table, and
+#   8. the levels above the source (rl-bench micro --only levels, with part 4):
+#      each level's per-packet cost against the per-source limit alone;
+#   9. what top costs with a million sources against an empty table, and
 #      where attach's time goes (bench/top_scale.sh, bench/attach_cost.sh:
 #      bench/results/top_scale.md, attach_cost.md).
 # RL_BENCH_BASE=DIR, a build of another tree (e.g. the commit before a
-# change): parts 2 and 8 measure it too, side by side in the same runs.
+# change): parts 2 and 9 measure it too, side by side in the same runs.
 # Results: bench/results/results.md (printed at the end) and PNG plots.
 #
 # Network safety: everything runs inside network namespaces made here and
@@ -136,7 +141,7 @@ for run in $(seq 1 "$micro_runs"); do
 		--out "$tmp/micro$run" --rounds "$rounds" --reps "$reps" $quickflag
 done
 ip netns exec "$ns_h" timeout 900 "$bench" --ifname "$if_ha" micro \
-	--only sets,scale,memory,sampling,sync --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
+	--only sets,scale,memory,sampling,sync,levels --out "$tmp/micro" --rounds "$rounds" --reps "$reps" \
 	$quickflag
 cp "$tmp/micro/sampling.md" "$res/sampling.md"
 {
@@ -149,6 +154,7 @@ cp "$tmp/micro/sampling.md" "$res/sampling.md"
 } > "$res/micro-raw.tsv"
 cp "$tmp/micro/scale.dat" "$res/scale.dat"
 cp "$tmp/micro/sync.dat" "$res/sync.dat"
+cp "$tmp/micro/levels.dat" "$res/levels.dat"
 gnuplot -e "dat='$res/scale.dat'; out='$res/scale.png'" "$here/scale.gp"
 matrices=$(for run in $(seq 1 "$micro_runs"); do echo "$tmp/micro$run/matrix.tsv"; done)
 for part in summary spread mul; do
@@ -341,12 +347,26 @@ elapsed=$(($(date +%s) - t_start))
 	echo "(BPF_PROG_TEST_RUN, ${rounds} rounds of ${reps})."
 	echo
 	cat "$res/sampling.md"
+	echo
+	echo "## 8. Levels above the source"
+	echo
+	echo "The per-packet cost of each level above the source (issue #28: a /24 aggregate, the"
+	echo "interface's limit, both, the admission cap) against the per-source limit alone, the"
+	echo "same token-bucket policy passing every packet at every level; then a packet of a new"
+	echo "source the admission cap refuses, and one the table inserts (no cap), against the"
+	echo "per-source limit alone on a source it holds. Ratios within each round, median and range"
+	echo "over ${rounds} rounds of ${reps} (BPF_PROG_TEST_RUN, ns net of the driver):"
+	echo
+	echo "| sources | program | ns | x alone (median) | rounds |"
+	echo "|---|---|---|---|---|"
+	awk -F'\t' '!/^#/ { printf "| %d | %s | %.1f | %.3f | %.3f-%.3f |\n", $1, $2, $3, $4, $5, $6 }' "$res/levels.dat"
 } > "$res/results.md"
 cat "$res/results.md"
 
 # === 6: fleet sync ===========================================================
 # Its own namespaces, server and results file (bench/results/sync.md).
 "$here/sync.sh" "$build"
+"$here/sync_sentinel.sh" "$build"
 
 # === 7: top under a slow walk ================================================
 say "part 7: top's highest USED while 65,536 sources under their limit send"
@@ -354,7 +374,7 @@ timeout 300 "$here/top_walk.sh" 10 "$build" >"$res/top_walk.txt" || die "top_wal
 cat "$res/top_walk.txt"
 
 # === 8: top with a million sources; attach ==================================
-say "part 8: top -n 20 with 1M sources against an empty table; attach's time"
+say "part 9: top -n 20 with 1M sources against an empty table; attach's time"
 if [ "$quick" = 1 ]; then top_rounds=3 top_sources=131072 att_rounds=3; else top_rounds=7 top_sources=1048576 att_rounds=11; fi
 timeout 900 "$here/top_scale.sh" "$top_rounds" "$top_sources" ${RL_BENCH_BASE:+"$RL_BENCH_BASE"} \
 	"$build" >"$res/top_scale.md" || die "top_scale.sh failed"

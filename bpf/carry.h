@@ -48,7 +48,7 @@ static __always_inline int first_step(struct rl_kcounters *cnt, const __u64 *pre
 static __always_inline struct rl_sa_set *prev_set(void *map, __be32 addr, __u64 *id)
 {
 	__u32 bits = rl_sa_bits,
-	      h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1);
+	      h = rl_sa_hash(bpf_ntohl(addr & rl_cfg.prev_mask4), rl_cfg.gen - 1, rl_cfg.sa_key);
 	__u32 idx = h & ((1U << bits) - 1);
 
 	*id = rl_sa_id(h, rl_cfg.gen - 1, bits);

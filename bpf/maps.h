@@ -8,7 +8,7 @@
  * the skeleton's: keep it.
  *
  * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sync_zero,
- * rl_evctl, rl_hot and every SEC(".maps") map. Includes only include/ headers and
+ * rl_admit_bits, rl_evctl, rl_hot and every SEC(".maps") map. Includes only include/ headers and
  * libbpf's: every other header of bpf/ may include it, and it includes none
  * of them.
  */
@@ -24,6 +24,7 @@
 #include "rl_block.h"
 #include "rl_rules.h"
 #include "rl_hot.h"
+#include "rl_agg.h"
 
 /*
  * The configuration. Not const: the compiler must load it rather than fold
@@ -166,40 +167,56 @@ struct {
 } rl_evcpu SEC(".maps");
 
 /*
- * Fleet sync counting (include/rl_sync.h, bpf/sync.h): per-source units
- * passed, in the table each outer map's slot 0 points to. Not preallocated:
- * they hold only the sources active since the last drain, and take no
- * memory while sync is off. Sized as the source tables by the loader.
+ * Fleet sync counting (include/rl_sync.h, bpf/sync.h): the units each
+ * source passed since the agent last drained them. Sized by the loader
+ * while counting is on, one entry otherwise (the code that reads them is not
+ * in the program then). rl_sync_slots has a counter word per slot of the
+ * set tables (RL_SA_WAYS << rl_sa_bits, a set's in one line:
+ * rl_sync_slot()), rl_sync_dirty a bit per counter word. Both are mmapable:
+ * the agent drains them through its mapping.
  */
-struct rl_sc4 {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_sync_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_sync_dirty SEC(".maps");
+
+/*
+ * The keyed counters, under their state's key: IPv4 sources of the LRU
+ * table, IPv6 sources, sources of limit rules. LRU, so that sources no
+ * longer counted make room by themselves (the agent zeroes a counter, it
+ * never deletes one).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct rl_state_key4);
 	__type(value, __u64);
-	__uint(max_entries, RL_DEFAULT_MAX_SOURCES);
-} rl_sc4a SEC(".maps"), rl_sc4b SEC(".maps");
+	__uint(max_entries, 1);
+} rl_sync4 SEC(".maps");
 
-struct rl_sc6 {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, struct rl_state_key);
 	__type(value, __u64);
-	__uint(max_entries, RL_DEFAULT_MAX_SOURCES6);
-} rl_sc6a SEC(".maps"), rl_sc6b SEC(".maps");
+	__uint(max_entries, 1);
+} rl_sync6 SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_rstate_key);
+	__type(value, __u64);
 	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct rl_sc4);
-} rl_sync4 SEC(".maps") = { .values = { [0] = &rl_sc4a } };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct rl_sc6);
-} rl_sync6 SEC(".maps") = { .values = { [0] = &rl_sc6a } };
+} rl_syncr SEC(".maps");
 
 /* The agent's status (struct rl_sync_status of user/lib/sync_kern.h); never read here. */
 struct {
@@ -209,7 +226,10 @@ struct {
 	__uint(max_entries, 1);
 } rl_sync_status SEC(".maps");
 
-/* The charge program's batch (bpf/charge.h; not pinned: each agent load has its own). */
+/*
+ * The charge and drain programs' batch (bpf/charge.h, bpf/sync.h; not
+ * pinned: each agent load has its own).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, __u32);
@@ -268,6 +288,30 @@ struct {
 	__type(value, struct rl_rules_cfg);
 	__uint(max_entries, 1);
 } rl_rcfg SEC(".maps");
+
+/*
+ * The states of the levels above the source (include/rl_agg.h,
+ * bpf/aggregate.h): prefix aggregates, the interface, new sources beyond
+ * the admission cap and the cap itself, of the default policy and of limit
+ * rules. One entry while no level is on (a feature map, user/lib/prog.c).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, struct rl_agg_key);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_agg SEC(".maps");
+
+/* The admission cap's refusals (include/rl_agg.h, bpf/admission.h): 2^rl_admit_bits words. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1);
+} rl_admit SEC(".maps");
+
+/* log2 of rl_admit's entries while the admission cap is on, set by userspace. */
+const volatile __u32 rl_admit_bits = RL_ADMIT_BITS_MIN;
 
 /*
  * The limited sources, for top (include/rl_hot.h, bpf/hot.h): a global in a

@@ -7,16 +7,14 @@
  * there before rules) decide. With no rules, rl_rules.n is the constant 0 and
  * the verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
- * Includes parsing.h, verdict.h, clock.h, maps.h, syncookie.h and include/
- * headers only.
+ * Includes aggregate.h (a limit rule's levels), parsing.h, verdict.h,
+ * clock.h, sync.h, maps.h, syncookie.h and include/ headers only.
  */
 #ifndef RL_BPF_RULES_H
 #define RL_BPF_RULES_H
 
 #include <linux/bpf.h>
 #include <linux/in.h>
-#include <linux/tcp.h>
-#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "rl_block.h"
@@ -27,35 +25,8 @@
 #include "parsing.h"
 #include "syncookie.h"
 #include "verdict.h"
-
-/*
- * L4 fields, when some rule asks for them. No L4 (RL_PKT_L4 clear) for a
- * non-first IPv4 fragment and for a tcp or udp header cut short; an IPv6
- * packet with extension headers has their first number as proto, so it is
- * never tcp or udp here (no extension header is walked).
- */
-static __always_inline void parse_l4(struct hdr_cursor *c, struct rl_pkt_info *pi, int first)
-{
-	pi->info = RL_PKT_PROTO;
-	if (!rl_rules.need_l4 || !first)
-		return;
-	if (pi->proto == IPPROTO_TCP) {
-		struct tcphdr *th = c->pos;
-
-		if ((void *)(th + 1) > c->end)
-			return;
-		pi->dport = bpf_ntohs(th->dest);
-		pi->tcp_flags = ((__u8 *)th)[13];
-		pi->info |= RL_PKT_L4;
-	} else if (pi->proto == IPPROTO_UDP) {
-		struct udphdr *uh = c->pos;
-
-		if ((void *)(uh + 1) > c->end)
-			return;
-		pi->dport = bpf_ntohs(uh->dest);
-		pi->info |= RL_PKT_L4;
-	}
-}
+#include "aggregate.h"
+#include "sync.h"
 
 /*
  * A packet under the limit rule @r: rl_block_step() on the source's state
@@ -97,8 +68,12 @@ static __always_inline int rule_block_step(const struct rl_krule *r, struct rl_b
 	return -1;
 }
 
-/* The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1 untracked. */
-static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *src, __u64 len)
+/*
+ * The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1
+ * untracked. A pass is counted for fleet sync under the state's key.
+ */
+static __noinline int rule_limit(struct rl_kcounters *cnt, const struct rl_krule *r,
+				 const struct rl_key *src, __u64 len)
 {
 	struct rl_rstate_key k = {};
 	struct rl_block_state *s, init = {};
@@ -130,6 +105,8 @@ static __noinline int rule_limit(const struct rl_krule *r, const struct rl_key *
 			if (v == RL_BLOCK_LIMITED)
 				hot_note(k.src.addr[0], k.src.addr[1], k.src.addr[2], k.src.addr[3],
 					 (__u32)k.slot + 1, k.gen);
+			if (rl_cfg.sync_count && v == RL_BLOCK_PASS)
+				sync_count(cnt, &rl_syncr, &k, cost);
 			return v;
 		}
 		/* A new source; EEXIST: another CPU inserted it first, look again. */
@@ -170,8 +147,20 @@ __noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
 		rc->denied++;
 		pass = 0;
 	} else {
-		v = rule_limit(r, &pi->src, len);
-		if (v == RL_BLOCK_PASS) {
+		/* The rule's levels first (bpf/aggregate.h), charged when the source passes. */
+		__u64 now = rl_now();
+
+		v = rule_agg_check(cnt, r, idx, &pi->src, len, now);
+		if (!v)
+			v = rule_limit(cnt, r, &pi->src, len);
+		if (v <= RL_V_LEVEL) {
+			if (RL_V_LEVEL_OF(v) == RL_LVL_PREFIX)
+				rc->agg_limited++;
+			else
+				rc->iface_limited++;
+			pass = 0;
+		} else if (v == RL_BLOCK_PASS) {
+			rule_agg_charge(cnt, r, idx, &pi->src, len, now);
 			pass = 1;
 		} else if (v == RL_BLOCK_LIMITED) {
 			rc->limited++;
@@ -294,32 +283,14 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	struct rl_pkt_info *pi = &m.pi;
 	struct rl_lpm_val *v = NULL;
 	__u32 bad = 0;
-	__be16 proto;
-	int nd, v4;
+	int kind, v4;
 
 	if (!cnt)
 		return -1;
-	if (parse_eth(&c, &proto, &bad))
+	/* What rules see of a frame (include/rl_parse.h); the rest is the default path's. */
+	kind = rl_parse_frame(&c, &pi->src, &bad, pi, RL_PARSE_PROTO, rl_rules.need_l4);
+	if (kind != RL_PARSED_IPV4 && kind != RL_PARSED_IPV6)
 		return -1;
-	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *ip = c.pos;
-
-		if (parse_ipv4(&c, &pi->src, &bad))
-			return -1;
-		pi->proto = ip->protocol;
-		c.pos += ip->ihl * 4;
-		parse_l4(&c, pi, !(ip->frag_off & bpf_htons(0x1fff)));
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = c.pos;
-
-		if (parse_ipv6(&c, &pi->src, &bad, &nd) || nd)
-			return -1;
-		pi->proto = ip6->nexthdr;
-		c.pos = ip6 + 1;
-		parse_l4(&c, pi, 1);
-	} else {
-		return -1;
-	}
 	if (rl_rules.has_src) {
 		v4 = !pi->src.addr[0] && !pi->src.addr[1] && pi->src.addr[2] == bpf_htonl(0xffff);
 		if (v4) {

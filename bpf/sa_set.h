@@ -42,11 +42,14 @@
 	} while (0)
 
 /*
- * The victim of an insertion in @set: an empty slot, else the one least
- * ahead of the reference @ref (never a pending one): the source that waited
- * longest since its last passed packet, whose loss changes least. Sets
- * @victim to its index (-1 when every slot is pending) and @vw to its word
- * (0 for an empty slot).
+ * The victim of an insertion in @set: an empty slot, else, among the
+ * sources not seen again (one packet passed since they were inserted), then
+ * among those seen again, the one least ahead of the reference @ref (never a
+ * pending one): the source that waited longest since its last passed
+ * packet, whose loss changes least. So one-packet sources (a spoofed flood)
+ * evict each other, never a source seen again, unless every slot holds one.
+ * Sets @victim to its index (-1 when every slot is pending) and @vw to its
+ * word (0 for an empty slot).
  */
 #define SA_VICTIM(set, ref, bits, victim, vw)                                   \
 	do {                                                                    \
@@ -68,6 +71,8 @@
 			if (w_ & RL_SA_PEND)                                    \
 				continue;                                       \
 			ahead_ = (__s64)(rl_sa_get(w_, (ref), (bits)) - (ref)); \
+			if (w_ & RL_SA_SEEN)                                    \
+				ahead_ += RL_SA_SEEN_RANK;                      \
 			if (ahead_ < best_) {                                   \
 				best_ = ahead_;                                 \
 				(victim) = i_;                                  \

@@ -58,7 +58,12 @@ static __noinline __u64 sample_pick(struct rl_evcpu *pc)
 	return 0;
 }
 
-/* Write the sample of a picked packet to rl_events. 1: sent; 0: the ring was full. */
+/*
+ * Write the sample of a picked packet to rl_events: @reason an enum
+ * rl_ev_reason in its low 16 bits, the level above the source that refused
+ * it in its high 16 (bpf/aggregate.h, decide_level()). 1: sent; 0: the ring
+ * was full.
+ */
 static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
@@ -82,7 +87,8 @@ static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 	__builtin_memset(e, 0, sizeof(*e));
 	e->time_ns = now;
 	e->ifindex = ctx->ingress_ifindex;
-	e->reason = reason;
+	e->reason = reason & 0xffff;
+	e->level = reason >> 16;
 	len = bpf_xdp_get_buff_len(ctx);
 	e->len = len;
 	n = len < RL_EV_SNAP ? len : RL_EV_SNAP;

@@ -48,12 +48,12 @@ static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
 
 /*
  * One packet against the state word @st: 1 within the limit, 0 over it (or
- * RL_CAS_LOST). A pass is counted for sync (@outer, @key) here, where the
+ * RL_CAS_LOST). A pass is counted for sync (@map, @key) here, where the
  * loop keeps everything it needs live anyway. @lost: races the caller lost
  * on it already (0 or 1), which count against RL_CAS_TRIES.
  */
 static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64 now, __u64 cost,
-				      void *outer, const void *key, int lost)
+				      void *map, const void *key, int lost)
 {
 	__u64 tk, old, next;
 	int i;
@@ -64,7 +64,7 @@ static __always_inline int step_state(struct rl_kcounters *cnt, __u64 *st, __u64
 		if (!rl_step_at(&rl_cfg.params, old, now, tk, cost, &next))
 			return 0;
 		if (__sync_val_compare_and_swap(st, old, next) == old)
-			return counted(1, cnt, outer, key, cost);
+			return counted(1, cnt, map, key, cost);
 		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;

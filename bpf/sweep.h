@@ -78,7 +78,7 @@ __noinline int rl_sweep_set(__u32 idx, struct sweep_ctx *c)
 				continue;
 			out = ((k - 2) & c->id_mask) << c->cb;
 		}
-		if (__sync_val_compare_and_swap(&set->w[i], w, (w & c->idm) | (out & c->sm)) == w)
+		if (__sync_val_compare_and_swap(&set->w[i], w, (w & ~c->sm) | (out & c->sm)) == w)
 			c->swept++;
 	}
 	return 0;

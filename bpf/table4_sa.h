@@ -6,10 +6,11 @@
  * hit's first round in line (sa_hit4()), the rest out of line (limit_sa4()),
  * the insertion (sa_miss4()) and the sync agent's charge (charge_sa4()). The
  * set's own steps (find, victim, twin) are bpf/sa_set.h's, shared with the
- * bench's study.
+ * bench's study. A pass is counted for fleet sync in the slot's counter
+ * word (bpf/sync.h, sync_slot4()), when sync counting is compiled in.
  *
- * Includes sa_set.h, state.h, carry.h, clock.h, maps.h and include/
- * headers only.
+ * Includes sa_set.h, state.h, carry.h, clock.h, sync.h, maps.h and
+ * include/ headers only.
  */
 #ifndef RL_BPF_TABLE4_SA_H
 #define RL_BPF_TABLE4_SA_H
@@ -24,13 +25,14 @@
 #include "state.h"
 #include "carry.h"
 #include "sa_set.h"
+#include "sync.h"
 
 /*
  * 1: within the limit; 0: over it; -1: the source could not be tracked.
  * The protocol of bench/bpf/bench_sa.bpf.c (its comment proves it exact):
  * hit: the first slot whose used, generation and tag bits match is the
- * source; a pass CASes (id | next state) over the word read, a failed CAS
- * starts over. Miss: the victim is an empty slot, else the one least ahead
+ * source; a pass CASes (id | seen again | next state) over the word read, a
+ * failed CAS starts over. Miss: the victim is an empty slot, else the one least ahead
  * of the clock (never a pending one); claim it as pending, re-read the other
  * slots (another CPU inserting the same source: undo and start over), then
  * publish. At most RL_CAS_TRIES rounds (less @lost, the rounds sa_hit4()
@@ -49,7 +51,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 
 	if (!cnt)
 		return -1;
-	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
 	idx = h & ((1U << bits) - 1);
 	id = rl_sa_id(h, rl_cfg.gen, bits);
 	idm = rl_sa_id_mask(bits);
@@ -74,8 +76,11 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
 		st = rl_sa_get(w, ref, bits);
 		if (!rl_step_at(&rl_cfg.params, st, now, tk, cost, &next))
 			return 0;
-		if (__sync_val_compare_and_swap(&set->w[hit], w, id | (next & sm)) == w)
+		if (__sync_val_compare_and_swap(&set->w[hit], w, id | RL_SA_SEEN | (next & sm)) ==
+		    w) {
+			sync_slot4(cnt, &idx, hit, id, cost);
 			return 1;
+		}
 		cnt->cas_retries++;
 	}
 	cnt->cas_exhausted++;
@@ -89,7 +94,7 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
  */
 static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
 	__u32 idx = h & ((1U << bits) - 1);
 	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits), w = 0, tk, next;
 	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
@@ -108,8 +113,11 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, rl_sa_ref_at(&rl_cfg.params, tk), bits), now,
 			tk, cost, &next))
 		return 0;
-	if (__sync_val_compare_and_swap(&set->w[i], w, id | (next & rl_sa_state_mask(bits))) == w)
+	if (__sync_val_compare_and_swap(&set->w[i], w,
+					id | RL_SA_SEEN | (next & rl_sa_state_mask(bits))) == w) {
+		sync_slot4(cnt, &idx, i, id, cost);
 		return 1;
+	}
 	cnt->cas_retries++;
 	return RL_ROUND_LOST;
 }
@@ -130,7 +138,7 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 
 	if (!cnt)
 		return -1;
-	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
 	idx = h & ((1U << bits) - 1);
 	id = rl_sa_id(h, rl_cfg.gen, bits);
 	idm = rl_sa_id_mask(bits);
@@ -158,6 +166,13 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
 	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
 	cnt->new_sources++;
+	if (vw) {
+		cnt->evicted++;
+		if (vw & RL_SA_SEEN)
+			cnt->evicted_seen++;
+	}
+	if (pass)
+		sync_slot4(cnt, &idx, victim, id, cost);
 	return pass;
 }
 
@@ -174,7 +189,7 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
  */
 __noinline int charge_sa4(__be32 addr, __u64 now, __u64 units)
 {
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen), idx;
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key), idx;
 	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits);
 	__u64 sm = rl_sa_state_mask(bits), ref = rl_sa_ref(&rl_cfg.params, now), w, next;
 	struct rl_sa_set *set;
@@ -196,7 +211,7 @@ __noinline int charge_sa4(__be32 addr, __u64 now, __u64 units)
 			continue;
 		/* As charge_one() on rl_state4: a full bucket or window counts as charged. */
 		if (!rl_charge(&rl_cfg.params, rl_sa_get(w, ref, bits), now, units, &next) ||
-		    __sync_val_compare_and_swap(&set->w[i], w, id | (next & sm)) == w)
+		    __sync_val_compare_and_swap(&set->w[i], w, (w & ~sm) | (next & sm)) == w)
 			return 1;
 	}
 	return -1;

@@ -7,7 +7,8 @@
  * (wide_hit4()), the rest out of line (limit_wide4()), the insertion
  * (wide_miss4()) and the sync agent's charge (charge_wide4()).
  *
- * Includes state.h, carry.h, clock.h, maps.h and include/ headers only.
+ * Includes state.h, carry.h, clock.h, sync.h, maps.h and include/ headers
+ * only.
  */
 #ifndef RL_BPF_TABLE4_WIDE_H
 #define RL_BPF_TABLE4_WIDE_H
@@ -21,18 +22,20 @@
 #include "clock.h"
 #include "state.h"
 #include "carry.h"
+#include "sync.h"
 
 /*
  * rl_wide4 (the wide layout of include/rl_sa.h): the set of IPv4 source
- * @addr and its identity. The lookup cannot fail (idx < max_entries).
+ * @addr, its index in *idx and its identity. The lookup cannot fail (idx <
+ * max_entries).
  */
-static __always_inline struct rl_sa_set *wide_set(__be32 addr, __u64 *id)
+static __always_inline struct rl_sa_set *wide_set(__be32 addr, __u32 *idx, __u64 *id)
 {
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen);
-	__u32 idx = h & ((1U << bits) - 1);
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
 
+	*idx = h & ((1U << bits) - 1);
 	*id = rl_sa_id(h, rl_cfg.gen, bits);
-	return bpf_map_lookup_elem(&rl_wide4, &idx);
+	return bpf_map_lookup_elem(&rl_wide4, idx);
 }
 
 /*
@@ -54,7 +57,7 @@ static __always_inline int wide_round(struct rl_kcounters *cnt, struct rl_sa_set
 		*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] = next;
 		/* Only the holder writes a locked word: the CAS orders, it cannot fail. */
 		__sync_val_compare_and_swap(&set->w[i], w | RL_SA_PEND,
-					    rl_sa_wide_next(w, rl_sa_bits));
+					    rl_sa_wide_next(w, rl_sa_bits) | RL_SA_SEEN);
 		return 1;
 	}
 	cnt->cas_retries++;
@@ -102,9 +105,10 @@ static __always_inline int wide_hit4(struct rl_kcounters *cnt, __be32 addr, __u6
 {
 	struct rl_sa_set *set;
 	__u64 id, w = 0;
-	int i;
+	__u32 idx;
+	int i, ret;
 
-	set = wide_set(addr, &id);
+	set = wide_set(addr, &idx, &id);
 	if (!set) /* cannot happen; limit_wide4() counts it */
 		return RL_ROUND_LOST;
 	i = wide_find(set, id, &w);
@@ -114,7 +118,10 @@ static __always_inline int wide_hit4(struct rl_kcounters *cnt, __be32 addr, __u6
 		cnt->cas_retries++;
 		return RL_ROUND_LOST;
 	}
-	return wide_round(cnt, set, i, w, now, tick(cnt, now), cost);
+	ret = wide_round(cnt, set, i, w, now, tick(cnt, now), cost);
+	if (ret == 1)
+		sync_slot4(cnt, &idx, i, id, cost);
+	return ret;
 }
 
 /*
@@ -125,11 +132,12 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 {
 	struct rl_sa_set *set;
 	__u64 id, w = 0, tk;
+	__u32 idx;
 	int i, t, ret;
 
 	if (!cnt)
 		return -1;
-	set = wide_set(addr, &id);
+	set = wide_set(addr, &idx, &id);
 	if (!set) { /* cannot happen: idx < max_entries */
 		cnt->insert_failed++;
 		return -1;
@@ -146,6 +154,8 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 			continue;
 		}
 		ret = wide_round(cnt, set, i, w, now, tk, cost);
+		if (ret == 1)
+			sync_slot4(cnt, &idx, i, id, cost);
 		if (ret != RL_ROUND_LOST)
 			return ret;
 	}
@@ -155,7 +165,7 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 
 /*
  * sa_miss4() for rl_wide4: the victim an empty way, else the unlocked one
- * whose state is least ahead of the reference; lock it from the identity
+ * not seen again, then seen again, whose state is least ahead of the reference; lock it from the identity
  * word read (a failure: RL_RETRY_LOOKUP), look for another copy of the
  * source in the other ways (one: restore the word, RL_RETRY_LOOKUP), then
  * store the first state and release the way under the source's identity.
@@ -168,10 +178,11 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 	__s64 best = 0x7fffffffffffffffLL;
 	struct rl_sa_set *set;
 	int i, victim = -1, pass;
+	__u32 idx;
 
 	if (!cnt)
 		return -1;
-	set = wide_set(addr, &id);
+	set = wide_set(addr, &idx, &id);
 	if (!set)
 		return -1;
 	idm = rl_sa_id_mask(rl_sa_bits);
@@ -189,6 +200,9 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 		if (w & RL_SA_PEND)
 			continue;
 		ahead = (__s64)(*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] - ref);
+		/* Sources seen again go last (RL_SA_SEEN_RANK, include/rl_sa.h). */
+		if (w & RL_SA_SEEN)
+			ahead += RL_SA_SEEN_RANK;
 		if (ahead < best) {
 			best = ahead;
 			victim = i;
@@ -220,6 +234,13 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 	*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + victim] = next;
 	__sync_val_compare_and_swap(&set->w[victim], lock, rl_sa_wide_next(lock, rl_sa_bits));
 	cnt->new_sources++;
+	if (vw & RL_SA_USED) {
+		cnt->evicted++;
+		if (vw & RL_SA_SEEN)
+			cnt->evicted_seen++;
+	}
+	if (pass)
+		sync_slot4(cnt, &idx, victim, id, cost);
 	return pass;
 }
 
@@ -233,9 +254,10 @@ __noinline int charge_wide4(__be32 addr, __u64 now, __u64 units)
 {
 	__u64 id, idm = rl_sa_id_mask(rl_sa_bits), w, st, next;
 	struct rl_sa_set *set;
+	__u32 idx;
 	int i, t;
 
-	set = wide_set(addr, &id);
+	set = wide_set(addr, &idx, &id);
 	if (!set)
 		return 0;
 	i = wide_find(set, id, &w);

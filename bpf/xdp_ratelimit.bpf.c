@@ -14,12 +14,12 @@
  * slow_path(), out of line.
  *
  * This file keeps the packet flow and the programs: the entry points (the
- * XDP program and the two syscall programs userspace runs), slow_path(), the
+ * XDP program and the three syscall programs userspace runs), slow_path(), the
  * choice of the IPv4 table (limit_v4()) and the verdict (decide()). Each
  * concern is a header of its own, included here and nowhere below:
  *	maps.h		every map, the configuration and the other globals
  *	clock.h		the clocks, a packet's cost, the window tick
- *	sync.h		fleet sync counting of passed packets
+ *	sync.h		fleet sync counting of passed packets, the keyed drain
  *	state.h		the answers of the tables, the step of a state word
  *	carry.h		a new source's state, from the previous generation
  *	sa_set.h	the set-associative protocol's steps on one set
@@ -29,6 +29,9 @@
  *	table6.h	IPv6 in rl_state6 (LRU hash)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
+ *	level.h		the states of the levels above the source (rl_agg.h)
+ *	admission.h	the admission cap, on a miss of the source tables
+ *	aggregate.h	prefix aggregates and the interface's limit
  *	hot.h		the limited sources, for top
  *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
@@ -48,6 +51,9 @@
 #include "table6.h"
 #include "sweep.h"
 #include "sample.h"
+#include "level.h"
+#include "admission.h"
+#include "aggregate.h"
 #include "hot.h"
 #include "syncookie.h"
 #include "rules.h"
@@ -106,6 +112,12 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 		ret = sets_limit4(cnt, addr, now, cost, 0);
 	else if ((ret = sets_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
 		ret = sets_limit4(cnt, addr, now, cost, 1);
+	/* A new source, beyond the admission cap: limited with the others as one. */
+	if (ret == RL_NOT_HELD && admit_on(RL_LVL_ON4)) {
+		ret = admit4(cnt, addr, now, cost);
+		if (ret != RL_NOT_HELD)
+			return ret;
+	}
 	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
 		ret = sets_miss4(cnt, addr, now, cost);
 		if (ret == RL_RETRY_LOOKUP) {
@@ -116,12 +128,6 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
-	}
-	if (rl_cfg.sync_count && ret == 1) {
-		/* Sync counts rl_sets4's sources under rl_state4's key: the agent reads one kind. */
-		struct rl_state_key4 k = { .addr = addr, .gen = rl_cfg.gen };
-
-		return sync_count(cnt, &rl_sync4, &k, cost);
 	}
 	return ret;
 }
@@ -142,6 +148,8 @@ static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, 
 {
 	if (ret > 0)
 		return rl_count_pass(cnt, len);
+	if (ret <= RL_V_LEVEL)
+		return decide_level(ctx, cnt, ret, len);
 	if (ret == 0 || ret == RL_CAS_LOST) {
 		if (rl_cfg.action == RL_ACTION_DRY_RUN) {
 			cnt->would_drop++;
@@ -168,40 +176,37 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	__u64 len = frame_len(ctx, c.pos, c.end);
 	struct rl_key src;
 	__u32 bad = 0;
-	__be16 proto;
-	int kind, nd;
+	int kind;
 
 	if (!cnt)
 		return XDP_PASS;
-	if (parse_eth(&c, &proto, &bad))
+	/* The parser userspace replays captures with (include/rl_parse.h). */
+	kind = rl_parse_frame(&c, &src, &bad, NULL, 0, 0);
+	if (kind == RL_PARSED_MALFORMED)
 		goto malformed;
-	if (proto == bpf_htons(ETH_P_IP)) {
-		if (parse_ipv4(&c, &src, &bad))
-			goto malformed;
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
-	}
-	if (proto != bpf_htons(ETH_P_IPV6)) {
+	if (kind == RL_PARSED_NOT_IP) {
 		cnt->not_ip++;
 		return rl_count_pass(cnt, len);
 	}
-	if (parse_ipv6(&c, &src, &bad, &nd))
-		goto malformed;
-	if (nd) {
+	if (kind == RL_PARSED_ND) {
 		cnt->nd++;
 		return rl_count_pass(cnt, len);
 	}
-	cnt->ipv6++;
 	/*
-	 * An IPv4-mapped source (::ffff:a.b.c.d) is that IPv4 host, a
-	 * link-local one is keyed whole: see rl_key.h.
+	 * IPv4, or IPv6: an IPv4-mapped source (::ffff:a.b.c.d) is that IPv4
+	 * host, a link-local one is keyed whole: see rl_key.h.
 	 */
-	if (!src.addr[0] && !src.addr[1] && src.addr[2] == bpf_htonl(0xffff))
-		return decide(ctx, cnt, limit_v4(cnt, src.addr[3], len, 0), len);
-	if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
-		kind = RL_KEY_LL;
-	else
-		kind = RL_KEY_V6;
-	return decide(ctx, cnt, limit_lru6(cnt, &src, kind, rl_now(), packet_cost(len)), len);
+	if (kind == RL_PARSED_IPV6) {
+		cnt->ipv6++;
+		if (src.addr[0] || src.addr[1] || src.addr[2] != bpf_htonl(0xffff)) {
+			if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
+				kind = RL_KEY_LL;
+			else
+				kind = RL_KEY_V6;
+			return decide(ctx, cnt, limit6(cnt, &src, kind, len), len);
+		}
+	}
+	return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
 malformed:
 	if (bad < RL_BAD__COUNT)
 		cnt->malformed[bad]++;
@@ -250,7 +255,7 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
 		return slow_path(ctx, cnt);
 	len = frame_len(ctx, data, end);
-	return decide(ctx, cnt, limit_v4(cnt, ip->saddr, len, 1), len);
+	return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1), len);
 }
 
 /*
@@ -289,6 +294,29 @@ int rl_charge_prog(struct rl_sync_args *args)
 	bpf_loop(n, charge_one, &lc, 0);
 	args->charged = lc.charged;
 	args->lost = lc.lost;
+	return 0;
+}
+
+/*
+ * Fleet sync's drain of a keyed counter table (bpf/sync.h): every counter
+ * that holds units, exchanged with 0, into rl_chg (at most RL_SYNC_BATCH;
+ * args->more: run again for the rest). The agent drains rl_sync_slots itself.
+ */
+SEC("syscall")
+int rl_drain_prog(struct rl_sync_drain_args *args)
+{
+	struct drain_ctx d = {};
+
+	if (args->table == RL_SYNC_T4)
+		bpf_for_each_map_elem(&rl_sync4, drain4, &d, 0);
+	else if (args->table == RL_SYNC_T6)
+		bpf_for_each_map_elem(&rl_sync6, drain6, &d, 0);
+	else if (args->table == RL_SYNC_TR)
+		bpf_for_each_map_elem(&rl_syncr, drainr, &d, 0);
+	else
+		return -22; /* EINVAL */
+	args->n = d.n;
+	args->more = d.more;
 	return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <linux/types.h>
 #include "rl_algo.h"
+#include "rl_agg.h"
 #include "rl_key.h"
 #include "rl_syn.h"
 
@@ -80,6 +81,15 @@ enum rl_malformed {
 	RL_BAD__COUNT,
 };
 
+/* The outcome of parsing a frame (rl_parse_frame(), include/rl_parse.h). */
+enum rl_parsed {
+	RL_PARSED_IPV4, /* rate limited: an IPv4 source */
+	RL_PARSED_IPV6, /* rate limited: an IPv6 source (IPv4-mapped: keyed as IPv4) */
+	RL_PARSED_NOT_IP, /* passed untouched, counted in not_ip */
+	RL_PARSED_MALFORMED, /* dropped or passed as --malformed says, counted by reason */
+	RL_PARSED_ND, /* IPv6 neighbour discovery: passed untouched, counted in nd */
+};
+
 /* How state written under the previous configuration is carried over. */
 enum rl_carry {
 	RL_CARRY_NONE = 0, /* start afresh (algorithm family or window changed) */
@@ -133,6 +143,19 @@ struct rl_config {
 	 */
 	__u32 sync_count;
 	__u32 pad_sync;
+	/*
+	 * The secret of the IPv4 table's set index (include/rl_sa.h,
+	 * rl_sa_hash()): drawn at each attach (getrandom), kept by every
+	 * set, never shown. Not part of the policy.
+	 */
+	__u64 sa_key;
+	/*
+	 * The levels above the source (include/rl_agg.h): the prefix
+	 * aggregate, the interface, new sources beyond the admission cap
+	 * as one, and the admission cap; lvl[id - 1], RL_LVL(). A level
+	 * with on == 0 is off, and the verifier drops its code.
+	 */
+	struct rl_level lvl[RL_LVL_N];
 	/*
 	 * SYN cookies (include/rl_syn.h, bpf/syncookie.h): the ports, and what
 	 * the SYN-ACK says. Policy: set changes it, status shows it.
@@ -198,7 +221,7 @@ struct rl_kcounters {
 	__u64 cas_retries; /* compare-and-swap attempts that lost a race */
 	__u64 cas_exhausted; /* packets dropped after RL_CAS_TRIES lost races */
 	__u64 nd; /* IPv6 neighbour discovery: passed untouched */
-	__u64 sync_lost; /* sync counting: a source's units not counted (counter table full) */
+	__u64 sync_lost; /* sync counting: units not counted (slot counter busy, table full) */
 	/*
 	 * Not counters: this CPU's last window k and its start k * W, which
 	 * spare the window algorithms the 128-bit multiply of rl_window()
@@ -206,6 +229,15 @@ struct rl_kcounters {
 	 * Checked at every use, so any content is safe; userspace ignores them.
 	 */
 	__u64 win_k, win_start;
+	/* The levels above the source (include/rl_agg.h), counted where they decide. */
+	__u64 lvl_limited[RL_LVL_N]; /* refused by level id (index id - 1; admit: unused) */
+	__u64 unadmitted; /* packets of new sources beyond the admission cap, limited as one */
+	__u64 admitted_seen; /* new sources given a state when seen again beyond the cap */
+	__u64 agg_new; /* level states created (an aggregate seen for the first time) */
+	__u64 agg_overdraft; /* charges past a level's limit after a race (see rl_agg.h) */
+	__u64 agg_failed; /* level states that could not be created or charged */
+	/* IPv4 set tables: a full set's victim, and of those, sources seen again. */
+	__u64 evicted, evicted_seen;
 	/*
 	 * SYN cookies (bpf/syncookie.h): SYNs answered with a cookie (XDP_TX:
 	 * neither passed nor dropped) and their bytes; ACKs whose cookie was
@@ -235,6 +267,15 @@ struct rl_counters {
 	__u64 cas_exhausted;
 	__u64 nd;
 	__u64 sync_lost;
+	__u64 agg_limited; /* refused by their prefix aggregate */
+	__u64 iface_limited; /* refused by the interface's limit */
+	__u64 new_limited; /* new sources beyond the admission cap, refused as one */
+	__u64 unadmitted;
+	__u64 admitted_seen;
+	__u64 agg_new;
+	__u64 agg_overdraft;
+	__u64 agg_failed;
+	__u64 evicted, evicted_seen;
 	__u64 syncookies_sent, syncookies_sent_bytes, syncookies_valid, syncookies_invalid;
 };
 
@@ -250,44 +291,56 @@ struct rl_counters {
  *	the new field width holds, which is more than the new limit);
  *	anything else: the state of a new source.
  */
-RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now)
+RL_INLINE __u64 rl_carry_as(const struct rl_params *cur, const struct rl_params *prev, __u32 carry,
+			    __u64 mult, __u32 shift, __u64 state, __u64 now)
 {
 	__u64 ahead, hi, lo;
 
-	switch (c->carry) {
+	switch (carry) {
 	case RL_CARRY_BUCKET:
 	case RL_CARRY_TOKENS:
-		ahead = rl_ahead(&c->prev, state, rl_vt(&c->prev, now));
-		if (c->carry == RL_CARRY_TOKENS)
-			ahead = ahead < c->prev.tau ? c->prev.tau - ahead : 0;
-		hi = rl_mul128(ahead, c->carry_mult, &lo);
-		if (c->carry_shift == 0)
+		ahead = rl_ahead(prev, state, rl_vt(prev, now));
+		if (carry == RL_CARRY_TOKENS)
+			ahead = ahead < prev->tau ? prev->tau - ahead : 0;
+		hi = rl_mul128(ahead, mult, &lo);
+		if (shift == 0)
 			ahead = hi ? ~0ULL : lo;
-		else if (c->carry_shift < 64)
-			ahead = hi >> c->carry_shift ?
-					~0ULL :
-					(hi << (64 - c->carry_shift)) | (lo >> c->carry_shift);
-		if (ahead > c->params.tau)
-			ahead = c->params.tau;
-		if (c->carry == RL_CARRY_TOKENS)
-			ahead = c->params.tau - ahead;
-		return rl_vt(&c->params, now) + ahead;
+		else if (shift < 64)
+			ahead = hi >> shift ? ~0ULL : (hi << (64 - shift)) | (lo >> shift);
+		if (ahead > cur->tau)
+			ahead = cur->tau;
+		if (carry == RL_CARRY_TOKENS)
+			ahead = cur->tau - ahead;
+		return rl_vt(cur, now) + ahead;
 	case RL_CARRY_WINDOW: {
 		/* Same algorithm and windows: the counts, repacked in the new field widths. */
-		__u64 e, k = rl_window(&c->params, now, &e), pc, cc, id;
-		__u64 max = (1ULL << c->params.cnt_bits) - 1;
+		__u64 e, k = rl_window(cur, now, &e), pc, cc, id;
+		__u64 max = (1ULL << cur->cnt_bits) - 1;
 
-		k = rl_window_ahead(&c->prev, state, k, &e);
-		id = k & c->params.id_mask;
-		rl_window_counts(&c->prev, state, k, &pc, &cc);
+		k = rl_window_ahead(prev, state, k, &e);
+		id = k & cur->id_mask;
+		rl_window_counts(prev, state, k, &pc, &cc);
 		pc = pc < max ? pc : max;
 		cc = cc < max ? cc : max;
-		if (c->params.algo == RL_ALGO_FIXED_WINDOW)
-			return (id << c->params.cnt_bits) | cc;
-		return (((id << c->params.cnt_bits) | pc) << c->params.cnt_bits) | cc;
+		if (cur->algo == RL_ALGO_FIXED_WINDOW)
+			return (id << cur->cnt_bits) | cc;
+		return (((id << cur->cnt_bits) | pc) << cur->cnt_bits) | cc;
 	}
 	}
-	return rl_initial_state(&c->params, now);
+	return rl_initial_state(cur, now);
+}
+
+RL_INLINE __u64 rl_carry_state(const struct rl_config *c, __u64 state, __u64 now)
+{
+	return rl_carry_as(&c->params, &c->prev, c->carry, c->carry_mult, c->carry_shift, state,
+			   now);
+}
+
+/* rl_carry_state() for a level above the source (struct rl_level). */
+RL_INLINE __u64 rl_level_carry(const struct rl_level *l, __u64 state, __u64 now)
+{
+	return rl_carry_as(&l->params, &l->prev, l->carry, l->carry_mult, l->carry_shift, state,
+			   now);
 }
 
 #endif /* RL_COMMON_H */

@@ -48,7 +48,7 @@ struct rl_event {
 	__u32 reason; /* enum rl_ev_reason */
 	__u32 len; /* the frame's length */
 	__u32 caplen; /* bytes of it in data[] */
-	__u32 pad;
+	__u32 level; /* the level that refused it: enum rl_level_id (rl_agg.h), 0 its source */
 	struct rl_key src; /* the unmasked source, IPv4-mapped; zero if not parsed */
 	__u8 data[RL_EV_SNAP];
 };

@@ -82,6 +82,12 @@ struct rl_rule_l4 {
 /* What a packet shows (struct rl_pkt_info.info). */
 #define RL_PKT_PROTO 0x01 /* proto is known (always, for a real packet) */
 #define RL_PKT_L4    0x02 /* the L4 header is there: dport (tcp, udp) and tcp_flags (tcp) */
+/*
+ * Userspace only, never set by the XDP program: a trace line that names no
+ * source (simulate). Its src is then meaningless: it matches no --src and
+ * is not masked. A frame always has a source, ffff:...:ffff included.
+ */
+#define RL_PKT_NOSRC 0x80
 
 /*
  * A packet as rules see it. The source is the real, unmasked one, IPv4 as
@@ -117,11 +123,12 @@ RL_INLINE int rl_l4_match(const struct rl_rule_l4 *m, const struct rl_pkt_info *
 
 /*
  * Per-rule counters. Every packet that a rule decides is counted once in
- * passed or dropped (the verdict) and once in allowed, denied, limited or
- * blocked (the reason); would_drop counts the packets of a dry-run rule that
- * it would have dropped, which are passed. So
- *	passed + dropped = allowed + denied + (limited + blocked) + under the limit,
- *	dropped = denied + limited + blocked - would_drop.
+ * passed or dropped (the verdict) and once in allowed, denied, limited,
+ * blocked, agg_limited or iface_limited (the reason); would_drop counts the
+ * packets of a dry-run rule that it would have dropped, which are passed.
+ * So, with L = limited + blocked + agg_limited + iface_limited,
+ *	passed + dropped = allowed + denied + L + under the limit,
+ *	dropped = denied + L - would_drop.
  */
 struct rl_rule_counters {
 	__u64 passed, passed_bytes;
@@ -131,6 +138,8 @@ struct rl_rule_counters {
 	__u64 limited; /* limit rule, over the limit (the packet that starts a block too) */
 	__u64 blocked; /* limit rule, source blocked */
 	__u64 would_drop; /* dry-run: would have been dropped, passed */
+	/* Refused by the rule's levels (include/rl_agg.h): its prefix aggregate, its whole. */
+	__u64 agg_limited, iface_limited;
 };
 
 /*

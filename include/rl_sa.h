@@ -11,12 +11,15 @@
  *	bit 63		used (an all-zero word is an empty slot)
  *	bit 62		pending: claimed by an insertion not yet published
  *	bits 61-60	generation, mod 4
- *	bits 59..m	tag: the high 32 - bits bits of the source's hash
+ *	bit 59		seen again: a packet of the source passed after the one
+ *			that inserted it (eviction spares such sources first)
+ *	bits 58..m	tag: the high 32 - bits bits of the source's hash
  *	bits m-1..0	the rate state mod 2^m, m = RL_SA_STATE_BASE + bits
  *
  * The hash is a bijection of the 32-bit masked address (salted by the
- * generation), so set index and tag are the whole address: a tag match is
- * never another source, and userspace recovers the address from a slot.
+ * generation and keyed by a secret drawn at attach), so set index and tag
+ * are the whole address: a tag match is never another source, and
+ * userspace, which knows the secret, recovers the address from a slot.
  *
  * The state is kept mod 2^m and read back as the value congruent to it
  * nearest a reference taken from the clock (rl_sa_ref()): vt(now) for the
@@ -35,11 +38,18 @@
 #define RL_SA_USED	(1ULL << 63)
 #define RL_SA_PEND	(1ULL << 62)
 #define RL_SA_GEN_SHIFT 60
-/* Bits of flags, generation and tag above the state: m = RL_SA_STATE_BASE + bits. */
-#define RL_SA_STATE_BASE 28
+#define RL_SA_SEEN	(1ULL << 59)
 /*
- * At least 2^14 sets (1 MiB): m >= 42, so that a bucket of up to 2^40 vt
- * (18 minutes at one vt per ns) fits; at most 2^25 sets (2 GiB, 2^28 slots
+ * Added to a source's rank as a victim (how far ahead of the clock it
+ * stands, within +-2^(m-1) <= 2^57) when it was seen again: every source
+ * not seen again ranks below every one that was.
+ */
+#define RL_SA_SEEN_RANK (1LL << 61)
+/* Bits of flags, generation and tag above the state: m = RL_SA_STATE_BASE + bits. */
+#define RL_SA_STATE_BASE 27
+/*
+ * At least 2^14 sets (1 MiB): m >= 41, so that a bucket of up to 2^39 vt
+ * (9 minutes at one vt per ns) fits; at most 2^25 sets (2 GiB, 2^28 slots
  * for the largest --max-sources), which leaves 7 bits of tag.
  */
 #define RL_SA_BITS_MIN 14
@@ -58,8 +68,8 @@ struct rl_sa_set {
  * RL_SA_SWEEP_TICK_NS rewrites the idle states of 1/2^RL_SA_SWEEP_PARTS of
  * the sets, so each slot is swept once per RL_SA_SWEEP_PASS_NS (6.4 s),
  * whatever the table's size. A slot is misread only if the clock passes it
- * by 2^(m-1) vt between two sweeps: m >= 42, so 2^41 vt, 36 minutes at one
- * vt per ns and 17 s at 128 (the fastest byte rates) with the smallest
+ * by 2^(m-1) vt between two sweeps: m >= 41, so 2^40 vt, 18 minutes at one
+ * vt per ns and 8.6 s at 128 (the fastest byte rates) with the smallest
  * table, 2^5 times that with the default one (docs/design.md).
  */
 #define RL_SA_SWEEP_PARTS   6
@@ -94,12 +104,19 @@ RL_INLINE __u32 rl_sa_mix32(__u32 x)
 
 /*
  * The hash of a masked source (address in host order) in generation @gen,
- * salted by the generation mod 4 only: what a slot keeps, so that userspace
- * recovers the address from the slot alone.
+ * salted by the generation mod 4 only (what a slot keeps), and keyed by the
+ * limiter's secret @key (struct rl_config's sa_key): the mix around an
+ * exclusive or with each half of it. Still a bijection, which userspace,
+ * knowing the key and a slot's generation, inverts to the address. Without
+ * the key nobody can compute which sources share a set, so none can aim
+ * spoofed sources at a chosen source's set to evict it (docs/design.md,
+ * "Spoofed-source floods"). Not a cryptographic function: it defeats the
+ * computation, not an attacker who can watch many evictions happen.
  */
-RL_INLINE __u32 rl_sa_hash(__u32 addr, __u32 gen)
+RL_INLINE __u32 rl_sa_hash(__u32 addr, __u32 gen, __u64 key)
 {
-	return rl_sa_mix32(addr ^ ((gen & 3) * 0x9e3779b9U));
+	return rl_sa_mix32(rl_sa_mix32(addr ^ ((gen & 3) * 0x9e3779b9U) ^ (__u32)key) ^
+			   (__u32)(key >> 32));
 }
 
 /* Used bit, generation and tag of a source with hash @h: compared under rl_sa_id_mask(). */
@@ -114,9 +131,10 @@ RL_INLINE __u64 rl_sa_state_mask(__u32 bits)
 	return (1ULL << (RL_SA_STATE_BASE + bits)) - 1;
 }
 
+/* The bits that tell sources apart: all but pending, seen again and the state. */
 RL_INLINE __u64 rl_sa_id_mask(__u32 bits)
 {
-	return ~(RL_SA_PEND | rl_sa_state_mask(bits));
+	return ~(RL_SA_PEND | RL_SA_SEEN | rl_sa_state_mask(bits));
 }
 
 /* Bits of the counts in a window state (0 for the bucket algorithms). */
@@ -169,7 +187,7 @@ RL_INLINE __u64 rl_sa_get(__u64 w, __u64 ref, __u32 bits)
  * by a compare-and-swap that clears the bit and, if it wrote the state,
  * adds one to the version (rl_sa_wide_next()). So a state word read between
  * two reads of its identity word that find the same unlocked word was that
- * source's state at that moment (a version repeats after 2^m >= 2^42
+ * source's state at that moment (a version repeats after 2^m >= 2^41
  * writes of one way in between: hours of a CPU held inside one read), and
  * a lock taken from the identity word read means the state read after it
  * is still current. A hit reads the identity word, the state, and either

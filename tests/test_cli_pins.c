@@ -180,6 +180,12 @@ TEST_FLAGS(pins_orphans_cleanup, RL_TEST_ROOT)
 	    !ASSERT_EQ(cli(&live, NULL, NULL, "attach %s --rate 100", ifc), 0, "attach, to unplug"))
 		goto out;
 	rl_ns_pin_dir(dead.name, ifa, gone, sizeof(gone));
+	/* A map another version names: the orphan goes all the same. */
+	ASSERT_OK(rl_sh(NULL,
+			"bpftool map create %s/rl_other_version type array key 4 value 4 "
+			"entries 1 name rl_other",
+			gone),
+		  "a pin of another version");
 	rl_sh(NULL, "ip netns del %s", dead.name);
 	/* The namespace goes away asynchronously, with its interfaces and programs. */
 	for (int i = 0; i < 100; i++) {

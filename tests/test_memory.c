@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "netns.h"
 #include "pins.h"
+#include "rl_sa.h"
 #include "sync_kern.h"
 #include "test.h"
 #include "xdp_attach.h"
@@ -88,13 +89,13 @@ static void per_source(const struct rl_pins *pins, const char *what, bool bounde
 	    !ASSERT_TRUE(m.max_sources4 > 0, "max sources"))
 		return;
 	printf("    %s: %llu bytes (%.2f MiB) for %u IPv4 and %u IPv6 sources: %.1f B per IPv4 source; "
-	       "rl_sets4 %llu, rl_state6 %llu, rl_rstate %llu, rl_ports %llu, rl_sc4a %llu, "
+	       "rl_sets4 %llu, rl_state6 %llu, rl_rstate %llu, rl_ports %llu, rl_sync_slots %llu, "
 	       "program %llu\n",
 	       what, (unsigned long long)m.total, m.total / 1048576.0, m.max_sources4,
 	       m.max_sources6, (double)m.total / m.max_sources4,
 	       (unsigned long long)m.map[RL_MAP_sets4], (unsigned long long)m.map[RL_MAP_state6],
 	       (unsigned long long)m.map[RL_MAP_rstate], (unsigned long long)m.map[RL_MAP_ports],
-	       (unsigned long long)m.map[RL_MAP_sc4a], (unsigned long long)m.prog);
+	       (unsigned long long)m.map[RL_MAP_sync_slots], (unsigned long long)m.prog);
 	ASSERT_TRUE(m.prog > 0, "the program's own maps are counted");
 	if (bounded)
 		ASSERT_LE(m.total, (__u64)PER_SOURCE_MAX * m.max_sources4,
@@ -106,10 +107,12 @@ static void features(const struct rl_pins *pins, bool rules, bool ports, bool sy
 {
 	ASSERT_EQ(entries(pins->rstate) > 1, rules, "rl_rstate whole only with a limit rule");
 	ASSERT_EQ(entries(pins->ports) > 1, ports, "rl_ports whole only with a port rule");
-	ASSERT_EQ(entries(pins->sc4a) > 1, sync, "rl_sc4a whole only while counting");
-	ASSERT_EQ(entries(pins->sc4b) > 1, sync, "rl_sc4b whole only while counting");
-	ASSERT_EQ(entries(pins->sc6a) > 1, sync, "rl_sc6a whole only while counting");
-	ASSERT_EQ(entries(pins->sc6b) > 1, sync, "rl_sc6b whole only while counting");
+	ASSERT_EQ(entries(pins->sync_slots) > 1, sync, "rl_sync_slots whole only while counting");
+	ASSERT_EQ(entries(pins->sync_dirty) > 1, sync, "rl_sync_dirty whole only while counting");
+	ASSERT_EQ(entries(pins->sync6) > 1, sync, "rl_sync6 whole only while counting");
+	ASSERT_EQ(entries(pins->syncr) > 1, sync && rules,
+		  "rl_syncr whole only while counting with a limit rule");
+	ASSERT_EQ(entries(pins->sync4), 1, "rl_sync4: rl_sets4's policies count in rl_sync_slots");
 }
 
 /* The limiter on @ifc opened as @pins: its program reads no map of a feature that is off. */
@@ -122,8 +125,12 @@ static void dead_when_off(const struct rl_iface *ifc, const struct rl_pins *pins
 		return;
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->ports), 0,
 		  "no port rule: no load of rl_ports left");
-	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync4), 0, "no counting: no load of rl_sync4 left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync_slots), 0,
+		  "no counting: no load of rl_sync_slots left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync_dirty), 0,
+		  "no counting: no load of rl_sync_dirty left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync6), 0, "no counting: no load of rl_sync6 left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->syncr), 0, "no counting: no load of rl_syncr left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->state4), 0,
 		  "rl_sets4's policy: no load of rl_state4");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->wide4), 0,
@@ -387,7 +394,6 @@ TEST_FLAGS(memory_sync_on_off, RL_TEST_ROOT)
 	struct rl_sync_kern *k = NULL;
 	struct rl_iface ifc;
 	struct rl_pins pins;
-	__u32 zero = 0, inner = 0;
 	struct rl_ns ns;
 	int self = -1;
 	size_t n = 0;
@@ -404,10 +410,21 @@ TEST_FLAGS(memory_sync_on_off, RL_TEST_ROOT)
 		goto out;
 	if (open_limiter(ns.rx_if, &ifc, &pins)) {
 		features(&pins, false, false, true);
-		ASSERT_EQ(entries(pins.sc4a), RL_DEFAULT_MAX_SOURCES, "rl_sc4a: per IPv4 source");
-		ASSERT_EQ(entries(pins.sc6a), 65536, "rl_sc6a: per IPv6 source");
-		ASSERT_OK(bpf_map_lookup_elem(pins.sync4, &zero, &inner), "rl_sync4's table");
-		ASSERT_EQ(inner, id_of(pins.sc4a), "the switch on the pinned rl_sc4a");
+		ASSERT_EQ(entries(pins.sync_slots), RL_SA_WAYS * entries(pins.sets4),
+			  "rl_sync_slots: a word per slot of rl_sets4");
+		ASSERT_EQ(entries(pins.sync_dirty), entries(pins.sync_slots) / 64,
+			  "rl_sync_dirty: a bit per counter word");
+		ASSERT_EQ(entries(pins.sync6), 65536, "rl_sync6: per IPv6 source");
+		{
+			int prog = -1;
+			__u32 mode;
+
+			if (ASSERT_EQ(rl_prog_alone(ifc.ifindex, &prog, &mode), 1, "our program")) {
+				ASSERT_EQ(rl_prog_refers_to(prog, pins.sync_slots), 1,
+					  "the live program counts in the pinned rl_sync_slots");
+				close(prog);
+			}
+		}
 		per_source(&pins, "sync counting on", false);
 		rl_pins_close(&pins);
 	}

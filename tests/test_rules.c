@@ -719,11 +719,18 @@ TEST(rules_match_src)
 	/* Written as IPv4-mapped IPv6, the prefix is IPv4: */
 	check_matches("s --src ::ffff:192.0.2.77 --deny", c + 4, 2);
 
-	/* A trace packet without SOURCE (all ones, ff..ff) matches no --src, not even ::/0. */
+	/*
+	 * A trace packet without SOURCE matches no --src, not even ::/0; a
+	 * frame from ffff:...:ffff (the address such a packet holds) does, as
+	 * in the kernel.
+	 */
 	if (ASSERT_OK(parse_str(&r, NULL, "n --src ::/0 --deny", err, sizeof(err)), err)) {
 		memset(&p, 0, sizeof(p));
 		rl_key_anon(&p.src);
+		p.info = RL_PKT_NOSRC;
 		ASSERT_TRUE(!rl_rule_match(&r, &p), "no source, no --src match");
+		p.info = 0;
+		ASSERT_TRUE(rl_rule_match(&r, &p), "ffff:...:ffff is in ::/0");
 		rl_rule_free(&r);
 	}
 }

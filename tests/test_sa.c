@@ -8,6 +8,10 @@
  *	sa_spoofed_flood	random spoofed sources cycle the table: a steady
  *				source under its rate and one over it, on the test clock
  *	sa_targeted_flood	spoofed sources aimed at one source's set
+ *	sa_keyed_attack		the same aim, computed without the key, fails on a
+ *				table keyed with a secret
+ *	sa_eviction_prefers_seen one-packet sources evict each other, not a
+ *				source seen again
  *	sa_sweep_idle		a source idle for 2^m vt, with and without a sweep
  *	sa_sweep_timer		the same, swept by the kernel's timer
  *	sa_table_switch_carries	sets between rl_sets4 and rl_wide4 carry states over
@@ -30,7 +34,7 @@
 #include "test.h"
 
 #define MSEC 1000000ULL
-/* A table of 2^14 sets (the smallest): 131072 slots, m = 42. */
+/* A table of 2^14 sets (the smallest): 131072 slots, m = 41. */
 #define SA_TEST_SOURCES 4096
 /* The spoofers' range: 198.18.0.0/15, 131072 addresses, as many as the table has slots. */
 #define SPOOF_BASE 0xc6120000U
@@ -46,7 +50,11 @@ TEST(sa_addr_roundtrip)
 		for (int i = 0; i < 20000; i++) {
 			__u32 addr = (__u32)rand_r(&seed) * 2654435761U ^ (__u32)rand_r(&seed);
 			__u32 gen = (__u32)rand_r(&seed);
-			__u32 h = rl_sa_hash(addr, gen);
+			__u32 h;
+
+			/* Unkeyed, then keyed with a secret of any value. */
+			m.key = i & 1 ? (__u64)rand_r(&seed) << 33 ^ (__u64)rand_r(&seed) : 0;
+			h = rl_sa_hash(addr, gen, m.key);
 			__u64 w =
 				rl_sa_id(h, gen, bits) | (rl_sa_state_mask(bits) & 0x5a5a5a5a5aULL);
 
@@ -74,11 +82,11 @@ TEST_FLAGS(sa_wide_ways, RL_TEST_ROOT)
 	int fd, way;
 
 	fd = rl_table4_create(RL_TABLE4_WIDE, 4096, bits, false);
-	if (!ASSERT_TRUE(fd >= 0, "create rl_wide4") || !ASSERT_OK(rl_sa_map(fd, &m), "map it"))
+	if (!ASSERT_TRUE(fd >= 0, "create rl_wide4") || !ASSERT_OK(rl_sa_map(fd, 0, &m), "map it"))
 		goto out;
 	/* Five addresses of 198.18.0.0/15 in one set. */
 	for (__u32 a = SPOOF_BASE; a < SPOOF_BASE + SPOOF_N && n < 5; a++) {
-		__u32 s = rl_sa_hash(a, gen) & ((1U << bits) - 1);
+		__u32 s = rl_sa_hash(a, gen, m.key) & ((1U << bits) - 1);
 
 		if (!n)
 			set0 = s;
@@ -147,20 +155,20 @@ TEST(sa_check_limits)
 	struct rl_params p = { .algo = RL_ALGO_TOKEN_BUCKET };
 	char err[256] = "";
 
-	/* m = 42: a bucket (tau + cost) under 2^40 vt fits, not one of 2^40. */
-	p.ahead_max = (1ULL << 40) - 1 + RL_SKEW_VT;
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2^40 - 1 vt, m = 42");
-	p.ahead_max = (1ULL << 40) + RL_SKEW_VT;
-	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL, "2^40 vt, m = 42");
+	/* m = 41: a bucket (tau + cost) under 2^39 vt fits, not one of 2^39. */
+	p.ahead_max = (1ULL << 39) - 1 + RL_SKEW_VT;
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2^39 - 1 vt, m = 41");
+	p.ahead_max = (1ULL << 39) + RL_SKEW_VT;
+	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL, "2^39 vt, m = 41");
 	ASSERT_CONTAINS(err, "raise --max-sources", "says what to do");
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2^40 vt, m = 43");
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2^39 vt, m = 42");
 	/* Windows: counts plus 8 bits of window id within m. */
-	p = (struct rl_params){ .algo = RL_ALGO_SLIDING_WINDOW, .cnt_bits = 17 };
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2 x 17 + 8 bits, m = 42");
-	p.cnt_bits = 18;
+	p = (struct rl_params){ .algo = RL_ALGO_SLIDING_WINDOW, .cnt_bits = 16 };
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), "2 x 16 + 8 bits, m = 41");
+	p.cnt_bits = 17;
 	ASSERT_EQ(rl_sa_check(&p, RL_SA_BITS_MIN, err, sizeof(err)), -EINVAL,
-		  "2 x 18 + 8 bits, m = 42");
-	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 2, err, sizeof(err)), "2 x 18 + 8 bits, m = 44");
+		  "2 x 17 + 8 bits, m = 41");
+	ASSERT_OK(rl_sa_check(&p, RL_SA_BITS_MIN + 1, err, sizeof(err)), "2 x 17 + 8 bits, m = 42");
 	/* --max-sources: four slots per source, at least 2^14 sets. */
 	ASSERT_EQ(rl_sa_bits_for(1), RL_SA_BITS_MIN, "the smallest table");
 	ASSERT_EQ(rl_sa_bits_for(1U << 20), 19, "1M sources: 2^19 sets, 4M slots");
@@ -176,12 +184,14 @@ struct flood {
 };
 
 /* The program for @opts on the IPv4 table @table4, or with -1 the one attach chooses. */
-static bool flood_start_on(struct flood *fl, const char *const *opts, int table4)
+/* flood_start_on() with the table's hash keyed with @key (0: unkeyed, as the other tests run). */
+static bool flood_start_key(struct flood *fl, const char *const *opts, int table4, __u64 key)
 {
 	memset(fl, 0, sizeof(*fl));
 	if (!rl_build_config(&fl->cfg, opts, NULL) || !rl_prog_load(&fl->p, true, SA_TEST_SOURCES))
 		return false;
 	fl->loaded = true;
+	fl->cfg.sa_key = key;
 	if (!rl_prog_configure_table4(&fl->p, 0, &fl->cfg, table4))
 		return false;
 	fr_init(&fl->f);
@@ -189,6 +199,11 @@ static bool flood_start_on(struct flood *fl, const char *const *opts, int table4
 	fr_ipv4(&fl->f, "198.18.0.1", NULL);
 	fr_pad(&fl->f, FRAME_MIN);
 	return ASSERT_TRUE(!fl->f.bad, "frame built");
+}
+
+static bool flood_start_on(struct flood *fl, const char *const *opts, int table4)
+{
+	return flood_start_key(fl, opts, table4, 0);
 }
 
 static bool flood_start(struct flood *fl, const char *const *opts)
@@ -361,13 +376,16 @@ static void targeted(const char *initial, bool loses, int table4)
 	/* The steady source: the first of the range whose set holds ten others. */
 	memset(per_set, 0, sizeof(per_set));
 	for (__u32 i = 0; i < SPOOF_N; i++)
-		per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)]++;
+		per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, fl.cfg.sa_key) &
+			((1U << bits) - 1)]++;
 	for (__u32 i = 0; i < SPOOF_N && !steady; i++)
-		if (per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)] > 10)
+		if (per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, fl.cfg.sa_key) &
+			    ((1U << bits) - 1)] > 10)
 			steady = SPOOF_BASE + i;
-	set = rl_sa_hash(steady, fl.cfg.gen) & ((1U << bits) - 1);
+	set = rl_sa_hash(steady, fl.cfg.gen, fl.cfg.sa_key) & ((1U << bits) - 1);
 	for (__u32 i = 0; i < SPOOF_N && naim < 64; i++)
-		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen) & ((1U << bits) - 1)) == set &&
+		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, fl.cfg.sa_key) & ((1U << bits) - 1)) ==
+			    set &&
 		    SPOOF_BASE + i != steady)
 			aim[naim++] = SPOOF_BASE + i;
 	if (!ASSERT_TRUE(naim > RL_SA_WAYS, "more spoofed sources than slots in the set"))
@@ -410,6 +428,143 @@ TEST_FLAGS(sa_targeted_flood, RL_TEST_ROOT)
 	targeted("0", true, RL_TABLE4_WIDE);
 }
 
+/*
+ * The targeted attack of sa_targeted_flood, computed against the hash
+ * without a key (what anyone can compute from the code), run against the
+ * table keyed as @key. With key 0 the table is the one the attacker
+ * computed: the steady source is evicted round after round (the attack
+ * works, and this test can fail). With a secret key the aimed sources land
+ * in sets the attacker cannot know, and the steady source keeps its state:
+ * with --initial 0, every packet but its very first passes.
+ */
+static void keyed_attack(__u64 key, unsigned long *evicted, unsigned long *passed,
+			 unsigned long *sent)
+{
+	static __u8 per_set[1U << RL_SA_BITS_MIN];
+	const char *opts[] = { "--rate", "1000", "--burst", "10", "--initial", "0", NULL };
+	const __u32 bits = RL_SA_BITS_MIN;
+	const __u64 t0 = 1000 * MSEC;
+	__u32 steady = 0, set, aim[64], naim = 0;
+	struct flood fl;
+
+	*evicted = *passed = *sent = 0;
+	if (!flood_start_key(&fl, opts, RL_TABLE4_SA, key))
+		goto out;
+	/* The attacker's computation: the unkeyed hash, key 0. */
+	memset(per_set, 0, sizeof(per_set));
+	for (__u32 i = 0; i < SPOOF_N; i++)
+		per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, 0) & ((1U << bits) - 1)]++;
+	for (__u32 i = 0; i < SPOOF_N && !steady; i++)
+		if (per_set[rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, 0) & ((1U << bits) - 1)] > 12)
+			steady = SPOOF_BASE + i;
+	set = rl_sa_hash(steady, fl.cfg.gen, 0) & ((1U << bits) - 1);
+	for (__u32 i = 0; i < SPOOF_N && naim < 64; i++)
+		if ((rl_sa_hash(SPOOF_BASE + i, fl.cfg.gen, 0) & ((1U << bits) - 1)) == set &&
+		    SPOOF_BASE + i != steady)
+			aim[naim++] = SPOOF_BASE + i;
+	if (!ASSERT_TRUE(naim > RL_SA_WAYS, "more aimed sources than slots in the set"))
+		goto out;
+	for (int round = 0; round < 50; round++) {
+		__u64 t = t0 + (__u64)round * 2 * MSEC;
+		int v;
+
+		/* Each aimed source sends a burst, to stand further ahead than the steady one. */
+		for (__u32 i = 0; i < naim; i++)
+			for (int b = 0; b < 10; b++)
+				if (send_from(&fl, aim[i], t + 1000) < 0)
+					goto out;
+		*evicted += *sent && !tracked(&fl, steady);
+		v = send_from(&fl, steady, t + 2000);
+		if (v < 0)
+			goto out;
+		(*sent)++;
+		*passed += (unsigned long)v;
+	}
+	printf("    key %s: %u sources aimed at the set the unkeyed hash gives the steady source; "
+	       "it sent %lu, passed %lu, was evicted %lu times\n",
+	       key ? "secret" : "0 (unkeyed)", naim, *sent, *passed, *evicted);
+out:
+	flood_stop(&fl);
+}
+
+TEST_FLAGS(sa_keyed_attack, RL_TEST_ROOT)
+{
+	unsigned long evicted, passed, sent;
+	unsigned int seed = (unsigned int)rl_test_seed();
+	__u64 key;
+
+	keyed_attack(0, &evicted, &passed, &sent);
+	ASSERT_TRUE(evicted > 40, "without a key the aimed flood evicts the steady source");
+	ASSERT_TRUE(passed < 10, "which then finds an empty bucket (--initial 0)");
+	/* A secret as attach draws one (rl_sa_key_new()); the run's seed makes it repeatable. */
+	key = (__u64)rand_r(&seed) << 33 ^ (__u64)rand_r(&seed) << 11 ^ (__u64)rand_r(&seed);
+	keyed_attack(key | 1, &evicted, &passed, &sent);
+	ASSERT_EQ(evicted, 0, "with a secret key the steady source is never evicted");
+	ASSERT_EQ(passed, sent - 1, "and passes every packet but its first (--initial 0)");
+}
+
+/*
+ * State under spoofing: a source seen many times (one packet every 20 ms,
+ * far under its rate, so that its state lies behind the clock: the least
+ * ahead of its set), then its set filled again and again by one-packet
+ * spoofed sources, 4,950 aimed at it (the test knows the hash: it runs
+ * without a key, the worst case). Eviction takes the sources not seen again
+ * first: the flood's sources evict each other and the steady source keeps
+ * its state; by the rank of least ahead alone, it went first every time. A
+ * new source cannot establish itself in a set under such a flood (it is
+ * evicted before its second packet): the keyed hash keeps anyone from
+ * aiming at a set, and the admission cap from filling all of them.
+ */
+TEST_FLAGS(sa_eviction_prefers_seen, RL_TEST_ROOT)
+{
+	const char *opts[] = { "--rate", "1000", "--burst", "10", NULL };
+	const __u32 bits = RL_SA_BITS_MIN, steady = 0xc6130201U; /* 198.19.2.1 */
+	const __u64 t0 = 1000 * MSEC;
+	unsigned long sent = 0, passed = 0, lost = 0, nflood = 0;
+	struct rl_counters c;
+	struct flood fl;
+	__u32 set;
+
+	if (!flood_start_on(&fl, opts, RL_TABLE4_SA))
+		goto out;
+	set = rl_sa_hash(steady, fl.cfg.gen, 0) & ((1U << bits) - 1);
+	/*
+	 * 200 rounds of 20 ms: the steady source's packet, then from the third
+	 * round on (it has been seen again) 25 new spoofed sources of its set.
+	 */
+	for (__u32 a = 0xc6120000U, round = 0; round < 200; round++) {
+		__u64 t = t0 + (__u64)round * 20 * MSEC;
+		int v;
+
+		lost += sent > 1 && !tracked(&fl, steady);
+		v = send_from(&fl, steady, t);
+		if (v < 0)
+			goto out;
+		sent++;
+		passed += (unsigned long)v;
+		for (int n = 0; round >= 2 && n < 25; a++) {
+			if ((rl_sa_hash(a, fl.cfg.gen, 0) & ((1U << bits) - 1)) != set)
+				continue;
+			if (send_from(&fl, a, t + 1000 + (__u64)n * 1000) < 0)
+				goto out;
+			n++;
+			nflood++;
+		}
+	}
+	if (!ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters"))
+		goto out;
+	printf("    %lu one-packet sources into one set of 8 slots; evictions %llu, of sources seen "
+	       "again %llu; the steady source: sent %lu, passed %lu, found evicted %lu times\n",
+	       nflood, (unsigned long long)c.evicted, (unsigned long long)c.evicted_seen, sent,
+	       passed, lost);
+	ASSERT_TRUE(c.evicted >= nflood - RL_SA_WAYS, "the flood evicts one slot per source");
+	ASSERT_EQ(c.evicted_seen, 0, "never a source seen again");
+	ASSERT_EQ(lost, 0, "the steady source keeps its state");
+	ASSERT_EQ(passed, sent, "and passes every packet");
+out:
+	flood_stop(&fl);
+}
+
 /* @src empties its bucket at @t0; sweeps at @sweeps[0..n); its packet at @t0 + 2^m: the verdict. */
 static int idle_wrap(__u32 src, __u64 t0, const __u64 *sweeps, int n)
 {
@@ -426,7 +581,7 @@ static int idle_wrap(__u32 src, __u64 t0, const __u64 *sweeps, int n)
 		if (!ASSERT_EQ(send_from(&fl, src, t0), 1, "the burst"))
 			goto out;
 	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, fl.cfg.sa_key, &m), "map the table"))
 		goto out;
 	for (int i = 0; i < n; i++)
 		if (!ASSERT_OK(rl_sa_sweep(&m, &fl.cfg, sweeps[i], &swept), "sweep") ||
@@ -509,7 +664,7 @@ TEST_FLAGS(sa_sweep_timer, RL_TEST_ROOT)
 			goto out;
 	if (!ASSERT_EQ(send_from(&fl, src, t0), 0, "the bucket is empty") ||
 	    !ASSERT_OK(bpf_map_lookup_elem(fl.p.maps.sweep, &zero, &sw), "read rl_sweep") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map the table"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.sets4, fl.cfg.sa_key, &m), "map the table"))
 		goto out;
 	for (int i = 0; i < 2; i++) {
 		w0 = slot_word(&m, src, fl.cfg.gen);
@@ -570,7 +725,7 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 	    !ASSERT_EQ(send_from(&fl, b, t0 + MSEC), 1, "B, new") ||
 	    !ASSERT_TRUE(rl_prog_counters(&fl.p, &c), "counters") ||
 	    !ASSERT_EQ(c.carried, 1, "A carried over from rl_sets4") ||
-	    !ASSERT_OK(rl_sa_map(fl.p.maps.wide4, &wm), "map rl_wide4"))
+	    !ASSERT_OK(rl_sa_map(fl.p.maps.wide4, fl.cfg.sa_key, &wm), "map rl_wide4"))
 		goto out;
 	ASSERT_OK(rl_sa_wide_find(&wm, htonl(a), c2.gen, &idx, &way, &st), "A in rl_wide4");
 	ASSERT_OK(rl_sa_wide_find(&wm, htonl(b), c2.gen, &idx, &way, &st), "B in rl_wide4");
@@ -588,7 +743,7 @@ TEST_FLAGS(sa_table_switch_carries, RL_TEST_ROOT)
 	{
 		struct rl_sa_map m = {};
 
-		if (ASSERT_OK(rl_sa_map(fl.p.maps.sets4, &m), "map rl_sets4"))
+		if (ASSERT_OK(rl_sa_map(fl.p.maps.sets4, fl.cfg.sa_key, &m), "map rl_sets4"))
 			ASSERT_TRUE(slot_word(&m, b, c3.gen) != 0, "B in rl_sets4");
 		rl_sa_unmap(&m);
 	}

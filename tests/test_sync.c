@@ -19,8 +19,14 @@
  *	sync_fallback_slow	DEBUG SLEEP: fallback within an interval, recovery after
  *	sync_fallback_auth	requirepass set under a running agent, then lifted; the script
  *				flushed (NOSCRIPT) is reloaded in the same round trip
- *	sync_recent		sources synced lately are sent again with 0 units, for their
- *				intervals, at most as many as the cap, each named once
+ *	sync_shared_only	1000 sources on one node: claimed in the first round, then
+ *				not sent (bytes counted); another node reports one: the
+ *				inbox, exact charges both ways; alone again for a TTL, it
+ *				is claimed again
+ *	sync_recent		the table of what to send: new sources claimed (at most so many
+ *				a round), claimed ones not sent until due, shared ones every
+ *				interval and remembered with 0 units, a claimed one shared by
+ *				the inbox sends its held units, lost buckets claimed again
  *	sync_lock		a second agent for one interface is refused, naming the pid;
  *				released, the lock file is removed
  *	sync_cli_bad_input	the command: malformed URL, unreachable host, a server that
@@ -86,6 +92,7 @@ static void cfg_for(struct rl_sync_cfg *cfg, const struct redis_srv *s, const ch
 
 static void item(struct rl_sync_item *it, const char *src, __u64 units)
 {
+	memset(it, 0, sizeof(*it));
 	snprintf(it->src, sizeof(it->src), "%s", src);
 	it->units = units;
 	it->remote = ~0ULL;
@@ -220,7 +227,7 @@ TEST(sync_round_trip)
 	struct rl_sync_item it[3];
 	struct redis_srv s;
 	char err[512], *out = NULL;
-	__u64 cmds;
+	__u64 cmds, xchg;
 
 	if (!need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
 		goto out;
@@ -236,15 +243,20 @@ TEST(sync_round_trip)
 	item(&it[0], "198.18.0.1/32", 10);
 	item(&it[1], "198.18.0.2/32", 5);
 	cmds = a.commands_total;
+	xchg = a.exchanges_total;
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 2, err, sizeof(err)), 0, "a synced");
-	ASSERT_EQ(a.commands_total - cmds, 1, "one command per round trip");
+	ASSERT_EQ(a.exchanges_total - xchg, 1, "one exchange per round trip");
+	ASSERT_EQ(a.commands_total - cmds, 2, "the group's script and the bucket's");
 	ASSERT_EQ(it[0].remote, 0, "a: nothing from b yet");
 	ASSERT_EQ(it[1].remote, 0, "a: nothing from b yet");
+	ASSERT_TRUE(it[0].local && it[1].local, "a alone has them: claimed");
 	/* b's first round trip on .1: it had never asked, so a's past is not its debt. */
 	item(&it[0], "198.18.0.1/32", 7);
 	item(&it[1], "198.18.0.3/32", 1000);
 	ASSERT_EQ(rl_sync_agent_step(&b, it, 2, err, sizeof(err)), 0, "b synced");
 	ASSERT_EQ(it[0].remote, 0, "b: a's units before b first asked");
+	ASSERT_TRUE(!it[0].local, "b: .1 is a's too: shared");
+	ASSERT_TRUE(it[1].local, "b: .3 b's alone");
 	ASSERT_EQ(b.st.sources_active, 2, "b: sources active");
 	ASSERT_EQ(b.st.sources_shared, 0, "b: none shared yet");
 	/* a again: b's 7 on .1; .2 only here; a 64-bit count survives the script. */
@@ -267,21 +279,31 @@ TEST(sync_round_trip)
 	item(&it[0], "2001:db8::/64", 1);
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a synced");
 	ASSERT_EQ(it[0].remote, (1ULL << 52) + 3, "a gets b's units, exactly");
-	/* An empty round trip is one command too, and keeps the node live. */
-	cmds = a.commands_total;
+	/* An empty round trip is one exchange too (the inbox is read), and keeps the node live. */
+	xchg = a.exchanges_total;
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 0, err, sizeof(err)), 0, "empty round");
-	ASSERT_EQ(a.commands_total - cmds, 1, "one command");
+	ASSERT_EQ(a.exchanges_total - xchg, 1, "one exchange");
 	ASSERT_EQ(a.st.nodes, 2, "two nodes");
 	ASSERT_EQ(a.st.syncs_total, 4, "a: round trips");
 	ASSERT_TRUE(a.st.redis_tx_bytes_total > 0 && a.st.redis_rx_bytes_total > 0, "bytes");
-	/* The keys, under the group's hash tag: the total in the epoch's hash. */
-	ASSERT_OK(redis_srv_cli(
-			  &s, &out,
-			  "HGET \"$(redis-cli -s '%s' --scan --pattern 'rl:{g1}:t:*' | head -1)\" "
-			  "198.18.0.1/32",
-			  s.sock),
+	/*
+	 * The keys, under the bucket's hash tag: the total in the epoch's hash,
+	 * since the source was shared (a's first 10 were a claim, sent nowhere).
+	 */
+	ASSERT_OK(rl_sh(&out,
+			"for k in $(redis-cli -s '%s' --scan --pattern 'rl:{g1:0}:d:*'); do "
+			"redis-cli -s '%s' HGET \"$k\" 198.18.0.1/32; done | grep .",
+			s.sock, s.sock),
 		  "HGET");
-	ASSERT_STREQ(out, "21\n", "the total of both nodes");
+	ASSERT_STREQ(out, "11\n", "the total of both nodes since it was shared");
+	free(out);
+	out = NULL;
+	ASSERT_OK(rl_sh(&out,
+			"for k in $(redis-cli -s '%s' --scan --pattern 'rl:{g1:0}:o:*'); do "
+			"redis-cli -s '%s' HGET \"$k\" 198.18.0.2/32; done | grep .",
+			s.sock, s.sock),
+		  "HGET");
+	ASSERT_STREQ(out, "a\n", "the claim of a source only a has");
 	free(out);
 	out = NULL;
 	ASSERT_OK(redis_srv_cli(&s, &out, "HGET 'rl:{g1}:policy' a"), "HGET");
@@ -337,9 +359,10 @@ TEST(sync_stale_expiry)
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
 	ASSERT_EQ(it[0].remote, 5, "then a gets b's units again");
 	/* Everything expires: Redis is back to its baseline. */
-	ASSERT_OK(redis_srv_cli(&s, &out, "--scan --pattern 'rl:{g2}:*'"), "scan");
-	ASSERT_CONTAINS(out, "rl:{g2}:t:", "the totals' hash");
-	ASSERT_CONTAINS(out, "rl:{g2}:l:a:", "a's hash");
+	ASSERT_OK(redis_srv_cli(&s, &out, "--scan --pattern 'rl:{g2*'"), "scan");
+	ASSERT_CONTAINS(out, "rl:{g2:0}:d:", "the sources' hash");
+	ASSERT_CONTAINS(out, "rl:{g2:0}:o:", "the claims' hash");
+	ASSERT_CONTAINS(out, "rl:{g2:0}:m", "the bucket's id");
 	ASSERT_CONTAINS(out, "rl:{g2}:nodes", "the nodes' key");
 	free(out);
 	out = NULL;
@@ -347,10 +370,25 @@ TEST(sync_stale_expiry)
 	ASSERT_TRUE(out && atoi(out) > 1500 && atoi(out) <= 2000, "the nodes expire after the TTL");
 	free(out);
 	out = NULL;
-	/* The sources' hashes 2 TTL after their last write. */
-	usleep(4100000);
-	ASSERT_OK(redis_srv_cli(&s, &out, "DBSIZE"), "DBSIZE");
-	ASSERT_STREQ(out, "0\n", "every key expired after the TTL");
+	/* The claims and the bucket's id within 2 claim times (2 x 30 TTL), and an eighth. */
+	ASSERT_OK(rl_sh(&out,
+			"for k in $(redis-cli -s '%s' --scan --pattern 'rl:{g2:0}:[om]*'); do "
+			"redis-cli -s '%s' PTTL \"$k\"; done | sort -n | tail -1",
+			s.sock, s.sock),
+		  "PTTL");
+	ASSERT_TRUE(out && atoi(out) > 0 && atoi(out) <= 17 * 30 * 2000 / 8, "the claims expire");
+	free(out);
+	out = NULL;
+	/*
+	 * The sources' hashes at the end of the epoch after their own: 2 TTL at
+	 * most after their last write; the next epoch's, made ahead, 1/8 TTL more.
+	 */
+	usleep(4400000);
+	ASSERT_OK(redis_srv_cli(&s, &out,
+				"--scan --pattern 'rl:{g2*' | grep -v ':o:' | grep -v "
+				"':m$' | wc -l"),
+		  "scan");
+	ASSERT_STREQ(out, "0\n", "every key but the claims expired after 2 TTL");
 out:
 	free(out);
 	rl_sync_agent_fini(&a);
@@ -544,11 +582,14 @@ TEST(sync_fallback_auth)
 	cfg_for(&ca, &s, "g6", "a", 50 * MS, RL_SYNC_FB_LOCAL);
 	if (!ASSERT_OK(rl_sync_agent_init(&a, &ca, POLICY, err, sizeof(err)), err))
 		goto out;
-	/* The script flushed: reloaded in the same round trip (EVALSHA, SCRIPT LOAD, EVALSHA). */
+	/*
+	 * The scripts flushed: reloaded in the same round trip (the two EVALSHAs,
+	 * then SCRIPT LOAD twice and the two EVALSHAs again).
+	 */
 	ASSERT_OK(redis_srv_cli(&s, NULL, "SCRIPT FLUSH"), "SCRIPT FLUSH");
 	cmds = a.commands_total;
 	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "NOSCRIPT reloads");
-	ASSERT_EQ(a.commands_total - cmds, 3, "three commands, once");
+	ASSERT_EQ(a.commands_total - cmds, 6, "six commands, once");
 	/* A password set under a running agent: the live connection stays authenticated. */
 	ASSERT_OK(redis_srv_cli(&s, NULL, "CONFIG SET requirepass s3cret"), "requirepass");
 	ASSERT_EQ(steps_until(&a, 0, 1, 1, NULL), 1, "the open connection goes on");
@@ -1507,7 +1548,20 @@ static int name_n(void *ctx, const struct rl_state_key *k, char *buf, size_t len
 	return 0;
 }
 
-/* The units of @src in the last merge, or -1 if it is not there. */
+static int parse_n(void *ctx, const char *src, struct rl_state_key *k)
+{
+	unsigned int n;
+	struct rl_sync_src s;
+
+	(void)ctx;
+	if (sscanf(src, "198.18.0.%u/32", &n) != 1)
+		return -EINVAL;
+	s = src_n(n, 0);
+	*k = s.k;
+	return 0;
+}
+
+/* The units of @src in the last merge's request, or -1 if it is not there. */
 static long long merged(const struct rl_sync_recent *r, const char *src)
 {
 	for (size_t i = 0; i < r->nitems; i++)
@@ -1516,56 +1570,289 @@ static long long merged(const struct rl_sync_recent *r, const char *src)
 	return -1;
 }
 
+/* What the store answers for @src in the last request: claimed here (@local), @remote units. */
+static void answer(struct rl_sync_recent *r, const char *src, bool local, __u64 remote)
+{
+	for (size_t i = 0; i < r->nitems; i++)
+		if (!strcmp(r->items[i].src, src)) {
+			r->items[i].local = local;
+			r->items[i].remote = remote;
+		}
+}
+
+static int state_of(const struct rl_sync_recent *r, unsigned int n)
+{
+	struct rl_sync_src s = src_n(n, 0);
+
+	return rl_sync_recent_state(r, &s.k);
+}
+
+/* The units charged to 198.18.0.@n by the last apply, or -1. */
+static long long charged_to(const struct rl_sync_recent *r, unsigned int n)
+{
+	struct rl_sync_src s = src_n(n, 0);
+
+	for (size_t i = 0; i < r->nchg; i++)
+		if (!memcmp(&r->chg[i].k, &s.k, sizeof(s.k)))
+			return (long long)r->chg[i].units;
+	return -1;
+}
+
 TEST(sync_recent)
 {
-	struct rl_sync_src d[3];
+	struct rl_sync_recent_cfg cfg = {
+		.keep = 2,
+		.keep_claimed = 6,
+		.claim_min = 3,
+		.claim_span = 1,
+		.claims_max = 3,
+		.max = 100,
+	};
+	struct rl_sync_item inbox[1] = {};
+	struct rl_sync_learned l = { .synced = true, .nbuckets = 1 };
+	__u64 ids[1] = { 7 };
+	struct rl_sync_src d[4];
 	struct rl_sync_recent r;
 
-	rl_sync_recent_init(&r, 2, 3);
+	l.bucket_id = ids;
+	rl_sync_recent_init(&r, &cfg);
 	name_calls = 0;
 	d[0] = src_n(1, 5);
 	d[1] = src_n(2, 3);
 	d[2] = src_n(1, 2); /* the same source twice: summed */
+	/* 1: both new, both sent (claims), each named once. */
 	if (!ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 1"))
 		goto out;
 	ASSERT_EQ(r.nitems, 2, "two sources");
+	ASSERT_EQ(r.claims, 2, "two claims");
 	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 7, "summed");
 	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 3, "units");
 	ASSERT_EQ(name_calls, 2, "each named once");
-	ASSERT_TRUE(!memcmp(&r.keys[0], r.items[0].src[9] == '1' ? &d[0].k : &d[1].k,
-			    sizeof(r.keys[0])),
-		    "keys in the items' order");
-	/* Next interval only .1 passed: .2 still goes, with 0 units, named from memory. */
+	/* The store: .1 only here (claimed), .2 also elsewhere (shared, 4 units there). */
+	answer(&r, "198.18.0.1/32", true, 0);
+	answer(&r, "198.18.0.2/32", false, 4);
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 1");
+	ASSERT_EQ(state_of(&r, 1), RL_SRC_CLAIMED, ".1 claimed");
+	ASSERT_EQ(state_of(&r, 2), RL_SRC_SHARED, ".2 shared");
+	ASSERT_EQ(r.nchg, 1, "one charge");
+	ASSERT_EQ(charged_to(&r, 2), 4, ".2 charged what the other passed");
+	/* 2: both passed: the claimed one is not sent, the shared one is. */
+	d[0] = src_n(1, 6);
+	d[1] = src_n(2, 1);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 2, name_n, NULL), "merge 2");
+	ASSERT_EQ(r.nitems, 1, "only the shared source");
+	ASSERT_EQ(merged(&r, "198.18.0.1/32"), -1, "the claimed one is not sent");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 1, "the shared one is");
+	/* Another node reported .1: the inbox says so with what it passed since. */
+	snprintf(inbox[0].src, sizeof(inbox[0].src), "198.18.0.1/32");
+	inbox[0].remote = 9;
+	l.inbox = inbox;
+	l.ninbox = 1;
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 2");
+	l.ninbox = 0;
+	ASSERT_EQ(state_of(&r, 1), RL_SRC_SHARED, ".1 shared from the inbox");
+	ASSERT_EQ(charged_to(&r, 1), 9, ".1 charged the others' units");
+	/* 3: .1 goes with this interval's units and those of the last, which were not sent. */
 	d[0] = src_n(1, 4);
-	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 2");
-	ASSERT_EQ(r.nitems, 2, "two sources");
-	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 4, "this interval's units only");
-	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "remembered, 0 units");
-	ASSERT_EQ(name_calls, 2, "no name formatted again");
-	/* Two more intervals without .2: kept for 2 intervals, then forgotten. */
 	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 3");
-	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "2 intervals after: kept");
+	ASSERT_EQ(merged(&r, "198.18.0.1/32"), 6 + 4, "held units go now");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, ".2 remembered, 0 units");
+	ASSERT_EQ(name_calls, 2, "no name formatted again");
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 3");
+	/* Two more intervals without .2: kept for 2 intervals, then forgotten. */
 	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 4");
+	ASSERT_EQ(merged(&r, "198.18.0.2/32"), 0, "2 intervals after: kept");
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 4");
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 1, name_n, NULL), "merge 5");
 	ASSERT_EQ(merged(&r, "198.18.0.2/32"), -1, "3 intervals after: forgotten");
 	ASSERT_EQ(r.nitems, 1, "one source");
-	/* At most 3 remembered: what passed now always goes. */
-	d[0] = src_n(3, 1);
-	d[1] = src_n(4, 1);
-	d[2] = src_n(5, 1);
-	ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 5");
-	ASSERT_EQ(r.nitems, 4, "3 passed now and 1 remembered");
-	d[0] = src_n(6, 1);
-	d[1] = src_n(7, 1);
-	d[2] = src_n(8, 1);
-	ASSERT_OK(rl_sync_recent_merge(&r, d, 3, name_n, NULL), "merge 6");
-	ASSERT_EQ(r.nitems, 6, "3 passed now and no more than 3 remembered");
-	ASSERT_EQ(merged(&r, "198.18.0.6/32"), 1, "passed now");
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 5");
+	/* At most 3 claims a round: the fourth new source waits for the next. */
+	for (unsigned int i = 0; i < 4; i++)
+		d[i] = src_n(10 + i, 1);
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 4, name_n, NULL), "merge 6");
+	ASSERT_EQ(r.claims, 3, "3 claims");
+	ASSERT_EQ(r.nitems, 4, "3 claims and the shared source");
+	for (size_t i = 0; i < r.nitems; i++)
+		r.items[i].local = strcmp(r.items[i].src, "198.18.0.1/32") != 0;
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 6");
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 4, name_n, NULL), "merge 7");
+	ASSERT_EQ(r.claims, 1, "the fourth claim");
+	ASSERT_EQ(r.nitems, 2, "it and the shared source");
+	for (size_t i = 0; i < r.nitems; i++)
+		r.items[i].local = strcmp(r.items[i].src, "198.18.0.1/32") != 0;
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 7");
+	/* Claims are sent again 3-4 intervals after: .10-.12 claimed at 6, .13 at 7. */
+	for (int t = 8; t <= 11; t++) {
+		ASSERT_OK(rl_sync_recent_merge(&r, d, 4, name_n, NULL), "merge");
+		if (t == 8)
+			ASSERT_EQ(r.claims, 0, "no claim due 2 intervals after");
+		for (size_t i = 0; i < r.nitems; i++) {
+			/* Sent as a claim the agent holds: the fallback share does not charge it. */
+			if (strcmp(r.items[i].src, "198.18.0.1/32"))
+				ASSERT_TRUE(r.items[i].local, "a claim held");
+			r.items[i].local = strcmp(r.items[i].src, "198.18.0.1/32") != 0;
+		}
+		ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply");
+		if (t == 11)
+			ASSERT_EQ(state_of(&r, 10), RL_SRC_CLAIMED, "still claimed");
+	}
+	/* The bucket's keys lost (its id changed): every claim is sent again next round. */
+	ids[0] = 8;
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 4, name_n, NULL), "merge 12");
+	for (size_t i = 0; i < r.nitems; i++)
+		r.items[i].local = strcmp(r.items[i].src, "198.18.0.1/32") != 0;
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 12");
+	ASSERT_EQ(state_of(&r, 12), RL_SRC_NEW, "new again");
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 4, name_n, NULL), "merge 13");
+	ASSERT_EQ(r.claims, 3, "claimed again, 3 a round");
+	/* An inbox source the table forgot: taken in as shared, and charged. */
+	rl_sync_recent_apply(&r, &l, parse_n, NULL);
+	snprintf(inbox[0].src, sizeof(inbox[0].src), "198.18.0.99/32");
+	inbox[0].remote = 3;
+	l.ninbox = 1;
+	ASSERT_OK(rl_sync_recent_merge(&r, d, 0, name_n, NULL), "merge 14");
+	ASSERT_OK(rl_sync_recent_apply(&r, &l, parse_n, NULL), "apply 14");
+	ASSERT_EQ(state_of(&r, 99), RL_SRC_SHARED, "taken in");
+	ASSERT_EQ(charged_to(&r, 99), 3, "and charged");
 	/* A set: all forgotten. */
 	rl_sync_recent_clear(&r);
-	ASSERT_OK(rl_sync_recent_merge(&r, NULL, 0, name_n, NULL), "merge 7");
+	ASSERT_OK(rl_sync_recent_merge(&r, NULL, 0, name_n, NULL), "merge 15");
 	ASSERT_EQ(r.nitems, 0, "nothing after clear");
 out:
 	rl_sync_recent_free(&r);
+}
+
+/* An agent and its table of what to send, on synthetic sources 198.18.0.N. */
+struct snode {
+	struct rl_sync_agent ag;
+	struct rl_sync_recent rc;
+	__u64 charged[2048]; /* per source, since the start */
+};
+
+static bool snode_up(struct snode *nd, const struct redis_srv *s, const char *name)
+{
+	struct rl_sync_recent_cfg rcfg;
+	struct rl_sync_cfg cfg;
+	char err[512];
+
+	memset(nd, 0, sizeof(*nd));
+	cfg_for(&cfg, s, "g9", name, 50 * MS, RL_SYNC_FB_LOCAL);
+	/* A round of 1000 claims may take longer than 50 ms on a loaded machine. */
+	cfg.timeout_ns = 1000 * MS;
+	if (!ASSERT_OK(rl_sync_agent_init(&nd->ag, &cfg, POLICY, err, sizeof(err)), err))
+		return false;
+	rl_sync_agent_recent_cfg(&nd->ag, &rcfg);
+	rl_sync_recent_init(&nd->rc, &rcfg);
+	return true;
+}
+
+static void snode_down(struct snode *nd)
+{
+	rl_sync_agent_fini(&nd->ag);
+	rl_sync_recent_free(&nd->rc);
+}
+
+/* One round of @nd: sources [@lo, @hi) passed @units each. Bytes sent; ~0 on failure. */
+static __u64 snode_round(struct snode *nd, unsigned int lo, unsigned int hi, __u64 units)
+{
+	struct rl_sync_src d[2048];
+	__u64 tx = nd->ag.st.redis_tx_bytes_total;
+	char err[512];
+	size_t n = 0;
+
+	for (unsigned int i = lo; i < hi; i++)
+		d[n++] = src_n(i, units);
+	if (rl_sync_agent_round(&nd->ag, &nd->rc, d, n, name_n, parse_n, NULL, err, sizeof(err))) {
+		fprintf(stderr, "    round: %s\n", err);
+		return ~0ULL;
+	}
+	for (size_t i = 0; i < nd->rc.nchg; i++)
+		nd->charged[(ntohl(nd->rc.chg[i].k.src.addr[3]) & 0xffff) % 2048] +=
+			nd->rc.chg[i].units;
+	return nd->ag.st.redis_tx_bytes_total - tx;
+}
+
+TEST(sync_shared_only)
+{
+	struct snode *a = calloc(2, sizeof(*a)), *b = a + 1;
+	struct redis_srv s;
+	__u64 first, later = 0, x;
+	double t0;
+	int st;
+
+	if (!a || !need_redis() || !ASSERT_TRUE(redis_srv_start(&s, false), "redis-server"))
+		goto out;
+	if (!snode_up(a, &s, "a") || !snode_up(b, &s, "b"))
+		goto out;
+	/* 1000 sources on a alone: claimed in the first round, then not sent at all. */
+	first = snode_round(a, 1, 1001, 5);
+	ASSERT_EQ(a->rc.nitems, 1000, "the first round claims every source");
+	ASSERT_EQ(a->rc.claimed, 1000, "claimed: only a has them");
+	for (int r = 0; r < 4; r++) {
+		__u64 xg = a->ag.exchanges_total, cmds = a->ag.commands_total;
+
+		x = snode_round(a, 1, 1001, 5);
+		ASSERT_EQ(a->rc.nitems, 0, "nothing sent after the first round");
+		ASSERT_EQ(a->ag.exchanges_total - xg, 1, "one exchange a round");
+		ASSERT_EQ(a->ag.commands_total - cmds, 2, "the group's script and the bucket's");
+		later = x > later ? x : later;
+	}
+	fprintf(stderr,
+		"    1000 sources on one node: %llu bytes out in the first round, %llu a "
+		"round after\n",
+		(unsigned long long)first, (unsigned long long)later);
+	ASSERT_LE(later * 20, first, "a round after the first sends under 5% of its bytes");
+	ASSERT_LE(later, 1024, "a round of no source is under 1 KiB");
+	ASSERT_EQ(a->ag.st.charged_units_total, 0, "nothing charged");
+
+	/* b reports .5: it becomes shared; b's first ask gets nothing. */
+	ASSERT_TRUE(snode_round(b, 5, 6, 7) != ~0ULL, "b");
+	ASSERT_EQ(b->rc.shared, 1, "b: .5 is shared");
+	ASSERT_EQ(b->charged[5], 0, "b: nothing before its first ask");
+	/* a's next round: the inbox; a is charged b's 7 and holds its own 3 of this round. */
+	ASSERT_TRUE(snode_round(a, 1, 1001, 3) != ~0ULL, "a");
+	ASSERT_EQ(a->ag.learned.ninbox, 1, "a: told by its inbox");
+	ASSERT_EQ(a->charged[5], 7, "a: charged b's units since .5 became shared");
+	ASSERT_EQ(state_of(&a->rc, 5), RL_SRC_SHARED, "a: .5 shared");
+	ASSERT_EQ(a->rc.nitems, 0, "a: the held units go with the next round");
+	/* Then each sends it every round and is charged exactly what the other passed. */
+	for (int r = 0; r < 5; r++) {
+		ASSERT_TRUE(snode_round(a, 1, 1001, 4) != ~0ULL, "a");
+		ASSERT_EQ(a->rc.nitems, 1, "a sends .5 alone");
+		ASSERT_TRUE(snode_round(b, 5, 6, 6) != ~0ULL, "b");
+	}
+	/* b: a's held 3 and 5 rounds of 4; a: b's 7, then 4 rounds of 6 (not b's last yet). */
+	ASSERT_EQ(b->charged[5], 3 + 5 * 4, "b: every unit a passed since b first asked");
+	ASSERT_EQ(a->charged[5], 7 + 4 * 6, "a: every unit b passed but its last round's");
+	for (unsigned int i = 0; i < 2048; i++)
+		if (i != 5 && !ASSERT_EQ(a->charged[i], 0, "a: the others are a's alone"))
+			break;
+
+	/* b gone: a, alone on .5 for a TTL, claims it again and stops sending it. */
+	t0 = mono();
+	st = -1;
+	while (mono() - t0 < 6) {
+		if (!ASSERT_TRUE(snode_round(a, 1, 1001, 1) != ~0ULL, "a"))
+			break;
+		st = state_of(&a->rc, 5);
+		if (st == RL_SRC_CLAIMED)
+			break;
+		usleep(50000);
+	}
+	fprintf(stderr, "    .5 claimed again by a %.1f s after b's last round (TTL %llu ms)\n",
+		mono() - t0, (unsigned long long)a->ag.ttl_ms);
+	ASSERT_EQ(st, RL_SRC_CLAIMED, "a alone for a TTL: claimed again");
+	ASSERT_TRUE(mono() - t0 >= a->ag.ttl_ms / 1000.0, "not before a TTL");
+	snode_round(a, 1, 1001, 1);
+	ASSERT_EQ(a->rc.nitems, 0, "and not sent");
+out:
+	if (a) {
+		snode_down(a);
+		snode_down(b);
+	}
+	free(a);
+	redis_srv_stop(&s);
 }
 
 /*

@@ -2,8 +2,9 @@
 /*
  * The sync agent against a broken or hostile store: a small RESP server of
  * the test's own (a thread, on loopback TCP and on a unix socket) that
- * passes the agent's handshake (SCRIPT LOAD, the first EVALSHA) and then
- * misbehaves; and a real redis-server whose keys someone else writes.
+ * passes the agent's handshake (SCRIPT LOAD, the first EVALSHA of the group's
+ * script) and then misbehaves; and a real redis-server whose keys someone
+ * else writes.
  *	sync_hostile_trickle	a huge bulk reply, 1 byte per 50 ms: fallback within the
  *				interval; the stop check ends a 5 s round in a few ms
  *	sync_hostile_huge	a 1 GB reply sent fast: refused past the reply's cap, the
@@ -64,13 +65,36 @@ struct hostile {
 	int from; /* the EVALSHA of a connection from which it misbehaves (1: the first) */
 	atomic_int stop;
 	atomic_int accepted;
+	/* A reply held back, to go out with the next write (the group's with a bucket's). */
+	char held[64];
 	atomic_llong sent;
 	pthread_t th;
 	bool running;
 };
 
-/* Write all of @buf unless stopped or the peer is gone: 0, or -1. */
+static int put_all(struct hostile *h, int fd, const char *buf, size_t len);
+
+/* Write all of @buf (after a reply held back) unless stopped or the peer is gone: 0, or -1. */
 static int put(struct hostile *h, int fd, const char *buf, size_t len)
+{
+	char both[256];
+
+	if (h->held[0] && strlen(h->held) + len < sizeof(both)) {
+		snprintf(both, sizeof(both), "%s%.*s", h->held, (int)len, buf);
+		h->held[0] = '\0';
+		return put_all(h, fd, both, strlen(both));
+	}
+	if (h->held[0]) {
+		int ret = put_all(h, fd, h->held, strlen(h->held));
+
+		h->held[0] = '\0';
+		if (ret)
+			return ret;
+	}
+	return put_all(h, fd, buf, len);
+}
+
+static int put_all(struct hostile *h, int fd, const char *buf, size_t len)
 {
 	while (len) {
 		struct pollfd p = { .fd = fd, .events = POLLOUT };
@@ -98,12 +122,34 @@ static void nap(struct hostile *h, int ms)
 		usleep(10000);
 }
 
-/* The misbehaviour of @h->mode, on a connection whose agent asked an EVALSHA. */
-static int misbehave(struct hostile *h, int fd)
+/*
+ * The replies of the scripts (sync_redis.c): the group's (two live nodes,
+ * policies agree), and a bucket's with nothing in it, or charging its first
+ * source 550 units.
+ */
+#define GROUP_REPLY  "*4\r\n:0\r\n:2\r\n$0\r\n\r\n$0\r\n\r\n"
+#define BUCKET_REPLY "*4\r\n:0\r\n$1\r\nx\r\n:0\r\n:0\r\n"
+#define BUCKET_550   "*6\r\n:0\r\n$1\r\nx\r\n:0\r\n:0\r\n:0\r\n:550\r\n"
+
+/*
+ * The misbehaviour of @h->mode, on a connection whose agent asked an EVALSHA
+ * (of the group's script if @group, else of a bucket's). A reply doubled is
+ * a bucket's: the group's is answered once.
+ */
+static int misbehave(struct hostile *h, int fd, bool group)
 {
-	static const char twice[] = "*5\r\n:2\r\n$0\r\n\r\n$0\r\n\r\n:0\r\n:550\r\n";
+	static const char twice[] = BUCKET_550;
 	static char chunk[65536];
 
+	/*
+	 * The group's reply goes out with the bucket's, in one write, as a
+	 * server answering a pipeline does: the 30 ms of H_DOUBLE_LATE are then
+	 * after the whole answer, not partly spent in the agent's wakeups.
+	 */
+	if (group && (h->mode == H_DOUBLE || h->mode == H_DOUBLE_LATE)) {
+		snprintf(h->held, sizeof(h->held), "%s", GROUP_REPLY);
+		return 0;
+	}
 	switch (h->mode) {
 	case H_TRICKLE:
 		if (put(h, fd, "$100000000\r\n", 12))
@@ -138,9 +184,10 @@ static int misbehave(struct hostile *h, int fd)
 
 /*
  * The first command of @buf (@len bytes) if whole: its length, its name in
- * @name; 0 if incomplete, -1 if not RESP.
+ * @name, its third word as a number in *@third (EVALSHA's number of keys);
+ * 0 if incomplete, -1 if not RESP.
  */
-static long one_command(const char *buf, size_t len, char *name, size_t nlen)
+static long one_command(const char *buf, size_t len, char *name, size_t nlen, long *third)
 {
 	const char *p = buf, *end = buf + len;
 	long n, l;
@@ -162,6 +209,8 @@ static long one_command(const char *buf, size_t len, char *name, size_t nlen)
 		if (!i)
 			snprintf(name, nlen, "%.*s", (int)(l < (long)nlen - 1 ? l : (long)nlen - 1),
 				 p);
+		if (i == 2)
+			*third = strtol(p, NULL, 10);
 		p += l + 2;
 	}
 	return p - buf;
@@ -178,7 +227,7 @@ static void serve(struct hostile *h, int fd)
 	while (!atomic_load(&h->stop)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		char name[16];
-		long used;
+		long used, keys = 0;
 		ssize_t n;
 
 		if (poll(&p, 1, 50) <= 0)
@@ -187,7 +236,7 @@ static void serve(struct hostile *h, int fd)
 		if (n <= 0)
 			return;
 		len += (size_t)n;
-		while ((used = one_command(buf, len, name, sizeof(name))) > 0) {
+		while ((used = one_command(buf, len, name, sizeof(name), &keys)) > 0) {
 			int ret = 0;
 
 			memmove(buf, buf + used, len - (size_t)used);
@@ -197,9 +246,10 @@ static void serve(struct hostile *h, int fd)
 					  "$40\r\n0123456789012345678901234567890123456789\r\n",
 					  47);
 			else if (!strcasecmp(name, "EVALSHA") && ++evals < h->from)
-				ret = put(h, fd, "*3\r\n:1\r\n$0\r\n\r\n$0\r\n\r\n", 20);
+				ret = keys == 2 ? put(h, fd, GROUP_REPLY, strlen(GROUP_REPLY)) :
+						  put(h, fd, BUCKET_REPLY, strlen(BUCKET_REPLY));
 			else if (!strcasecmp(name, "EVALSHA"))
-				ret = misbehave(h, fd);
+				ret = misbehave(h, fd, keys == 2);
 			else
 				ret = put(h, fd, "+OK\r\n", 5);
 			if (ret)
@@ -294,6 +344,7 @@ static void cfg_url(struct rl_sync_cfg *cfg, const char *url, __u64 interval_ns)
 
 static void item(struct rl_sync_item *it, const char *src, __u64 units)
 {
+	memset(it, 0, sizeof(*it));
 	snprintf(it->src, sizeof(it->src), "%s", src);
 	it->units = units;
 	it->remote = ~0ULL;
@@ -554,6 +605,14 @@ TEST(sync_charge_refused)
 	ASSERT_EQ(rl_sync_charge_max("algo=fixed-window\nrate=100/1\nwindow_ns=1000000000\n", 3,
 				     1000),
 		  2 * 100 * 4, "windows: 2 x limit x (2 s / 1 s + 2)");
+	/* A limit rule's line raises the bound to its own; an allow rule's changes nothing. */
+	ASSERT_EQ(rl_sync_charge_max(POLICY "rule.dns=limit algo=token-bucket bytes=0 rate=5000/1 "
+					    "burst=300 window_ns=1000000000 0123456789abcdef\n"
+					    "rule.ok=allow 0123456789abcdef\n",
+				     2, a.stale_ms),
+		  10300, "a rule's bound: 1 x (300 + 5000/s x 2 s)");
+	ASSERT_EQ(rl_sync_charge_max(POLICY "rule.ok=allow 0123456789abcdef\n", 2, a.stale_ms),
+		  2100, "an allow rule: the default's bound");
 	for (int i = 0; i < 2; i++) {
 		item(&it[0], "198.18.0.1/32", 10);
 		ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
@@ -561,13 +620,13 @@ TEST(sync_charge_refused)
 		ASSERT_EQ(rl_sync_agent_step(&b, it, 1, err, sizeof(err)), 0, "b");
 	}
 	ASSERT_EQ(it[0].remote, 10, "b gets a's units");
-	/* Whoever can write to Redis adds 10^12 to the source's total. */
-	ASSERT_OK(
-		redis_srv_cli(&s, NULL,
-			      "HINCRBY \"$(redis-cli -s '%s' --scan --pattern 'rl:{h}:t:*' | head "
-			      "-1)\" 198.18.0.1/32 1000000000000",
-			      s.sock),
-		"HINCRBY");
+	/* Whoever can write to Redis adds 10^12 to the source's total (in its epoch's hash). */
+	ASSERT_OK(rl_sh(NULL,
+			"for k in $(redis-cli -s '%s' --scan --pattern 'rl:{h:0}:d:*'); do "
+			"[ \"$(redis-cli -s '%s' HEXISTS \"$k\" 198.18.0.1/32)\" = 1 ] && "
+			"redis-cli -s '%s' HINCRBY \"$k\" 198.18.0.1/32 1000000000000; done; true",
+			s.sock, s.sock, s.sock),
+		  "HINCRBY");
 	item(&it[0], "198.18.0.1/32", 10);
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 0, "a");
 	ASSERT_EQ(it[0].remote, 0, "the forged charge refused");

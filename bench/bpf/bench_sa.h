@@ -10,8 +10,9 @@
  *	bit 63		used (an all-zero word is an empty slot)
  *	bit 62		pending: claimed by an insertion not yet published
  *	bits 61-60	generation, mod 4
- *	bits 59..m	tag: the high 32 - set_bits bits of the source's hash
- *	bits m-1..0	state: the rate state (a TAT) mod 2^m, m = 28 + set_bits
+ *	bit 59		seen again (the product sets it; the study never does)
+ *	bits 58..m	tag: the high 32 - set_bits bits of the source's hash
+ *	bits m-1..0	state: the rate state (a TAT) mod 2^m, m = 27 + set_bits
  *
  * The hash is a bijection of the 32-bit address (salted by the generation), so
  * the set index and the tag together are the whole address: a tag match is
@@ -28,7 +29,7 @@
 #define SA_PEND	     (1ULL << 62)
 #define SA_GEN_SHIFT 60
 /* Bits of the tag and generation above the state: m = SA_STATE_BASE + set_bits. */
-#define SA_STATE_BASE 28
+#define SA_STATE_BASE 27
 /* At least 2^10 sets: fewer would leave under 38 bits of state. */
 #define SA_SET_BITS_MIN 10
 #define SA_SET_BITS_MAX 24

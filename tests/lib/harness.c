@@ -8,6 +8,8 @@
 #include "harness.h"
 #include "maps.h"
 #include "prog.h"
+#include "rulemaps.h"
+#include "rules.h"
 #include "sa.h"
 #include "test.h"
 
@@ -155,4 +157,50 @@ int rl_prog_refers_to(int prog_fd, int map_fd)
 			found = 1;
 	free(insns);
 	return found;
+}
+
+bool rl_prog_rules(struct rl_prog *p, const struct rl_config *def, const char *const *rules)
+{
+	char err[RL_ERRLEN] = "", *copy, *save = NULL, *words[32];
+	struct rl_rules_cfg old, *cfg = calloc(1, sizeof(*cfg));
+	struct rl_ruleset set;
+	struct rl_policy pol;
+	struct rl_opts o;
+	bool ok = false;
+
+	rl_config_policy(def, &pol, &o);
+	if (!cfg || !ASSERT_OK(rl_ruleset_init(&set, &pol, &o, err, sizeof(err)), err)) {
+		free(cfg);
+		return false;
+	}
+	for (int i = 0; rules[i]; i++) {
+		struct rl_rule r;
+		size_t nw = 0;
+
+		copy = strdup(rules[i]);
+		for (char *t = strtok_r(copy, " ", &save); t && nw < 31;
+		     t = strtok_r(NULL, " ", &save))
+			words[nw++] = t;
+		words[nw] = NULL;
+		if (!ASSERT_OK(
+			    rl_rule_parse(&r, NULL, (const char *const *)words, err, sizeof(err)),
+			    err)) {
+			free(copy);
+			goto out;
+		}
+		free(copy);
+		if (!ASSERT_OK(rl_ruleset_add(&set, &r, NULL, err, sizeof(err)), err)) {
+			rl_rule_free(&r);
+			goto out;
+		}
+	}
+	ok = ASSERT_OK(rl_rules_read(&p->maps, &old), "rules") &&
+	     ASSERT_OK(rl_rules_compile(&set, &old, cfg, err, sizeof(err)), err) &&
+	     ASSERT_OK(rl_rules_fill(&p->maps, &set, cfg, &old, NULL, err, sizeof(err)), err) &&
+	     ASSERT_OK(rl_rules_commit(&p->maps, cfg, err, sizeof(err)), err) &&
+	     rl_prog_configure(p, 0, def);
+out:
+	rl_ruleset_free(&set);
+	free(cfg);
+	return ok;
 }

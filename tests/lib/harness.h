@@ -40,6 +40,13 @@ bool rl_prog_configure(struct rl_prog *p, __u32 slot, const struct rl_config *cf
  */
 bool rl_prog_configure_table4(struct rl_prog *p, __u32 slot, const struct rl_config *cfg,
 			      int table4);
+/*
+ * The rules @rules (each the words of "rule add IFACE", NULL-terminated) in
+ * front of the default policy @def, made live on the maps as a change makes
+ * them (compile, fill the unused tries, commit), then the program for @def
+ * loaded with them. False after a failed check.
+ */
+bool rl_prog_rules(struct rl_prog *p, const struct rl_config *def, const char *const *rules);
 /* A policy and options as on the command line, e.g. { "--rate", "10", NULL }. */
 bool rl_build_config(struct rl_config *cfg, const char *const *opts, const struct rl_config *prev);
 /*

@@ -180,11 +180,15 @@ const struct rl_cmd rl_cmds[] = {
 	  "When Redis fails the kernel keeps limiting; within two intervals the agent falls back "
 	  "(--fallback), says so on standard error, and resumes syncing within two intervals of "
 	  "Redis answering again; a Redis that cannot be reached at start is the same (it starts "
-	  "in fallback), one that refuses it (a wrong password) stops it. SIGINT or SIGTERM stop it (exit status 0) and turn the "
+	  "in fallback), one that refuses it (a wrong password) stops it. Through sentinel:// it "
+	  "writes only to the master the sentinels name (checked with ROLE), and follows a "
+	  "failover: in fallback while the master is gone, on the new one as soon as a sentinel "
+	  "names it. SIGINT or SIGTERM stop it (exit status 0) and turn the "
 	  "counting off. stats shows its state.\n" },
-	{ "simulate", cmd_simulate, NULL, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, 0,
-	  "--rate RATE [POLICY OPTIONS] [--rules FILE] [--trace FILE] [--summary] [--quiet]",
-	  "replay a packet trace through the rate algorithms",
+	{ "simulate", cmd_simulate, NULL, IFACE_CMD(RL_G_POLICY | RL_G_SIMULATE), 0, RL_MAX_POS,
+	  "[--rate RATE [POLICY OPTIONS]] [--rules FILE] [--trace FILE | --pcap FILE "
+	  "[--compare POLICY...]] [--summary] [--quiet]",
+	  "replay a packet trace or a capture through the limiter's own code",
 	  "Replays a packet trace through the same rate algorithms that the XDP program runs, "
 	  "and prints each packet's verdict: \"TIMESTAMP SOURCE allow|drop\".\n"
 	  "The trace has one packet per line: TIMESTAMP [SOURCE [LENGTH [PROTO[/DPORT] "
@@ -203,10 +207,36 @@ const struct rl_cmd rl_cmds[] = {
 	  "ends with the deciding rule's name; --summary prints per-rule counts; --json adds "
 	  "\"rule\" and \"reason\" per packet and per-rule totals. A packet without PROTO "
 	  "matches only rules without --proto.\n"
+	  "With --pcap FILE, the frames of a capture are replayed instead, each at the time it "
+	  "was captured, through the XDP program's own parser (the same code, compiled for "
+	  "userspace), its rules and its policy, and counted as the program counts them; "
+	  "--malformed and --action mean what they mean to attach. Each line is \"TIMESTAMP "
+	  "SOURCE allow|drop [RULE] REASON\", REASON in the words of the counters (passed, "
+	  "limited, would_drop, not_ip, nd, malformed_ipv4, ...) or of the rule (allowed, "
+	  "denied, blocked); --summary adds the counters stats would show. A frame the capture "
+	  "cut (tcpdump -s) before a header the parser reads is an error. Not modelled: the "
+	  "tables' size (no source is ever forgotten or refused) and the coarse clock.\n"
+	  "With --compare, a what-if report instead: the capture replayed in one pass under "
+	  "each POLICY given (and under the policy options first if --rate or --rules is "
+	  "given), and for each the frames, bytes and sources it drops, the sources it drops "
+	  "most of (--sources N), and a plot of its drops over time (text; a PNG with --plot "
+	  "FILE). Sources there are addresses, whatever the prefixes a policy groups them by. "
+	  "--json prints it all as one object, with the drops over time in bins.\n"
+	  "The levels above the source replay too, in the program's order and with its "
+	  "steps: --aggregate4/--aggregate6 with --aggregate-rate, --iface-rate, and "
+	  "--admit-rate (in the default policy and in limit rules, but --admit-rate). A packet a "
+	  "level refused prints the level after drop (\"drop aggregate\", \"drop iface\", "
+	  "\"drop new\"; \"level\" in JSON), and --summary adds the refusals by level and "
+	  "each aggregate's counts. The model's source table never forgets a source (the "
+	  "program's evicts the oldest of a full set), and it remembers the sources the "
+	  "admission cap refused one by one, where the program's memory of them can lose one "
+	  "to another refusal that hashes alike.\n"
 	  "SYN cookies (attach --syn-cookies, syn-cookies rules) are kernel-only: a cookie is "
 	  "made from the kernel's secret and checked against it, so simulate refuses a "
-	  "syn-cookies rule and replays the rate policy alone.\n"
-	  "Exit status: 0 on success, 1 for a malformed trace, 2 for bad options or rules.\n" },
+	  "syn-cookies rule, and a policy to compare with syn-cookies, and replays the rate "
+	  "policy alone.\n"
+	  "Exit status: 0 on success, 1 for a malformed trace or a capture that cannot be read "
+	  "or replayed, 2 for bad options, rules or policies.\n" },
 	/* "help [COMMAND]": the same text as --help, so not listed among the commands. */
 	{ "help", cmd_help, NULL, RL_CMD_RAW | RL_CMD_HIDDEN, 0, 1, "[COMMAND]",
 	  "show the usage of the program or of a command", "Shows the usage of COMMAND.\n" },

@@ -74,6 +74,35 @@ void rl_cmd_usage(FILE *f, const struct rl_cmd *cmd);
 void rl_usage(FILE *f);
 
 int cmd_simulate(const struct rl_args *a);
+/* simulate --pcap (cmd_simulate_pcap.c), and what it shares with the trace's simulate. */
+int cmd_simulate_pcap(const struct rl_args *a);
+struct rl_json;
+struct rl_opts;
+struct rl_params;
+struct rl_policy;
+struct rl_rsim;
+struct rl_ruleset;
+struct rl_srctab;
+/*
+ * The rules of a --rules file @path, one per line, after the default rule
+ * made from @pol and @o (NULL: the defaults). 0, or nonzero with a message
+ * printed that names the file and line.
+ */
+int simulate_load_rules(const char *path, const struct rl_policy *pol, const struct rl_opts *o,
+			struct rl_ruleset *set);
+/* Per-source counts of @tab (sources printed with the prefixes they are keyed by), and the totals. */
+void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigned int prefix6,
+		      __u64 passed, __u64 dropped, struct rl_json *w);
+/* Per-rule totals: a table, or the "rules" array of the JSON document @w is in. */
+void simulate_rule_totals(const struct rl_rsim *rs, struct rl_json *w);
+/*
+ * "policy": {algo, rate, burst or window and limit, prefixes, and the levels
+ * above the source of @lvl (RL_LVL_N of them; NULL: none)}, in the object @w is in.
+ */
+void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *params,
+			  const struct rl_level *lvl, struct rl_json *w);
+/* Was simulate's option @name given? */
+bool simulate_given(const struct rl_args *a, const char *name);
 int cmd_attach(const struct rl_args *a);
 int cmd_set(const struct rl_args *a);
 int cmd_detach(const struct rl_args *a);

@@ -11,6 +11,7 @@
 #include "env.h"
 #include "json_writer.h"
 #include "live.h"
+#include "level.h"
 #include "lock.h"
 #include "memory.h"
 #include "pins.h"
@@ -24,7 +25,7 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 {
 	struct rl_policy pol;
 	struct rl_opts o;
-	char rate[64], shape[128];
+	char rate[64], shape[128], levels[512];
 
 	rl_config_policy(c, &pol, &o);
 	rl_rate_str(&pol, rate, sizeof(rate));
@@ -43,10 +44,11 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 			 (unsigned long long)c->params.limit,
 			 c->params.bytes ? " bytes" : " packets", c->params.window_ns / 1e9);
 	}
-	snprintf(buf, len, "%s %s, %s, per /%u (IPv4) /%u (IPv6), action %s%s",
+	rl_levels_describe(c, levels, sizeof(levels));
+	snprintf(buf, len, "%s %s, %s, per /%u (IPv4) /%u (IPv6), action %s%s%s",
 		 rl_algo_name(c->params.algo), rate, shape, c->prefix4, c->prefix6,
 		 c->action == RL_ACTION_DRY_RUN ? "dry-run" : "drop",
-		 c->clock == RL_CLOCK_COARSE ? ", coarse clock" : "");
+		 c->clock == RL_CLOCK_COARSE ? ", coarse clock" : "", levels);
 	if (c->syn.n) {
 		char ports[160];
 		size_t n = strlen(buf);
@@ -56,6 +58,34 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 			 c->syn.wscale);
 	}
 	return buf;
+}
+
+/* A level above the source, as an object named for it (nothing when it is off). */
+static void json_level(struct rl_json *w, const struct rl_config *c, unsigned int id)
+{
+	const struct rl_level *l = RL_LVL(c, id);
+	struct rl_policy q;
+	char rate[64];
+
+	if (!l->on)
+		return;
+	rl_policy_defaults(&q);
+	q.rate_num = l->rate_num;
+	q.rate_den = l->rate_den;
+	q.bytes = l->params.bytes;
+	jw_name(w, rl_level_name(id));
+	jw_start_object(w);
+	if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
+		jw_uint_field(w, "prefix4", l->prefix4);
+	if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
+		jw_uint_field(w, "prefix6", l->prefix6);
+	jw_string_field(w, "rate", rl_rate_str(&q, rate, sizeof(rate)));
+	jw_bool_field(w, "bytes", l->params.bytes);
+	if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
+		jw_uint_field(w, "burst", l->burst);
+	else
+		jw_uint_field(w, "limit", l->params.limit);
+	jw_end_object(w);
 }
 
 static void json_config(struct rl_json *w, const struct rl_config *c)
@@ -83,6 +113,9 @@ static void json_config(struct rl_json *w, const struct rl_config *c)
 	jw_string_field(w, "on_insert_fail", c->fail_policy == RL_FAIL_DROP ? "drop" : "pass");
 	jw_string_field(w, "malformed", c->malformed_drop ? "drop" : "pass");
 	jw_string_field(w, "clock", c->clock == RL_CLOCK_COARSE ? "coarse" : "precise");
+	json_level(w, c, RL_LVL_PREFIX);
+	json_level(w, c, RL_LVL_IFACE);
+	json_level(w, c, RL_LVL_ADMIT);
 	jw_uint_field(w, "generation", c->gen);
 	if (c->syn.n) {
 		char ports[160];
@@ -127,7 +160,7 @@ static int attach_share(const struct rl_args *a)
 	struct rl_pins pins;
 	struct rl_live live;
 	struct rl_json w;
-	char err[RL_ERRLEN], desc[256];
+	char err[RL_ERRLEN], desc[1024];
 	bool described = false;
 	int ret, lock;
 
@@ -192,7 +225,7 @@ int cmd_attach(const struct rl_args *a)
 	struct rl_config cfg;
 	struct rl_iface ifc;
 	struct rl_json w;
-	char err[RL_ERRLEN], desc[384], why[RL_ERRLEN];
+	char err[RL_ERRLEN], desc[1024], why[RL_ERRLEN];
 	int ret, lock, made;
 
 	if (a->share)
@@ -260,8 +293,9 @@ int cmd_set(const struct rl_args *a)
 	struct rl_iface ifc;
 	struct rl_pins pins;
 	struct rl_json w;
-	char err[RL_ERRLEN], desc[384];
+	char err[RL_ERRLEN], desc[1024];
 	const char *name = a->pos[0];
+	bool family_changed;
 	int ret, lock = -1;
 	__u64 moved = 0;
 	__u32 active;
@@ -293,10 +327,10 @@ int cmd_set(const struct rl_args *a)
 	active = live.active;
 	/* Start from the live policy and apply what was given. */
 	rl_config_policy(&cur, &pol, &o);
+	family_changed =
+		given->algo_set && (pol.algo <= RL_ALGO_GCRA) != (given->algo <= RL_ALGO_GCRA);
 	if (given->algo_set) {
-		bool was_bucket = pol.algo <= RL_ALGO_GCRA, is_bucket = given->algo <= RL_ALGO_GCRA;
-
-		if (was_bucket != is_bucket) {
+		if (family_changed) {
 			pol.burst_set = pol.initial_set = false;
 			pol.window_set = false;
 			pol.window_ns = given->window_ns;
@@ -327,6 +361,8 @@ int cmd_set(const struct rl_args *a)
 		pol.prefix4 = given->prefix4;
 	if (given->prefix6_set)
 		pol.prefix6 = given->prefix6;
+	/* The levels above the source (--aggregate4, --iface-rate, --admit-rate, ...). */
+	rl_levels_merge(&pol, given, family_changed);
 	if (given_o->action_set)
 		o.action = given_o->action;
 	if (given_o->fail_set)
@@ -502,7 +538,7 @@ static int status_one(const char *name, struct rl_json *w, bool *opened)
 	struct rl_member m[RL_MAX_MEMBERS];
 	struct rl_memory mem;
 	struct rl_rules_cfg *rules;
-	char err[RL_ERRLEN], desc[256], shares[512] = "";
+	char err[RL_ERRLEN], desc[1024], shares[512] = "";
 	int ret, nm, nshares = 0;
 	bool has_mem, has_rules;
 

@@ -19,6 +19,7 @@
 #include "env.h"
 #include "events.h"
 #include "json_writer.h"
+#include "level.h"
 #include "lock.h"
 #include "pins.h"
 #include "source.h"
@@ -90,6 +91,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	const struct rl_event *e = data;
 	struct reader *r = ctx;
 	char src[RL_KEY_STRLEN], bytes[2 * RL_EV_SNAP + 1], when[32], ifname[IF_NAMESIZE];
+	char what[48];
 	__u32 caplen;
 	__u64 wall;
 	time_t sec;
@@ -134,6 +136,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 		jw_uint_field(&w, "len", e->len);
 		jw_uint_field(&w, "caplen", caplen);
 		jw_string_field(&w, "data", bytes);
+		/*
+		 * The level that refused it (include/rl_agg.h): source, aggregate,
+		 * iface, new. After the fields a sample always had, for readers that
+		 * rely on their order.
+		 */
+		jw_string_field(&w, "level", rl_level_name(e->level));
 		jw_end_object(&w);
 		jw_end(&w);
 		return 0;
@@ -141,14 +149,14 @@ static int on_sample(void *ctx, void *data, size_t size)
 	localtime_r(&sec, &tm);
 	strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	hex(bytes, e->data, caplen < TEXT_BYTES ? caplen : TEXT_BYTES);
+	rl_ev_what(e, what, sizeof(what));
 	if (r->shared)
 		printf("%s.%09llu %-15s %-14s %-15s %5u  %s\n", when,
-		       (unsigned long long)(wall % 1000000000ULL), ifname,
-		       rl_ev_reason_name(e->reason), src, e->len, bytes);
+		       (unsigned long long)(wall % 1000000000ULL), ifname, what, src, e->len,
+		       bytes);
 	else
 		printf("%s.%09llu %-14s %-15s %5u  %s\n", when,
-		       (unsigned long long)(wall % 1000000000ULL), rl_ev_reason_name(e->reason),
-		       src, e->len, bytes);
+		       (unsigned long long)(wall % 1000000000ULL), what, src, e->len, bytes);
 	fflush(stdout);
 	return 0;
 }

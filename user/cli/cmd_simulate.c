@@ -10,13 +10,88 @@
 #include <string.h>
 #include "cli.h"
 #include "json_writer.h"
+#include "level.h"
 #include "source.h"
 #include "textfile.h"
 #include "trace.h"
 
-static void print_summary(const struct rl_sim *s, struct rl_json *w)
+/*
+ * The levels above the source, when the policy has any: the refusals by
+ * level (the new-sources level: with the admission cap's tallies) and each
+ * aggregate's passed and refused packets.
+ */
+static void print_levels(const struct rl_sim *s, struct rl_json *w)
 {
-	struct rl_src **v = rl_srctab_sorted(&s->tab);
+	const struct rl_level *a = &s->lvl[RL_LVL_PREFIX - 1];
+	bool any = false, cap = s->lvl[RL_LVL_ADMIT - 1].on;
+	struct rl_src **v;
+	char buf[RL_KEY_STRLEN];
+
+	for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_ADMIT; id++)
+		any |= s->lvl[id - 1].on;
+	if (!any)
+		return;
+	if (w) {
+		jw_name(w, "levels");
+		jw_start_object(w);
+		for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_NEW; id++)
+			if (s->lvl[id - 1].on)
+				jw_uint_field(w, rl_level_name(id), s->ls.limited[id]);
+		if (cap) {
+			jw_uint_field(w, "unadmitted", s->ls.unadmitted);
+			jw_uint_field(w, "admitted_seen", s->ls.admitted_seen);
+		}
+		jw_end_object(w);
+	} else {
+		printf("\nrefused by level:");
+		for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_NEW; id++)
+			if (s->lvl[id - 1].on)
+				printf(" %s %llu", rl_level_name(id),
+				       (unsigned long long)s->ls.limited[id]);
+		if (cap)
+			printf("; new sources limited as one: %llu packets, given a state when seen "
+			       "again: %llu",
+			       (unsigned long long)s->ls.unadmitted,
+			       (unsigned long long)s->ls.admitted_seen);
+		putchar('\n');
+	}
+	if (!a->on)
+		return;
+	v = rl_srctab_sorted(&s->ls.agg);
+	if (!v) {
+		pr_err("out of memory");
+		return;
+	}
+	if (w) {
+		jw_name(w, "aggregates");
+		jw_start_array(w);
+	} else {
+		printf("\n%-40s %12s %12s\n", "AGGREGATE", "PASSED", "REFUSED");
+	}
+	for (size_t i = 0; i < s->ls.agg.count; i++) {
+		const char *name = rl_key_str(&v[i]->key, a->prefix4, a->prefix6, buf, sizeof(buf));
+
+		if (w) {
+			jw_start_object(w);
+			jw_string_field(w, "aggregate", name);
+			jw_uint_field(w, "passed", v[i]->passed);
+			jw_uint_field(w, "refused", v[i]->dropped);
+			jw_end_object(w);
+		} else {
+			printf("%-40s %12llu %12llu\n", name, (unsigned long long)v[i]->passed,
+			       (unsigned long long)v[i]->dropped);
+		}
+	}
+	if (w)
+		jw_end_array(w);
+	free(v);
+}
+
+/* The sources and the totals; in JSON the "summary" object, left open. */
+static void sources_table(const struct rl_srctab *tab, unsigned int prefix4, unsigned int prefix6,
+			  __u64 passed, __u64 dropped, struct rl_json *w)
+{
+	struct rl_src **v = rl_srctab_sorted(tab);
 	char buf[RL_KEY_STRLEN];
 
 	if (!v) {
@@ -31,9 +106,9 @@ static void print_summary(const struct rl_sim *s, struct rl_json *w)
 	} else {
 		printf("\n%-40s %12s %12s\n", "SOURCE", "PASSED", "DROPPED");
 	}
-	for (size_t i = 0; i < s->tab.count; i++) {
-		const char *name =
-			rl_key_str(&v[i]->key, s->pol.prefix4, s->pol.prefix6, buf, sizeof(buf));
+	for (size_t i = 0; i < tab->count; i++) {
+		const char *name = rl_key_str(&v[i]->key, prefix4, prefix6, buf, sizeof(buf));
+
 		if (w) {
 			jw_start_object(w);
 			jw_string_field(w, "source", name);
@@ -47,35 +122,77 @@ static void print_summary(const struct rl_sim *s, struct rl_json *w)
 	}
 	if (w) {
 		jw_end_array(w);
-		jw_uint_field(w, "passed", s->passed);
-		jw_uint_field(w, "dropped", s->dropped);
-		jw_end_object(w);
+		jw_uint_field(w, "passed", passed);
+		jw_uint_field(w, "dropped", dropped);
 	} else {
-		printf("%-40s %12llu %12llu\n", "total", (unsigned long long)s->passed,
-		       (unsigned long long)s->dropped);
+		printf("%-40s %12llu %12llu\n", "total", (unsigned long long)passed,
+		       (unsigned long long)dropped);
 	}
 	free(v);
+}
+
+void simulate_sources(const struct rl_srctab *tab, unsigned int prefix4, unsigned int prefix6,
+		      __u64 passed, __u64 dropped, struct rl_json *w)
+{
+	sources_table(tab, prefix4, prefix6, passed, dropped, w);
+	if (w)
+		jw_end_object(w);
+}
+
+static void print_summary(const struct rl_sim *s, struct rl_json *w)
+{
+	sources_table(&s->tab, s->pol.prefix4, s->pol.prefix6, s->passed, s->dropped, w);
+	print_levels(s, w);
+	if (w)
+		jw_end_object(w);
+}
+
+void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *params,
+			  const struct rl_level *lvl, struct rl_json *w)
+{
+	char rate[64];
+
+	jw_name(w, "policy");
+	jw_start_object(w);
+	jw_string_field(w, "algo", rl_algo_name(pol->algo));
+	jw_string_field(w, "rate", rl_rate_str(pol, rate, sizeof(rate)));
+	if (params->algo == RL_ALGO_TOKEN_BUCKET || params->algo == RL_ALGO_GCRA) {
+		jw_uint_field(w, "burst", params->tau / params->unit_cost);
+	} else {
+		jw_uint_field(w, "window_ns", params->window_ns);
+		jw_uint_field(w, "limit", params->limit);
+	}
+	jw_uint_field(w, "prefix4", pol->prefix4);
+	jw_uint_field(w, "prefix6", pol->prefix6);
+	for (unsigned int id = RL_LVL_PREFIX; lvl && id <= RL_LVL_ADMIT; id++) {
+		const struct rl_level *l = &lvl[id - 1];
+		struct rl_policy q;
+
+		if (!l->on || id == RL_LVL_NEW)
+			continue;
+		rl_policy_defaults(&q);
+		q.rate_num = l->rate_num;
+		q.rate_den = l->rate_den;
+		q.bytes = l->params.bytes;
+		jw_name(w, rl_level_name(id));
+		jw_start_object(w);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
+			jw_uint_field(w, "prefix4", l->prefix4);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
+			jw_uint_field(w, "prefix6", l->prefix6);
+		jw_string_field(w, "rate", rl_rate_str(&q, rate, sizeof(rate)));
+		if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
+			jw_uint_field(w, "burst", l->burst);
+		jw_end_object(w);
+	}
+	jw_end_object(w);
 }
 
 /* {"policy": {...}, "packets": [ ... and the caller goes on. */
 static void print_policy_json(const struct rl_sim *s, struct rl_json *w)
 {
-	char rate[64];
-
 	jw_start_object(w);
-	jw_name(w, "policy");
-	jw_start_object(w);
-	jw_string_field(w, "algo", rl_algo_name(s->pol.algo));
-	jw_string_field(w, "rate", rl_rate_str(&s->pol, rate, sizeof(rate)));
-	if (s->params.algo == RL_ALGO_TOKEN_BUCKET || s->params.algo == RL_ALGO_GCRA) {
-		jw_uint_field(w, "burst", s->params.tau / s->params.unit_cost);
-	} else {
-		jw_uint_field(w, "window_ns", s->params.window_ns);
-		jw_uint_field(w, "limit", s->params.limit);
-	}
-	jw_uint_field(w, "prefix4", s->pol.prefix4);
-	jw_uint_field(w, "prefix6", s->pol.prefix6);
-	jw_end_object(w);
+	simulate_policy_json(&s->pol, &s->params, s->lvl, w);
 	jw_name(w, "packets");
 	jw_start_array(w);
 }
@@ -86,8 +203,15 @@ static void print_policy_json(const struct rl_sim *s, struct rl_json *w)
  */
 #define RULES_FILE_MAX (16 << 20)
 
-/* The rules of @path, one per line, after the default rule made from the policy. */
-static int load_rules(const char *path, const struct rl_policy *pol, struct rl_ruleset *set)
+bool simulate_given(const struct rl_args *a, const char *name)
+{
+	const struct rl_opt *o = rl_opt_find(name, RL_G_SIMULATE);
+
+	return o && a->given[o - rl_opt_table];
+}
+
+int simulate_load_rules(const char *path, const struct rl_policy *pol, const struct rl_opts *o,
+			struct rl_ruleset *set)
 {
 	char err[RL_ERRLEN], *line = NULL, **words = NULL;
 	size_t cap = 0, lineno = 0, nwords = 0, bytes = 0;
@@ -96,7 +220,7 @@ static int load_rules(const char *path, const struct rl_policy *pol, struct rl_r
 	FILE *f;
 	int ret;
 
-	ret = rl_ruleset_init(set, pol, NULL, err, sizeof(err));
+	ret = rl_ruleset_init(set, pol, o, err, sizeof(err));
 	if (ret) {
 		pr_err("%s", err);
 		return ret;
@@ -167,8 +291,7 @@ out_set:
 	return ret;
 }
 
-/* Per-rule totals: a table, or the "rules" array of the JSON document. */
-static void print_rule_totals(const struct rl_rsim *rs, struct rl_json *w)
+void simulate_rule_totals(const struct rl_rsim *rs, struct rl_json *w)
 {
 	const struct rl_ruleset *set = rs->set;
 
@@ -224,7 +347,7 @@ static void print_rule_summary(const struct rl_rsim *rs, struct rl_json *w)
 		jw_end_object(w);
 		return;
 	}
-	print_rule_totals(rs, NULL);
+	simulate_rule_totals(rs, NULL);
 	printf("%-31s %10llu %10llu\n", "total", (unsigned long long)passed,
 	       (unsigned long long)dropped);
 }
@@ -244,13 +367,32 @@ int cmd_simulate(const struct rl_args *a)
 	FILE *in = stdin;
 	int ret = 0, r;
 
+	if (a->pcap)
+		return cmd_simulate_pcap(a);
+	/* A trace has no frames to parse, and one policy. */
+	if (a->o.malformed_set || a->o.action_set || a->compare || a->plot ||
+	    simulate_given(a, "sources")) {
+		pr_err("simulate: %s is an option of --pcap (see " RL_PROG " simulate --help)",
+		       a->o.malformed_set ? "--malformed" :
+		       a->o.action_set	  ? "--action" :
+		       a->compare	  ? "--compare" :
+		       a->plot		  ? "--plot" :
+					    "--sources");
+		return 2;
+	}
+	if (a->npos) {
+		pr_err("simulate: unexpected argument '%s' (policies to compare follow --pcap FILE "
+		       "--compare; see " RL_PROG " simulate --help)",
+		       a->pos[0]);
+		return 2;
+	}
 	if (rl_sim_init(&sim, pol, err, sizeof(err)) || rl_policy_check(pol, err, sizeof(err))) {
 		pr_err("%s", err);
 		rl_sim_free(&sim);
 		return 2;
 	}
 	if (a->rules) {
-		if (load_rules(a->rules, pol, &set)) {
+		if (simulate_load_rules(a->rules, pol, NULL, &set)) {
 			rl_sim_free(&sim);
 			return 2;
 		}
@@ -339,14 +481,20 @@ int cmd_simulate(const struct rl_args *a)
 			const char *src =
 				rl_key_str(&pkt.key, pol->prefix4, pol->prefix6, buf, sizeof(buf));
 
+			/* The level that refused it, when not its source's limit. */
+			const char *lv = !r && sim.level ? rl_level_name(sim.level) : NULL;
+
 			if (jw) {
 				jw_start_object(jw);
 				jw_string_field(jw, "time", pkt.time);
 				jw_string_field(jw, "source", src);
 				jw_string_field(jw, "verdict", r ? "allow" : "drop");
+				if (lv)
+					jw_string_field(jw, "level", lv);
 				jw_end_object(jw);
 			} else {
-				printf("%s %s %s\n", pkt.time, src, r ? "allow" : "drop");
+				printf("%s %s %s%s%s\n", pkt.time, src, r ? "allow" : "drop",
+				       lv ? " " : "", lv ? lv : "");
 			}
 		}
 		npkts++;
@@ -358,7 +506,7 @@ int cmd_simulate(const struct rl_args *a)
 	if (jw) {
 		jw_end_array(jw);
 		if (a->rules && !ret)
-			print_rule_totals(&rsim, jw);
+			simulate_rule_totals(&rsim, jw);
 		if (a->summary && !ret && a->rules)
 			print_rule_summary(&rsim, jw);
 		else if (a->summary && !ret)

@@ -11,6 +11,8 @@
 #include <bpf/bpf.h>
 #include "cli.h"
 #include "config.h"
+#include "aggwalk.h"
+#include "level.h"
 #include "counters.h"
 #include "env.h"
 #include "json_writer.h"
@@ -64,9 +66,13 @@ static void print_rule(struct rl_json *w, const char *name, const struct rl_rule
 {
 	static const char *const names[] = { "passed",	      "passed_bytes", "dropped",
 					     "dropped_bytes", "allowed",      "denied",
-					     "limited",	      "blocked",      "would_drop" };
+					     "limited",	      "blocked",      "would_drop",
+					     "agg_limited",   "iface_limited" };
 	const __u64 *v = (const __u64 *)r;
 
+	_Static_assert(sizeof(names) / sizeof(names[0]) * sizeof(__u64) ==
+			       sizeof(struct rl_rule_counters),
+		       "a name per rule counter");
 	if (!w) {
 		printf("  %-31s %12llu %12llu %10llu %10llu %10llu %10llu %10llu %10llu\n", name,
 		       (unsigned long long)r->passed, (unsigned long long)r->dropped,
@@ -895,6 +901,101 @@ out:
 	return r;
 }
 
+/* The states of the levels above the source, gathered for top (user/lib/aggwalk.h). */
+struct top_levels {
+	struct rl_level_row *rows;
+	size_t n, cap;
+	const struct rl_key *addr; /* --source: only the levels that hold it */
+};
+
+static int top_level_one(const struct rl_level_row *row, void *ctx)
+{
+	struct top_levels *t = ctx;
+
+	if (t->addr && row->id == RL_LVL_PREFIX) {
+		struct rl_key m;
+
+		rl_level_key(row->level, RL_LVL_PREFIX, t->addr, &m);
+		if (memcmp(&m, &row->key.src, sizeof(m)))
+			return 0;
+	}
+	/* The admission cap's own bucket is no limit on packets: not shown. */
+	if (row->id == RL_LVL_ADMIT)
+		return 0;
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64;
+		struct rl_level_row *r = realloc(t->rows, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		t->rows = r;
+		t->cap = cap;
+	}
+	t->rows[t->n++] = *row;
+	return 0;
+}
+
+static int cmp_level_rows(const void *a, const void *b)
+{
+	const struct rl_level_row *x = a, *y = b;
+
+	return x->used < y->used ? 1 : x->used > y->used ? -1 : 0;
+}
+
+/*
+ * top's second table: the aggregates and the other levels above the
+ * source nearest to or over their limits, at most -n of them (with
+ * --source, those that hold the address). In JSON, the "levels" array.
+ */
+static int top_levels_show(const struct rl_args *a, const struct rl_pins *pins,
+			   const struct rl_config *cfg, const struct rl_rules_cfg *rules,
+			   const struct rl_key *addr, struct rl_json *jw)
+{
+	struct top_levels t = { .addr = addr };
+	char name[RL_KEY_STRLEN], w[32];
+	size_t n;
+	int r;
+
+	r = rl_levels_walk(pins, cfg, rules, top_level_one, &t);
+	if (r) {
+		free(t.rows);
+		return r;
+	}
+	qsort(t.rows, t.n, sizeof(*t.rows), cmp_level_rows);
+	n = t.n < a->top_n ? t.n : a->top_n;
+	if (jw) {
+		jw_name(jw, "levels");
+		jw_start_array(jw);
+	} else if (n) {
+		printf("\n%-40s %-10s %-15s %8s %14s %10s\n", "AGGREGATE", "LEVEL", "RULE", "USED",
+		       "CREDIT", "NEXT");
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rl_level_row *row = &t.rows[i];
+
+		rl_level_row_str(row, name, sizeof(name));
+		if (jw) {
+			jw_start_object(jw);
+			jw_string_field(jw, "aggregate", name);
+			jw_string_field(jw, "level", rl_level_name(row->id));
+			jw_string_field(jw, "rule", row->rule ? row->rule->name : "default");
+			jw_string_field(jw, "unit", row->level->params.bytes ? "bytes" : "packets");
+			jw_double_field(jw, "used", "%.4f", row->used);
+			jw_double_field(jw, "credit", "%.3f", row->credit);
+			jw_double_field(jw, "next_pass_s", "%.9f", row->wait_s);
+			jw_end_object(jw);
+		} else {
+			printf("%-40s %-10s %-15s %7.1f%% %14.2f %10s\n", name,
+			       rl_level_name(row->id), row->rule ? row->rule->name : "default",
+			       row->used * 100, row->credit, fmt_wait(row->wait_s, w, sizeof(w)));
+		}
+	}
+	if (jw)
+		jw_end_array(jw);
+	free(t.rows);
+	return 0;
+}
+
 /* One view of top: the table, or with --json one object. */
 static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const struct rl_pins *pins)
 {
@@ -1006,6 +1107,11 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 	if (!json && clamped)
 		printf("(%zu source%s read newer than the clock: shown at the most the policy allows)\n",
 		       clamped, clamped == 1 ? "" : "s");
+	/* The aggregates and the interface's limit, when the policy or a rule has them. */
+	r = top_levels_show(a, pins, &cfg, has_rules ? &rules : NULL, t.one ? &t.addr : NULL,
+			    json ? &jw : NULL);
+	if (r)
+		pr_warn("couldn't read the aggregates of '%s': %s", ifc->name, strerror(-r));
 	/* Sources that rules with --block hold, with the time left. */
 	if (!json)
 		fflush(stdout);

@@ -20,8 +20,9 @@ int cmd_sync(const struct rl_args *a)
 	int ret;
 
 	if (!a->redis) {
-		pr_err("sync: --redis URL is required (redis://[:PASSWORD@]HOST:PORT[/DB] or "
-		       "unix:///PATH)");
+		pr_err("sync: --redis URL is required (redis://[:PASSWORD@]HOST:PORT[/DB], "
+		       "unix:///PATH, sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER or "
+		       "cluster://HOST:PORT[,HOST:PORT...])");
 		return 2;
 	}
 	ret = rl_redis_url_parse(a->redis, &cfg.url, err, sizeof(err));

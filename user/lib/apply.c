@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 #include "apply.h"
 #include "live.h"
@@ -343,8 +344,13 @@ static int load_rule(struct loader *l, struct rl_apply_iface *ifc, const yaml_no
 	return 0;
 }
 
+/*
+ * An interface's mapping @map; @k is its name's node (interfaces: eth0:), or
+ * for a policy alone (rl_apply_load_policy()) the mapping itself, with
+ * @name what messages call it.
+ */
 static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_node_t *k,
-		      const yaml_node_t *map)
+		      const char *name, const yaml_node_t *map)
 {
 	const yaml_node_t *rules = NULL, *rules_k = NULL, *share = NULL, *other = NULL;
 	char msg[RL_ERRLEN], enc[RL_PINNAME_MAX];
@@ -352,9 +358,9 @@ static int load_iface(struct loader *l, struct rl_apply_iface *ifc, const yaml_n
 	struct rl_args a;
 	int ret;
 
-	if (strlen(scalar(k)) >= IF_NAMESIZE || rl_pin_encode(scalar(k), enc, sizeof(enc)))
-		return fail(l, k, "'%s' is not an interface name", scalar(k));
-	snprintf(ifc->name, sizeof(ifc->name), "%s", scalar(k));
+	if (strlen(name) >= IF_NAMESIZE || rl_pin_encode(name, enc, sizeof(enc)))
+		return fail(l, k, "'%s' is not an interface name", name);
+	snprintf(ifc->name, sizeof(ifc->name), "%s", name);
 	ifc->line = k->start_mark.line + 1;
 	rl_args_defaults(&a);
 	if (!is_null(map)) {
@@ -508,7 +514,8 @@ static int load_doc(struct loader *l, struct rl_apply_file *f)
 	for (yaml_node_pair_t *p = ifs->data.mapping.pairs.start; p < ifs->data.mapping.pairs.top;
 	     p++) {
 		/* Counted first: rl_apply_free() frees a half-built interface's rules too. */
-		ret = load_iface(l, &f->ifs[f->n++], node(l, p->key), node(l, p->value));
+		ret = load_iface(l, &f->ifs[f->n++], node(l, p->key), scalar(node(l, p->key)),
+				 node(l, p->value));
 		if (ret)
 			return ret;
 	}
@@ -821,6 +828,113 @@ int rl_apply_load(struct rl_apply_file *f, const char *path, char *err, size_t e
 	return ret;
 }
 
+/* Is the root of @l's document apply's file (a mapping with interfaces:)? */
+static bool is_config(struct loader *l)
+{
+	const yaml_node_t *root = yaml_document_get_root_node(l->doc);
+
+	return root && root->type == YAML_MAPPING_NODE && key_node(l, root, "interfaces");
+}
+
+/* The interface @want of @f (NULL: its only one) into @ifc, taken from @f. */
+static int take_iface(struct rl_apply_file *f, const char *want, struct rl_apply_iface *ifc,
+		      char *err, size_t errlen)
+{
+	size_t i = 0, off = 0;
+	char names[256] = "";
+
+	if (want) {
+		while (i < f->n && strcmp(f->ifs[i].name, want))
+			i++;
+	} else if (f->n != 1) {
+		i = f->n;
+	}
+	if (i == f->n) {
+		for (size_t j = 0; j < f->n && off < sizeof(names); j++)
+			off += (size_t)snprintf(names + off, sizeof(names) - off, "%s%s",
+						j ? ", " : "", f->ifs[j].name);
+		if (want)
+			snprintf(err, errlen, "%s: no interface '%s' (it names %s)", f->path, want,
+				 f->n ? names : "none");
+		else
+			snprintf(err, errlen, "%s: names %s interfaces%s%s: give one as %s:IFACE",
+				 f->path, f->n ? "several" : "no", f->n ? " " : "", names, f->path);
+		return -EINVAL;
+	}
+	if (*f->ifs[i].share) {
+		snprintf(err, errlen,
+			 "%s:%lu: %s: shares the limiter of %s (share:), which has the policy: "
+			 "name that one",
+			 f->path, f->ifs[i].line, f->ifs[i].name, f->ifs[i].share);
+		return -EINVAL;
+	}
+	*ifc = f->ifs[i];
+	/* Its rules are ifc's now: f frees the others. */
+	memset(&f->ifs[i].rules, 0, sizeof(f->ifs[i].rules));
+	return 0;
+}
+
+int rl_apply_load_policy(struct rl_apply_iface *ifc, const char *spec, char *err, size_t errlen)
+{
+	struct loader l = { .err = err, .errlen = errlen };
+	char path[sizeof(((struct rl_apply_file *)0)->path)], *text = NULL, *colon;
+	const char *want = NULL;
+	struct rl_apply_file f;
+	yaml_document_t doc;
+	struct stat st;
+	size_t len;
+	int ret;
+
+	memset(ifc, 0, sizeof(*ifc));
+	memset(&f, 0, sizeof(f));
+	spec += strspn(spec, " \t");
+	if (*spec == '{') {
+		/* Inline: messages name the text itself. */
+		l.path = spec;
+		ret = build_doc(&l, spec, strlen(spec), &doc);
+	} else {
+		snprintf(path, sizeof(path), "%s", spec);
+		/* FILE:IFACE, unless FILE:IFACE is itself a file. */
+		colon = strrchr(path, ':');
+		if (colon && stat(path, &st)) {
+			*colon = '\0';
+			want = spec + (colon - path) + 1;
+		}
+		l.path = path;
+		ret = rl_textfile_read(path, MAX_FILE, &text, &len, err, errlen);
+		if (ret)
+			return ret;
+		ret = build_doc(&l, text, len, &doc);
+	}
+	l.doc = &doc;
+	if (!ret && is_config(&l)) {
+		snprintf(f.path, sizeof(f.path), "%s", l.path);
+		ret = load_doc(&l, &f);
+		if (!ret)
+			ret = take_iface(&f, want, ifc, err, errlen);
+		rl_apply_free(&f);
+	} else if (!ret && want) {
+		ret = fail(&l, NULL, "not a file of interfaces: (apply's), so :%s names nothing",
+			   want);
+	} else if (!ret) {
+		const yaml_node_t *root = yaml_document_get_root_node(&doc);
+
+		if (!root || root->type != YAML_MAPPING_NODE)
+			ret = fail(&l, root,
+				   "a policy is a mapping of options (rate: 1000, burst: 100, "
+				   "rules: [...]), or apply's file of interfaces:");
+		else
+			ret = load_iface(&l, ifc, root, "policy", root);
+		if (!ret && *ifc->share)
+			ret = fail(&l, root, "policy: share: a policy to replay needs its own");
+	}
+	yaml_document_delete(&doc);
+	free(text);
+	if (ret && ifc->rules.rules)
+		rl_ruleset_free(&ifc->rules);
+	return ret;
+}
+
 void rl_apply_free(struct rl_apply_file *f)
 {
 	for (size_t i = 0; i < f->n; i++)
@@ -857,6 +971,53 @@ static void change_u64(struct rl_apply_step *s, const char *key, bool has_old, _
 	change(s, key, o, n);
 }
 
+/* A level's rate as its option takes it: off, or the rate. */
+static char *level_rate(const struct rl_level_policy *l, char *buf, size_t len)
+{
+	struct rl_policy q;
+
+	if (!l->rate_num) {
+		snprintf(buf, len, "off");
+		return buf;
+	}
+	rl_policy_defaults(&q);
+	q.rate_num = l->rate_num;
+	q.rate_den = l->rate_den;
+	q.bytes = l->bytes;
+	return rl_rate_str(&q, buf, len);
+}
+
+static void change_prefix(struct rl_apply_step *s, const char *key, int old, int new)
+{
+	char o[16] = "off", n[16] = "off";
+
+	if (old >= 0)
+		snprintf(o, sizeof(o), "%d", old);
+	if (new >= 0)
+		snprintf(n, sizeof(n), "%d", new);
+	change(s, key, o, n);
+}
+
+/* The levels above the source (user/lib/level.h) that a set changes. */
+static void level_changes(struct rl_apply_step *s, const struct rl_policy *a,
+			  const struct rl_policy *b)
+{
+	static const char *const rate[] = { "aggregate-rate", "iface-rate", "admit-rate" };
+	static const char *const burst[] = { "aggregate-burst", "iface-burst", "admit-burst" };
+	const struct rl_level_policy *la[] = { &a->agg, &a->iface, &a->admit };
+	const struct rl_level_policy *lb[] = { &b->agg, &b->iface, &b->admit };
+	char ra[64], rb[64];
+
+	change_prefix(s, "aggregate4", a->agg_prefix4, b->agg_prefix4);
+	change_prefix(s, "aggregate6", a->agg_prefix6, b->agg_prefix6);
+	for (int i = 0; i < 3; i++) {
+		change(s, rate[i], level_rate(la[i], ra, sizeof(ra)),
+		       level_rate(lb[i], rb, sizeof(rb)));
+		change_u64(s, burst[i], la[i]->burst_set, la[i]->burst, lb[i]->burst_set,
+			   lb[i]->burst);
+	}
+}
+
 /* What a set changes, by option name, live value -> the file's. */
 static void changes(struct rl_apply_step *s)
 {
@@ -882,6 +1043,7 @@ static void changes(struct rl_apply_step *s)
 	change(s, "on-insert-fail", pd[ao.fail_policy & 1], pd[bo.fail_policy & 1]);
 	change(s, "malformed", pd[!!ao.malformed_drop], pd[!!bo.malformed_drop]);
 	change(s, "clock", clk[ao.clock & 1], clk[bo.clock & 1]);
+	level_changes(s, &a, &b);
 }
 
 static int plan_fail(const struct rl_apply_file *f, const struct rl_apply_iface *w, char *err,

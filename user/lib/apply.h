@@ -58,6 +58,16 @@ struct rl_apply_file {
 int rl_apply_load(struct rl_apply_file *f, const char *path, char *err, size_t errlen);
 void rl_apply_free(struct rl_apply_file *f);
 
+/*
+ * One policy to replay (simulate --compare): @spec is a YAML mapping of an
+ * interface's keys written inline ("{rate: 500, burst: 50}"), a file holding
+ * such a mapping, or apply's file (interfaces:), FILE:IFACE naming its
+ * interface (FILE alone if it names one). Checked as apply checks an
+ * interface, into @ifc (free its rules with rl_ruleset_free()); its name is
+ * IFACE, or "policy". Messages name FILE:LINE, or the inline text.
+ */
+int rl_apply_load_policy(struct rl_apply_iface *ifc, const char *spec, char *err, size_t errlen);
+
 enum rl_apply_action {
 	RL_APPLY_NONE, /* as the file says already */
 	RL_APPLY_ATTACH, /* not attached: attach */
@@ -98,7 +108,7 @@ struct rl_apply_change {
 	char old[64], new[64];
 };
 
-#define RL_APPLY_MAX_CHANGES 12
+#define RL_APPLY_MAX_CHANGES 24
 
 struct rl_apply_step {
 	const struct rl_apply_iface *want; /* NULL for a detach */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "config.h"
+#include "level.h"
 
 typedef unsigned __int128 u128;
 
@@ -30,23 +31,6 @@ static void prefix_mask(__u32 *mask, unsigned int words, unsigned int bits)
 static bool is_bucket(__u32 algo)
 {
 	return algo == RL_ALGO_TOKEN_BUCKET || algo == RL_ALGO_GCRA;
-}
-
-/* carry_mult / 2^carry_shift = unit_cost_new / unit_cost_prev, as precise as fits. */
-static void carry_ratio(struct rl_config *cfg)
-{
-	__u64 cn = cfg->params.unit_cost, co = cfg->prev.unit_cost;
-
-	for (int s = 63; s >= 0; s--) {
-		u128 m = ((u128)cn << s) / co;
-
-		if (m <= ~0ULL) {
-			cfg->carry_mult = (__u64)m;
-			cfg->carry_shift = (__u32)s;
-			return;
-		}
-	}
-	/* unit_cost <= 2^62, so cn / co < 2^63 and s = 0 always fits. */
 }
 
 __u64 rl_coarse_tick_ns(void)
@@ -105,6 +89,7 @@ static int coarse_check(const struct rl_config *cfg, char *err, size_t errlen)
 int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const struct rl_opts *o,
 		    const struct rl_config *prev, char *err, size_t errlen)
 {
+	const char *about = NULL;
 	int ret;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -113,6 +98,13 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 		ret = rl_policy_check(pol, err, errlen);
 	if (ret)
 		return ret;
+	/* The levels above the source (user/lib/level.h). */
+	ret = rl_levels_build_about(cfg->lvl, pol, &cfg->params, &about, err, errlen);
+	if (ret) {
+		if (about)
+			rl_about_cli(err, errlen, about);
+		return ret;
+	}
 	prefix_mask(&cfg->mask4, 1, pol->prefix4);
 	prefix_mask(cfg->mask6, 4, pol->prefix6);
 	cfg->prefix4 = pol->prefix4;
@@ -147,24 +139,17 @@ int rl_config_build(struct rl_config *cfg, const struct rl_policy *pol, const st
 	cfg->gen = prev->gen + 1 ? prev->gen + 1 : 1;
 	/* Not policy: a set while the sync agent counts keeps it counting. */
 	cfg->sync_count = prev->sync_count;
+	/* The same table: its secret stays (user/lib/sa.h, rl_sa_key_new()). */
+	cfg->sa_key = prev->sa_key;
 	cfg->has_prev = 1;
 	cfg->prev = prev->params;
 	cfg->prev_mask4 = prev->mask4;
 	memcpy(cfg->prev_mask6, prev->mask6, sizeof(cfg->prev_mask6));
-	if (cfg->params.algo == RL_ALGO_TOKEN_BUCKET && prev->params.algo == RL_ALGO_TOKEN_BUCKET) {
-		cfg->carry = RL_CARRY_TOKENS;
-		carry_ratio(cfg);
-	} else if (is_bucket(cfg->params.algo) && is_bucket(prev->params.algo)) {
-		cfg->carry = RL_CARRY_BUCKET;
-		carry_ratio(cfg);
-	} else if (cfg->params.algo == prev->params.algo &&
-		   cfg->params.window_ns == prev->params.window_ns) {
-		cfg->carry = RL_CARRY_WINDOW;
-	} else {
-		/* Nothing to carry: spare new sources the lookup of the old generation. */
-		cfg->carry = RL_CARRY_NONE;
-		cfg->has_prev = 0;
-	}
+	rl_carry_setup(&cfg->params, &prev->params, &cfg->carry, &cfg->carry_mult,
+		       &cfg->carry_shift);
+	/* Nothing to carry (RL_CARRY_NONE): spare new sources the lookup of the old generation. */
+	cfg->has_prev = cfg->carry != RL_CARRY_NONE;
+	rl_levels_carry(cfg, prev);
 	return 0;
 }
 
@@ -178,7 +163,7 @@ bool rl_config_same(const struct rl_config *a, const struct rl_config *b)
 	       a->initial_set == b->initial_set && a->rate_num == b->rate_num &&
 	       a->rate_den == b->rate_den && a->burst == b->burst &&
 	       (!a->initial_set || a->initial == b->initial) && a->window_ns == b->window_ns &&
-	       !memcmp(&a->syn, &b->syn, sizeof(a->syn));
+	       rl_levels_same(a, b) && !memcmp(&a->syn, &b->syn, sizeof(a->syn));
 }
 
 void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct rl_opts *o)
@@ -200,6 +185,7 @@ void rl_config_policy(const struct rl_config *cfg, struct rl_policy *pol, struct
 	}
 	pol->prefix4 = cfg->prefix4;
 	pol->prefix6 = cfg->prefix6;
+	rl_levels_policy(cfg, pol);
 	rl_opts_defaults(o);
 	o->action = cfg->action;
 	o->fail_policy = cfg->fail_policy;

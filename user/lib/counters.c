@@ -18,7 +18,9 @@ const struct rl_counter_info rl_counter_table[] = {
 	  "verdict=\"dropped\"", NULL },
 	{ "dropped_bytes", C(dropped_bytes), "The bytes of the frames dropped.", "bytes_total",
 	  "verdict=\"dropped\"", NULL },
-	{ "limited", C(limited), "Frames dropped for being over their source's limit.",
+	{ "limited", C(limited),
+	  "Frames dropped for being over a limit: their source's, or a level's above it "
+	  "(counted again in agg_limited, iface_limited or new_limited).",
 	  "limited_packets_total", NULL, "Frames dropped for being over the limit." },
 	{ "would_drop", C(would_drop),
 	  "Frames over their source's limit with --action dry-run: counted, and passed.",
@@ -74,10 +76,58 @@ const struct rl_counter_info rl_counter_table[] = {
 	  "solicitations and advertisements, redirects): passed untouched, never limited.",
 	  "nd_packets_total", NULL, "IPv6 neighbour discovery frames, passed untouched." },
 	{ "sync_lost", C(sync_lost),
-	  "Cost units (packets, or bytes) passed that fleet sync could not count because its "
-	  "counter table was full: the other nodes never charge them.",
+	  "Cost units (packets, or bytes) passed that fleet sync could not count: the source's "
+	  "slot still held the undrained units of the source it was taken from (until the "
+	  "agent's next drain), or a counter table was full: the other nodes never charge them.",
 	  "sync_lost_units_total", NULL,
-	  "Passed cost units fleet sync could not count (its counter table was full)." },
+	  "Passed cost units fleet sync could not count (a slot's counter held another "
+	  "source's units until the drain, or a counter table was full)." },
+	{ "agg_limited", C(agg_limited),
+	  "Frames their prefix aggregate refused (--aggregate4, --aggregate6): dropped, or "
+	  "passed as would-drop with --action dry-run; their source was not charged.",
+	  "level_limited_packets_total", "level=\"aggregate\"",
+	  "Frames refused by a level above their source, by level." },
+	{ "iface_limited", C(iface_limited),
+	  "Frames the interface's limit refused (--iface-rate), as agg_limited.",
+	  "level_limited_packets_total", "level=\"iface\"", NULL },
+	{ "new_limited", C(new_limited),
+	  "Frames of new sources beyond the admission cap (--admit-rate) refused by the state "
+	  "they share, as agg_limited.",
+	  "level_limited_packets_total", "level=\"new\"", NULL },
+	{ "unadmitted", C(unadmitted),
+	  "Frames of new sources the admission cap refused a state of their own: limited "
+	  "together as one source (those dropped are new_limited).",
+	  "unadmitted_packets_total", NULL,
+	  "Frames of new sources beyond the admission cap, limited as one source." },
+	{ "admitted_seen", C(admitted_seen),
+	  "New sources beyond the admission cap given a state of their own because they were "
+	  "seen again (a packet within 60 s of one refused).",
+	  "admitted_seen_sources_total", NULL,
+	  "New sources given a state when seen again beyond the admission cap." },
+	{ "agg_new", C(agg_new),
+	  "States of the levels above the source created: an aggregate seen for the first "
+	  "time (or forgotten by its table since), the interface's, the admission cap's.",
+	  "level_states_created_total", NULL, "States of the levels above the source created." },
+	{ "agg_overdraft", C(agg_overdraft),
+	  "Frames charged past a level's limit after another CPU took its last credit between "
+	  "the check and the charge (at most one per CPU at a time: the level's debt, paid off "
+	  "by the clock).",
+	  "level_overdraft_packets_total", NULL,
+	  "Frames charged past a level's limit after a race between CPUs." },
+	{ "agg_failed", C(agg_failed),
+	  "Level states that could not be created (a map error), and passes left uncharged to a "
+	  "level after 8 lost races.",
+	  "level_failures_total", NULL, "Level states not created, or passes not charged." },
+	{ "evicted", C(evicted),
+	  "IPv4 sources forgotten to make room in a full set of their table (those not seen "
+	  "again first, then the one least ahead of the clock); each starts again from "
+	  "--initial (and the admission cap) when it comes back.",
+	  "evicted_sources_total", NULL, "IPv4 sources evicted from a full set of their table." },
+	{ "evicted_seen", C(evicted_seen),
+	  "Of those, sources seen again (more than one packet passed): evicted only when every "
+	  "source of their set had been seen again.",
+	  "evicted_seen_sources_total", NULL,
+	  "IPv4 sources seen again evicted from a full set (every other there seen again too)." },
 	{ "syncookies_sent", C(syncookies_sent),
 	  "SYNs to a port of --syn-cookies (or a syn-cookies rule) answered from XDP with a "
 	  "SYN-ACK carrying a cookie (XDP_TX: neither passed nor dropped; rx_packets counts "

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "events.h"
+#include "level.h"
 #include "policy.h"
 
 static const char *const reason_names[RL_EV__COUNT] = {
@@ -25,6 +26,15 @@ static const char *const reason_names[RL_EV__COUNT] = {
 const char *rl_ev_reason_name(__u32 reason)
 {
 	return reason < RL_EV__COUNT && reason_names[reason] ? reason_names[reason] : "unknown";
+}
+
+const char *rl_ev_what(const struct rl_event *e, char *buf, size_t len)
+{
+	if (!e->level)
+		snprintf(buf, len, "%s", rl_ev_reason_name(e->reason));
+	else
+		snprintf(buf, len, "%s-%s", rl_ev_reason_name(e->reason), rl_level_name(e->level));
+	return buf;
 }
 
 static int write_ctl(const struct rl_pins *pins, const struct rl_evctl *ctl)

@@ -28,5 +28,11 @@ int rl_events_disable(const struct rl_pins *pins, pid_t pid);
 int rl_events_tally(const struct rl_pins *pins, struct rl_evcpu *sum);
 /* "limited", "would-drop", "malformed-ipv4"...; "unknown" past the enum. */
 const char *rl_ev_reason_name(__u32 reason);
+/*
+ * A sample's reason with the level that refused it: "limited" (its
+ * source's limit), "limited-aggregate", "would-drop-iface", "limited-new"
+ * (include/rl_agg.h's levels).
+ */
+const char *rl_ev_what(const struct rl_event *e, char *buf, size_t len);
 
 #endif /* RL_EVENTS_USER_H */

@@ -31,8 +31,14 @@ enum rl_map_size {
 	RL_SIZE_SRC6, /* IPv6 sources: --max-sources6 */
 	RL_SIZE_RSTATE, /* states of limit rules: only with a limit rule */
 	RL_SIZE_PORTS, /* the port table: only with a rule that matches ports */
-	RL_SIZE_SYNC4, /* sync counting's tables: only while counting is on */
-	RL_SIZE_SYNC6,
+	/* Sync counting's tables (include/rl_sync.h): only while counting is on. */
+	RL_SIZE_SYNC_SLOTS, /* the set tables' counters: a word per slot */
+	RL_SIZE_SYNC_DIRTY, /* a bit per counter word */
+	RL_SIZE_SYNC4, /* IPv4 sources of the LRU table (when the policy uses it) */
+	RL_SIZE_SYNC6, /* IPv6 sources: --max-sources6 */
+	RL_SIZE_SYNCR, /* sources of limit rules: as rl_rstate, with a limit rule */
+	RL_SIZE_AGG, /* the levels' states: only while a level is on (policy or rule) */
+	RL_SIZE_ADMIT, /* the admission cap's refusals: only while the cap is on */
 };
 
 #define RL_MAPS(X)                                                                                  \
@@ -72,20 +78,22 @@ enum rl_map_size {
 	X(src6b, rl_src6b, rl_src6b, RL_SIZE_OBJ, "the twin of rl_src6a")                           \
 	X(ports, rl_ports, rl_ports, RL_SIZE_PORTS,                                                 \
 	  "the rules' destination ports (one entry without a --dport rule)")                        \
-	/* Fleet sync (include/rl_sync.h): the switches, counter tables, the agent's status. */     \
-	X(sync4, rl_sync4, rl_sync4, RL_SIZE_OBJ,                                                   \
-	  "fleet sync: the IPv4 counter table the program fills (rl_sc4a or rl_sc4b), "             \
-	  "while counting is on")                                                                   \
-	X(sync6, rl_sync6, rl_sync6, RL_SIZE_OBJ,                                                   \
-	  "fleet sync: the IPv6 counter table the program fills (rl_sc6a or rl_sc6b)")              \
-	X(sc4a, rl_sc4a, rl_sc4a, RL_SIZE_SYNC4,                                                    \
-	  "fleet sync: the units each IPv4 source passed since the agent last read them; "          \
-	  "rl_sc4b is its twin, the agent drains one while the program fills the other "            \
-	  "(one entry while no agent runs)")                                                        \
-	X(sc4b, rl_sc4b, rl_sc4b, RL_SIZE_SYNC4, "the twin of rl_sc4a")                             \
-	X(sc6a, rl_sc6a, rl_sc6a, RL_SIZE_SYNC6,                                                    \
-	  "fleet sync: the same for IPv6 sources, with its twin rl_sc6b")                           \
-	X(sc6b, rl_sc6b, rl_sc6b, RL_SIZE_SYNC6, "the twin of rl_sc6a")                             \
+	/* Fleet sync (include/rl_sync.h): the counters the agent drains, its status. */            \
+	X(sync_slots, rl_sync_slots, rl_sync_slots, RL_SIZE_SYNC_SLOTS,                             \
+	  "fleet sync: the units each IPv4 source passed since the agent last drained them, a"      \
+	  " counter word per slot of rl_sets4 (or way of rl_wide4) (one entry while no agent "      \
+	  "counts)")                                                                                \
+	X(sync_dirty, rl_sync_dirty, rl_sync_dirty, RL_SIZE_SYNC_DIRTY,                             \
+	  "fleet sync: a bit per counter word of rl_sync_slots that holds units, so that a drain "  \
+	  "reads only those")                                                                       \
+	X(sync4, rl_sync4, rl_sync4, RL_SIZE_SYNC4,                                                 \
+	  "fleet sync: the same for the IPv4 sources of rl_state4, in an LRU hash under their "     \
+	  "key (one entry unless the policy uses rl_state4)")                                       \
+	X(sync6, rl_sync6, rl_sync6, RL_SIZE_SYNC6,                                                 \
+	  "fleet sync: the same for IPv6 sources, in an LRU hash of --max-sources6 entries")        \
+	X(syncr, rl_syncr, rl_syncr, RL_SIZE_SYNCR,                                                 \
+	  "fleet sync: the same for the sources of limit rules, in an LRU hash as large as "        \
+	  "rl_rstate")                                                                              \
 	X(sync_status, rl_sync_status, rl_sync_status, RL_SIZE_OBJ,                                 \
 	  "the sync agent's status, as stats shows it")                                             \
 	/*                                                                                        \
@@ -107,7 +115,15 @@ enum rl_map_size {
 	/* The limited sources, for top: include/rl_hot.h. */                                       \
 	X(hot, rl_hot, data_hot, RL_SIZE_OBJ,                                                       \
 	  "the sources last dropped over their limit (4096 entries, one per hash), which top "      \
-	  "reads instead of walking every source")
+	  "reads instead of walking every source")                                                  \
+	/* The levels above the source (include/rl_agg.h). */                                       \
+	X(agg, rl_agg, rl_agg, RL_SIZE_AGG,                                                         \
+	  "the states of the levels above the source: prefix aggregates, the interface's "          \
+	  "limit, the admission cap and the new sources beyond it (an LRU hash; one entry "         \
+	  "while no level is on)")                                                                  \
+	X(admit, rl_admit, rl_admit, RL_SIZE_ADMIT,                                                 \
+	  "the admission cap's memory of the new sources it refused, to admit them when seen "      \
+	  "again (one entry while the cap is off)")
 
 /* RL_MAP_state4, ...: a map's index in every list; RL_N_MAPS of them. */
 enum {

@@ -171,6 +171,16 @@ static void derive(const struct rl_kcounters *k, struct rl_counters *c)
 	c->cas_exhausted = k->cas_exhausted;
 	c->nd = k->nd;
 	c->sync_lost = k->sync_lost;
+	c->agg_limited = k->lvl_limited[RL_LVL_PREFIX - 1];
+	c->iface_limited = k->lvl_limited[RL_LVL_IFACE - 1];
+	c->new_limited = k->lvl_limited[RL_LVL_NEW - 1];
+	c->unadmitted = k->unadmitted;
+	c->admitted_seen = k->admitted_seen;
+	c->agg_new = k->agg_new;
+	c->agg_overdraft = k->agg_overdraft;
+	c->agg_failed = k->agg_failed;
+	c->evicted = k->evicted;
+	c->evicted_seen = k->evicted_seen;
 	/*
 	 * Every frame is IPv4, IPv6, ND, not IP, malformed or a SYN answered
 	 * with a cookie: IPv4 is what is left.
@@ -311,13 +321,14 @@ static bool walking_pins(const struct rl_pins *pins)
 	return walking.m && (walking.fd == pins->sets4 || walking.fd == pins->wide4);
 }
 
-static int map_v4(int fd, struct rl_sa_map *m)
+/* The set table @fd, keyed with @key (the live configuration's sa_key). */
+static int map_v4(int fd, __u64 key, struct rl_sa_map *m)
 {
 	if (walking.m && walking.fd == fd) {
 		*m = *walking.m;
 		return 0;
 	}
-	return rl_sa_map(fd, m);
+	return rl_sa_map(fd, key, m);
 }
 
 static void unmap_v4(struct rl_sa_map *m)
@@ -377,7 +388,7 @@ static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn 
 		return 0;
 	ret = rl_config_read(pins, &cfg, &active);
 	if (!ret)
-		ret = rl_sa_map(fd, &m);
+		ret = rl_sa_map(fd, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	walking.fd = fd;
@@ -502,7 +513,7 @@ static int some_sets(const struct rl_pins *pins, int fd, bool wide, struct rl_wa
 		return 0;
 	ret = rl_config_read(pins, &cfg, &active);
 	if (!ret)
-		ret = rl_sa_map(fd, &m);
+		ret = rl_sa_map(fd, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	nsets = 1U << m.bits;
@@ -639,7 +650,8 @@ int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *
 	if (!vals)
 		return -ENOMEM;
 	if (cfg.table4 != RL_TABLE4_LRU) {
-		ret = rl_sa_map(cfg.table4 == RL_TABLE4_WIDE ? pins->wide4 : pins->sets4, &m);
+		ret = rl_sa_map(cfg.table4 == RL_TABLE4_WIDE ? pins->wide4 : pins->sets4,
+				cfg.sa_key, &m);
 		if (ret)
 			goto out;
 	}
@@ -698,7 +710,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 	if (cfg.table4 == RL_TABLE4_LRU)
 		return bpf_map_update_elem(pins->state4, &k4, &val, flags) ? -errno : 0;
 	wide = cfg.table4 == RL_TABLE4_WIDE;
-	ret = map_v4(wide ? pins->wide4 : pins->sets4, &m);
+	ret = map_v4(wide ? pins->wide4 : pins->sets4, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	if (wide)
@@ -714,7 +726,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 static int lookup_sets4(const struct rl_pins *pins, const struct rl_state_key *k,
 			const struct rl_config *cfg, __u64 *val)
 {
-	__u32 h = rl_sa_hash(ntohl(k->src.addr[3]), k->gen), idx, gen;
+	__u32 h = rl_sa_hash(ntohl(k->src.addr[3]), k->gen, cfg->sa_key), idx, gen;
 	const struct rl_params *p;
 	struct rl_sa_set set;
 	__u64 id, idm;
@@ -743,7 +755,8 @@ static int lookup_sets4(const struct rl_pins *pins, const struct rl_state_key *k
  * rl_wide4 through its mapping: a syscall's copy of a set does not say in
  * which order it read an identity word and its state.
  */
-static int lookup_wide4(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
+static int lookup_wide4(const struct rl_pins *pins, const struct rl_state_key *k,
+			const struct rl_config *cfg, __u64 *val)
 {
 	struct rl_sa_map m;
 	__u32 idx;
@@ -751,7 +764,7 @@ static int lookup_wide4(const struct rl_pins *pins, const struct rl_state_key *k
 
 	if (!sets_in_place(pins->wide4))
 		return -ENOENT;
-	ret = map_v4(pins->wide4, &m);
+	ret = map_v4(pins->wide4, cfg->sa_key, &m);
 	if (ret)
 		return ret;
 	ret = rl_sa_wide_find(&m, k->src.addr[3], k->gen, &idx, &way, val);
@@ -767,7 +780,7 @@ static int lookup_v4(const struct rl_pins *pins, const struct rl_state_key *k,
 	if (t == RL_TABLE4_SA)
 		return lookup_sets4(pins, k, cfg, val);
 	if (t == RL_TABLE4_WIDE)
-		return lookup_wide4(pins, k, val);
+		return lookup_wide4(pins, k, cfg, val);
 	return bpf_map_lookup_elem(pins->state4, &k4, val) ? -errno : 0;
 }
 
@@ -793,6 +806,7 @@ int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __
 int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 {
 	struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+	struct rl_config cfg;
 	struct rl_sa_map m;
 	int ret = -ENOENT;
 
@@ -802,15 +816,19 @@ int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 		return 0;
 	if (errno != ENOENT)
 		return -errno;
+	ret = live_cfg(pins, &cfg);
+	if (ret)
+		return ret;
+	ret = -ENOENT;
 	if (sets_in_place(pins->sets4)) {
-		ret = map_v4(pins->sets4, &m);
+		ret = map_v4(pins->sets4, cfg.sa_key, &m);
 		if (ret)
 			return ret;
 		ret = rl_sa_delete(&m, k->src.addr[3], k->gen);
 		unmap_v4(&m);
 	}
 	if (ret == -ENOENT && sets_in_place(pins->wide4)) {
-		ret = map_v4(pins->wide4, &m);
+		ret = map_v4(pins->wide4, cfg.sa_key, &m);
 		if (ret)
 			return ret;
 		ret = rl_sa_wide_delete(&m, k->src.addr[3], k->gen);
@@ -830,7 +848,7 @@ int rl_state_sweep(const struct rl_pins *pins, __u64 *swept)
 	/* rl_wide4 keeps whole states: nothing to sweep. */
 	if (ret || cfg.table4 != RL_TABLE4_SA)
 		return ret;
-	ret = rl_sa_map(pins->sets4, &m);
+	ret = rl_sa_map(pins->sets4, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	ret = rl_sa_sweep(&m, &cfg, mono_ns(), swept);

@@ -14,8 +14,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <bpf/bpf.h>
+#include "aggwalk.h"
 #include "config.h"
 #include "counters.h"
+#include "level.h"
 #include "memory.h"
 #include "metrics.h"
 #include "rl_sa.h"
@@ -35,6 +37,28 @@ struct ruledata {
 	__u64 sources, blocked;
 };
 
+/*
+ * The aggregates (prefix level) served one series each: the most used of
+ * each limiter, a bounded number whatever a flood spreads them over.
+ */
+#define TOP_AGGREGATES 10
+
+/* One aggregate among the most used, as a scrape saw it. */
+struct aggdata {
+	char name[64]; /* "198.18.1.0/24" */
+	char rule[RL_RULE_NAME_LEN]; /* "default", or the limit rule's */
+	double used;
+};
+
+/* The levels above the source of one limiter (include/rl_agg.h), by level id. */
+struct leveldata {
+	__u64 states[RL_LVL__COUNT], over[RL_LVL__COUNT];
+	double used[RL_LVL__COUNT]; /* the interface and new-sources levels of default: one state */
+	bool has_used[RL_LVL__COUNT];
+	struct aggdata top[TOP_AGGREGATES];
+	int ntop;
+};
+
 /* One limiter as a scrape saw it. */
 struct ifdata {
 	const struct rl_pinned *p;
@@ -47,6 +71,7 @@ struct ifdata {
 	struct rl_sync_status sync; /* the sync agent's, if has_sync */
 	bool has_sync;
 	__u32 limiter; /* rl_counters' map id: one per limiter, whatever its members */
+	struct leveldata lv;
 };
 
 /* An interface that shares the limiter of d[of] (attach --share): reported under it. */
@@ -190,6 +215,53 @@ static __u64 max_entries(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.max_entries;
 }
 
+/* A level state, into the tallies of its limiter, and the aggregates among the most used. */
+static int level_one(const struct rl_level_row *row, void *ctx)
+{
+	struct leveldata *lv = ctx;
+	struct aggdata *a;
+	int i;
+
+	lv->states[row->id]++;
+	lv->over[row->id] += row->used >= 1;
+	if (row->id != RL_LVL_PREFIX) {
+		if (!row->rule) {
+			lv->used[row->id] = row->used;
+			lv->has_used[row->id] = true;
+		}
+		return 0;
+	}
+	/* Kept sorted, most used first; the least falls off the end. */
+	for (i = lv->ntop; i > 0 && lv->top[i - 1].used < row->used; i--)
+		;
+	if (i >= TOP_AGGREGATES)
+		return 0;
+	if (lv->ntop < TOP_AGGREGATES)
+		lv->ntop++;
+	memmove(&lv->top[i + 1], &lv->top[i], (size_t)(lv->ntop - 1 - i) * sizeof(lv->top[0]));
+	a = &lv->top[i];
+	rl_level_row_str(row, a->name, sizeof(a->name));
+	snprintf(a->rule, sizeof(a->rule), "%s", row->rule ? row->rule->name : "default");
+	a->used = row->used;
+	return 0;
+}
+
+/* The levels of the limiter @pins whose live configuration is @cfg: rl_levels_walk(). */
+static int read_levels(const struct rl_pins *pins, const struct rl_config *cfg,
+		       struct leveldata *lv)
+{
+	struct rl_rules_cfg *rules = malloc(sizeof(*rules));
+	int ret;
+
+	if (!rules)
+		return -ENOMEM;
+	ret = rl_rules_read(pins, rules);
+	if (!ret)
+		ret = rl_levels_walk(pins, cfg, rules, level_one, lv);
+	free(rules);
+	return ret;
+}
+
 /* Read one limiter's maps through its pins. 0 or -errno. */
 static int read_one(const struct rl_pinned *p, struct ifdata *d)
 {
@@ -245,6 +317,8 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 			d->memory += b;
 	}
 	ret = read_rules(&pins, d);
+	if (!ret)
+		ret = read_levels(&pins, &d->cfg, &d->lv);
 	d->has_sync = !rl_sync_status_read(&pins, &d->sync);
 out:
 	rl_pins_close(&pins);
@@ -275,11 +349,14 @@ static const struct {
 	{ "rule_bytes_total", "verdict=\"dropped\"", NULL, R(dropped_bytes) },
 	{ "rule_decided_packets_total", "reason=\"allowed\"",
 	  "Frames a rule decided, by reason: allowed (allow rule), denied (deny rule), limited "
-	  "(over a limit rule's rate), blocked (source blocked by --block).",
+	  "(over a limit rule's rate), blocked (source blocked by --block), aggregate-limited and "
+	  "iface-limited (over the limit of the rule's aggregate or whole).",
 	  R(allowed) },
 	{ "rule_decided_packets_total", "reason=\"denied\"", NULL, R(denied) },
 	{ "rule_decided_packets_total", "reason=\"limited\"", NULL, R(limited) },
 	{ "rule_decided_packets_total", "reason=\"blocked\"", NULL, R(blocked) },
+	{ "rule_decided_packets_total", "reason=\"aggregate-limited\"", NULL, R(agg_limited) },
+	{ "rule_decided_packets_total", "reason=\"iface-limited\"", NULL, R(iface_limited) },
 	{ "rule_would_drop_packets_total", NULL,
 	  "Frames a dry-run rule would have dropped (denied, limited or blocked), passed.",
 	  R(would_drop) },
@@ -338,6 +415,56 @@ static void print_rules(FILE *f, const struct ifdata *d, int n)
 		}
 }
 
+/*
+ * The levels above the source (include/rl_agg.h): their states by level, how
+ * many are at or over their limit, the use of the interface's (and the
+ * new sources') one state, and the most used aggregates, one series each.
+ */
+static void print_levels(FILE *f, const struct ifdata *d, int n)
+{
+	static const unsigned int ids[] = { RL_LVL_PREFIX, RL_LVL_IFACE, RL_LVL_NEW };
+
+	family(f, "level_states", "gauge",
+	       "States of the levels above the source now (an aggregate each, of the policy and "
+	       "of limit rules; the interface's; the new sources'), by level.");
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+			sample(f, "level_states", &d[i]);
+			fprintf(f, ",level=\"%s\"} %llu\n", rl_level_name(ids[k]),
+				(unsigned long long)d[i].lv.states[ids[k]]);
+		}
+	family(f, "level_over_limit", "gauge",
+	       "Of those, the states at or over their limit now, by level.");
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+			sample(f, "level_over_limit", &d[i]);
+			fprintf(f, ",level=\"%s\"} %llu\n", rl_level_name(ids[k]),
+				(unsigned long long)d[i].lv.over[ids[k]]);
+		}
+	family(f, "level_used_ratio", "gauge",
+	       "The share of its limit in use of the policy's one-state levels (iface: "
+	       "--iface-rate; new: the new sources beyond --admit-rate); 1 and more: over it.");
+	for (int i = 0; i < n; i++)
+		for (unsigned int id = RL_LVL_IFACE; id <= RL_LVL_NEW; id++) {
+			if (!d[i].lv.has_used[id])
+				continue;
+			sample(f, "level_used_ratio", &d[i]);
+			fprintf(f, ",level=\"%s\"} %.4f\n", rl_level_name(id), d[i].lv.used[id]);
+		}
+	family(f, "aggregate_used_ratio", "gauge",
+	       "The share of its limit in use of the most used aggregates (at most 10 per "
+	       "limiter), by aggregate and rule; 1 and more: over it.");
+	for (int i = 0; i < n; i++)
+		for (int k = 0; k < d[i].lv.ntop; k++) {
+			sample(f, "aggregate_used_ratio", &d[i]);
+			fputs(",aggregate=\"", f);
+			label_value(f, d[i].lv.top[k].name);
+			fputs("\",rule=\"", f);
+			label_value(f, d[i].lv.top[k].rule);
+			fprintf(f, "\"} %.4f\n", d[i].lv.top[k].used);
+		}
+}
+
 static void print_gauges(FILE *f, const struct ifdata *d, int n)
 {
 	static const char *const fam[2] = { "ipv4", "ipv6" };
@@ -389,6 +516,7 @@ static void print_gauges(FILE *f, const struct ifdata *d, int n)
 		fprintf(f, "} %u\n", d[i].cfg.gen);
 	}
 	print_rules(f, d, n);
+	print_levels(f, d, n);
 }
 
 /* The sync agent's status (user/lib/sync_kern.h), for limiters where an agent ever ran. */

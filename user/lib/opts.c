@@ -93,6 +93,63 @@ static int parse_rate(const char *val, struct rl_args *a, char *err, size_t errl
 	return rl_parse_rate(val, &a->pol.rate_num, &a->pol.rate_den, &a->pol.bytes, err, errlen);
 }
 
+/* A level's rate (user/lib/level.h), or off: the level goes (with set: from the live policy). */
+static int level_rate(const char *val, struct rl_level_policy *lp, char *err, size_t errlen)
+{
+	if (!strcmp(val, "off")) {
+		lp->rate_num = 0;
+		lp->rate_den = 1;
+		lp->bytes = false;
+	} else if (rl_parse_rate(val, &lp->rate_num, &lp->rate_den, &lp->bytes, err, errlen)) {
+		return -EINVAL;
+	}
+	lp->rate_set = true;
+	return 0;
+}
+
+static int parse_agg_rate(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return level_rate(val, &a->pol.agg, err, errlen);
+}
+
+static int parse_iface_rate(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return level_rate(val, &a->pol.iface, err, errlen);
+}
+
+static int parse_admit_rate(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return level_rate(val, &a->pol.admit, err, errlen);
+}
+
+/* --aggregate4 N, --aggregate6 N: a prefix length up to @max, or off. */
+static int agg_prefix(const char *val, unsigned int max, int *out, char *err, size_t errlen)
+{
+	__u64 v;
+
+	if (!strcmp(val, "off")) {
+		*out = -1;
+		return 0;
+	}
+	if (rl_parse_u64(val, 0, max, &v, err, errlen))
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_agg4(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return agg_prefix(val, 32, &a->pol.agg_prefix4, err, errlen);
+}
+
+static int parse_agg6(const char *val, struct rl_args *a, char *err, size_t errlen)
+{
+	return agg_prefix(val, 128, &a->pol.agg_prefix6, err, errlen);
+}
+
+/* The named value the level options take besides their numbers. */
+static const char *const off_choice[] = { "off", NULL };
+
 /*
  * The match options write into the rule being read (rl_rule_parse(),
  * rl_rule_from_args()), through rule.h's setters; without one, they are
@@ -156,9 +213,50 @@ const struct rl_opt rl_opt_table[] = {
 	  RL_G_POLICY,
 	  "IPv6 sources share a limit per /N (0-128, default 64: a host rotating addresses inside "
 	  "its /64 is one source)." },
+	{ "aggregate4", 0, RL_OPT_CUSTOM, "N", 0, A(pol.agg_prefix4_set), 0, 0, off_choice,
+	  parse_agg4, RL_G_POLICY,
+	  "Besides its source's limit, charge each IPv4 packet to its /N aggregate (0-32, no "
+	  "longer than --prefix4), limited by --aggregate-rate: a packet passes only if its "
+	  "source and its aggregate both have credit, so a flood from many sources of one /24 "
+	  "passes at the aggregate's rate. off: no IPv4 aggregate. In a rule: the rule's own "
+	  "aggregates." },
+	{ "aggregate6", 0, RL_OPT_CUSTOM, "N", 0, A(pol.agg_prefix6_set), 0, 0, off_choice,
+	  parse_agg6, RL_G_POLICY,
+	  "The same for IPv6 sources: their /N aggregate (0-128, no longer than --prefix6, e.g. "
+	  "48). off: no IPv6 aggregate." },
+	{ "aggregate-rate", 0, RL_OPT_CUSTOM, "RATE", 0, 0, 0, 0, off_choice, parse_agg_rate,
+	  RL_G_POLICY,
+	  "The limit of each aggregate (--aggregate4, --aggregate6), as --rate is written (packets "
+	  "or bytes), with the policy's algorithm and window; off turns aggregates off. Its "
+	  "states live in their own table (an LRU hash of --max-sources/16 aggregates, about 100 "
+	  "bytes each, made while a level is on): an aggregate it forgets starts again full." },
+	{ "aggregate-burst", 0, RL_OPT_U64, "N", A(pol.agg.burst), A(pol.agg.burst_set), 1,
+	  1ULL << 62, NULL, NULL, RL_G_POLICY,
+	  "token-bucket, gcra: the burst of each aggregate, as --burst (default: one second at "
+	  "--aggregate-rate)." },
+	{ "iface-rate", 0, RL_OPT_CUSTOM, "RATE", 0, 0, 0, 0, off_choice, parse_iface_rate,
+	  RL_G_POLICY,
+	  "A limit on every packet of the interface together (in a rule: on every packet the rule "
+	  "limits), charged after its source's (and aggregate's), with the policy's algorithm; "
+	  "a packet passes only if every level passes. One state word for the whole interface, "
+	  "updated by every CPU. off turns it off." },
+	{ "iface-burst", 0, RL_OPT_U64, "N", A(pol.iface.burst), A(pol.iface.burst_set), 1,
+	  1ULL << 62, NULL, NULL, RL_G_POLICY,
+	  "token-bucket, gcra: the burst of --iface-rate (default: one second at it)." },
+	{ "admit-rate", 0, RL_OPT_CUSTOM, "RATE", 0, 0, 0, 0, off_choice, parse_admit_rate,
+	  RL_G_POLICY,
+	  "Cap how many new sources a second get a state (a fresh bucket) of their own: beyond "
+	  "the cap a new source is inserted nowhere and its packets are limited together with "
+	  "every other such source's, as one source of the policy, until it is seen again (a "
+	  "packet of it within 60 s of one refused, remembered in a table of 8 bytes per "
+	  "--max-sources). A spoofed flood then gets one source's rate and creates no state. "
+	  "off: no cap (the default). Not in rules." },
+	{ "admit-burst", 0, RL_OPT_U64, "N", A(pol.admit.burst), A(pol.admit.burst_set), 1,
+	  1ULL << 62, NULL, NULL, RL_G_POLICY,
+	  "New sources admitted at once beyond --admit-rate (default: one second of it)." },
 
 	{ "action", 0, RL_OPT_CHOICE, "ACTION", A(o.action), A(o.action_set), 0, 0, action_choices,
-	  NULL, RL_G_LIMITER,
+	  NULL, RL_G_LIMITER | RL_G_SIMULATE,
 	  "drop (default): drop packets over the limit; dry-run: count them as would-drop and "
 	  "pass them." },
 	{ "on-insert-fail", 0, RL_OPT_CHOICE, "POLICY", A(o.fail_policy), A(o.fail_set), 0, 0,
@@ -166,7 +264,7 @@ const struct rl_opt rl_opt_table[] = {
 	  "pass (default) or drop a packet whose source cannot be added to the table (a map "
 	  "error; a full table evicts the least recently seen source instead)." },
 	{ "malformed", 0, RL_OPT_CHOICE, "POLICY", A(o.malformed_drop), A(o.malformed_set), 0, 0,
-	  pass_drop, NULL, RL_G_LIMITER,
+	  pass_drop, NULL, RL_G_LIMITER | RL_G_SIMULATE,
 	  "drop (default) or pass truncated and malformed IP frames." },
 	{ "clock", 0, RL_OPT_CHOICE, "CLOCK", A(o.clock), A(o.clock_set), 0, 0, clock_choices, NULL,
 	  RL_G_LIMITER,
@@ -270,6 +368,26 @@ const struct rl_opt rl_opt_table[] = {
 	  "Replay through the rules in FILE, one per line as after \"rule add IFACE\" (NAME "
 	  "[MATCH OPTIONS] ACTION, no --before), in order, before the default rule, which the "
 	  "policy options make. Each output line ends with the deciding rule's name." },
+	{ "pcap", 'r', RL_OPT_STRING, "FILE", A(pcap), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "Replay the frames of a capture instead of a trace: pcap or pcapng as tcpdump -w, "
+	  "tshark and dumpcap write them (- for standard input), of Ethernet frames (VLAN tags "
+	  "too) or Linux cooked ones (tcpdump -i any). Each frame is parsed by the XDP "
+	  "program's own parser at the time it was captured, costs its length on the wire "
+	  "under a byte rate, and is counted as the program counts it. Capture received "
+	  "frames only (tcpdump -Q in): cooked captures mark the ones sent, which are skipped." },
+	{ "compare", 0, RL_OPT_FLAG, NULL, A(compare), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "With --pcap: a what-if report instead of a verdict per frame, for each POLICY given "
+	  "as a word of the command (up to 16), and first for the policy options if --rate or "
+	  "--rules is given. A POLICY is a YAML mapping of an interface's keys of apply (rate, burst, "
+	  "algo, malformed, action, rules: ...) written inline ('{rate: 500, burst: 50}') or "
+	  "in a file, or apply's configuration file itself, FILE:IFACE naming the interface "
+	  "(FILE alone if it names one)." },
+	{ "sources", 'n', RL_OPT_U64, "N", A(top_n), 0, 1, 1000000, NULL, NULL, RL_G_SIMULATE,
+	  "With --compare: how many of the sources each policy drops most frames of to list "
+	  "(default 10)." },
+	{ "plot", 0, RL_OPT_STRING, "FILE", A(plot), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
+	  "With --compare: also draw the frames received and each policy's drops over time "
+	  "into FILE, a PNG image, with gnuplot (apt-get install gnuplot-nox)." },
 
 	{ "listen", 'l', RL_OPT_STRING, "ADDR:PORT", A(listen), 0, 0, 0, NULL, NULL, RL_G_EXPORTER,
 	  "Where to serve /metrics: an IPv4 address, an IPv6 one in brackets ([::1]:9977; "
@@ -307,8 +425,13 @@ const struct rl_opt rl_opt_table[] = {
 
 	{ "redis", 0, RL_OPT_STRING, "URL", A(redis), 0, 0, 0, NULL, NULL, RL_G_SYNC,
 	  "The Redis server every node of the group uses: redis://[:PASSWORD@]HOST:PORT[/DB] "
-	  "(HOST a name, an IPv4 address or an [IPv6] one) or unix://[:PASSWORD@]/PATH (a local "
-	  "socket, also reachable from another network namespace). Required." },
+	  "(HOST a name, an IPv4 address or an [IPv6] one), unix://[:PASSWORD@]/PATH (a local "
+	  "socket, also reachable from another network namespace), "
+	  "sentinel://[:PASSWORD@]HOST:PORT[,HOST:PORT...]/MASTER: the master that Redis "
+	  "Sentinels watch, followed through a failover (PASSWORD is the master's; the sentinels "
+	  "are asked without one, or with it if they require one), or a Redis Cluster, "
+	  "cluster://[:PASSWORD@]HOST:PORT[,HOST:PORT...] (nodes to ask for the slot map; the "
+	  "sources are spread over every master). Required." },
 	{ "group", 0, RL_OPT_STRING, "NAME", A(group), 0, 0, 0, NULL, NULL, RL_G_SYNC,
 	  "The group of nodes that share one limit per source (default \"default\"); 1-63 of "
 	  "A-Z a-z 0-9 . _ -. Every node of a group must run the same policy." },

@@ -61,6 +61,9 @@ enum rl_opt_group {
 struct rl_args;
 struct rl_rule;
 
+/* Words that are not options a command takes at most: simulate --compare's policies. */
+#define RL_MAX_POS 16
+
 struct rl_opt {
 	const char *name; /* --name; also the configuration file's key */
 	char short_name; /* -x, or 0 */
@@ -104,6 +107,8 @@ struct rl_args {
 	const char *trace; /* simulate --trace */
 	bool summary, quiet; /* simulate */
 	const char *rules; /* simulate --rules */
+	bool compare; /* simulate --compare: the words are the policies (a->pos) */
+	const char *plot; /* simulate --plot FILE.png */
 	/*
 	 * A rule (RL_G_RULE): --src, --src-file, --proto, --dport and
 	 * --tcp-flags go straight into *rule (refused when it is NULL).
@@ -114,7 +119,7 @@ struct rl_args {
 	__u64 block_ns;
 	const char *before;
 	const char *listen; /* exporter --listen; NULL: RL_EXPORTER_LISTEN_STR */
-	/* events (and count, shared with stats --watch) */
+	/* events (and count, shared with stats --watch); pcap is also simulate's --pcap to read */
 	const char *pcap;
 	__u64 one_in, max_rate, duration_ns;
 	bool check, diff, prune, detach; /* apply */
@@ -128,10 +133,10 @@ struct rl_args {
 	int argc;
 	char **argv;
 	/* Words that are not options, in order (the interface name, ...). */
-	const char *pos[4];
+	const char *pos[RL_MAX_POS];
 	int npos;
 	/* Which options were given, by index in rl_opt_table[]. */
-	bool given[96];
+	bool given[128];
 };
 
 extern const struct rl_opt rl_opt_table[];

@@ -368,17 +368,26 @@ int rl_members(const struct rl_iface *ifc, struct rl_member *m, int max)
 }
 
 /* Remove the maps and the directory; -errno if the directory is still there. */
+/*
+ * Every pin in @dir, then @dir. Not only the maps this version names: the
+ * directory is one limiter's and nothing else pins there, so an orphan left by
+ * an older or newer version (other map names, a "new-" pin of a killed
+ * replace) goes as well.
+ */
 static int unpin_dir(const char *dir)
 {
 	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d = opendir(dir);
 
-	for (size_t i = 0; i < RL_N_MAPS; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, rl_map_names[i]);
-		unlink(path);
-		/* What rl_pins_replace() leaves if it is killed between pin and rename. */
-		snprintf(path, sizeof(path), "%s/new-%s", dir, rl_map_names[i]);
+	while (d && (e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		unlink(path);
 	}
+	if (d)
+		closedir(d);
 	return rmdir(dir) && errno != ENOENT ? -errno : 0;
 }
 

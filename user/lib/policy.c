@@ -44,6 +44,8 @@ void rl_policy_defaults(struct rl_policy *pol)
 	pol->window_ns = NSEC_PER_SEC;
 	pol->prefix4 = 32;
 	pol->prefix6 = 64;
+	pol->agg_prefix4 = pol->agg_prefix6 = -1;
+	pol->agg.rate_den = pol->iface.rate_den = pol->admit.rate_den = 1;
 }
 
 static __u64 gcd64(__u64 a, __u64 b)

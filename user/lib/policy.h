@@ -22,6 +22,17 @@
  */
 #define RL_FULL_FRAME 1522
 
+/*
+ * A level above the source as given (include/rl_agg.h): its rate (0/0: off)
+ * and burst. The algorithm and window are the policy's.
+ */
+struct rl_level_policy {
+	__u64 rate_num, rate_den; /* cost units per second; rate_num 0: the level is off */
+	bool bytes;
+	__u64 burst; /* cost units; burst_set: given, else one second at the rate */
+	bool rate_set, burst_set; /* given (set changes only what is given) */
+};
+
 /* What the user asked for; the *_set flags tell given from default. */
 struct rl_policy {
 	enum rl_algo algo;
@@ -34,6 +45,16 @@ struct rl_policy {
 	unsigned int prefix4;
 	unsigned int prefix6;
 	bool algo_set, rate_set, burst_set, window_set, initial_set, prefix4_set, prefix6_set;
+	/*
+	 * The levels above the source (user/lib/level.h): the prefix
+	 * aggregate (--aggregate4, --aggregate6: -1 off; --aggregate-rate,
+	 * --aggregate-burst), the interface (--iface-rate, --iface-burst),
+	 * the admission cap (--admit-rate, --admit-burst: new sources per
+	 * second).
+	 */
+	int agg_prefix4, agg_prefix6;
+	bool agg_prefix4_set, agg_prefix6_set;
+	struct rl_level_policy agg, iface, admit;
 };
 
 void rl_policy_defaults(struct rl_policy *pol);

@@ -13,6 +13,7 @@
 #include "probe.h"
 #include "prog.h"
 #include "rl_skel.h"
+#include "level.h"
 #include "rulemaps.h"
 #include "sa.h"
 
@@ -75,17 +76,37 @@ static bool rules_limit(const struct rl_rules_cfg *rules)
 	return false;
 }
 
+/* Does a limit rule of @rules have a level above the source (--aggregate4, --iface-rate)? */
+static bool rules_levels(const struct rl_rules_cfg *rules)
+{
+	for (__u32 i = 0; i < rules->n && i < RL_RULE_SLOTS; i++)
+		if (rules->r[i].action == RL_RULE_LIMIT && rl_levels_any(&rules->r[i].cfg))
+			return true;
+	return false;
+}
+
 /* Is the feature that sizes map @i on in the program for @cfg and @rules? */
 static bool feature_on(int i, const struct rl_config *cfg, const struct rl_rules_cfg *rules)
 {
 	switch (rl_map_sizes[i]) {
+	case RL_SIZE_AGG:
+		return rl_levels_any(cfg) || rules_levels(rules);
+	case RL_SIZE_ADMIT:
+		return RL_LVL(cfg, RL_LVL_ADMIT)->on;
 	case RL_SIZE_RSTATE:
 		return rules_limit(rules);
 	case RL_SIZE_PORTS:
 		return rules->need_ports;
+	case RL_SIZE_SYNC_SLOTS:
+	case RL_SIZE_SYNC_DIRTY:
+		/* The counters of the set tables: rl_state4's policies count in rl_sync4. */
+		return cfg->sync_count && cfg->table4 != RL_TABLE4_LRU;
 	case RL_SIZE_SYNC4:
+		return cfg->sync_count && cfg->table4 == RL_TABLE4_LRU;
 	case RL_SIZE_SYNC6:
 		return cfg->sync_count;
+	case RL_SIZE_SYNCR:
+		return cfg->sync_count && rules_limit(rules);
 	default:
 		return false;
 	}
@@ -96,15 +117,27 @@ static __u32 feature_full(int i, __u32 max4, __u32 max6)
 {
 	switch (rl_map_sizes[i]) {
 	case RL_SIZE_RSTATE:
+	case RL_SIZE_SYNCR:
 		/* The rules' sources: never more than the default rule's table. */
 		return max4 < RL_RULE_MAX_SOURCES ? max4 : RL_RULE_MAX_SOURCES;
 	case RL_SIZE_PORTS:
 		return RL_PORT_TABLE;
+	case RL_SIZE_SYNC_SLOTS:
+		/* A counter word per slot of the set tables (2^rl_sa_bits sets). */
+		return RL_SA_WAYS << rl_sa_bits_for(max4);
+	case RL_SIZE_SYNC_DIRTY:
+		/* A bit per counter word. */
+		return (RL_SA_WAYS << rl_sa_bits_for(max4)) / 64;
 	case RL_SIZE_SYNC4:
 		/* Sync counters: at most one entry per tracked source. */
 		return max4;
 	case RL_SIZE_SYNC6:
 		return max6;
+	case RL_SIZE_AGG:
+		/* Aggregates hold sources: fewer than the sources (include/rl_agg.h). */
+		return max4 / RL_AGG_RATIO > RL_AGG_MIN ? max4 / RL_AGG_RATIO : RL_AGG_MIN;
+	case RL_SIZE_ADMIT:
+		return 1U << rl_admit_bits_for(max4);
 	default:
 		return 0;
 	}
@@ -168,6 +201,31 @@ static int reuse_fits(const struct rl_pins *p, const struct rl_config *cfg,
 		}
 	}
 	return 0;
+}
+
+/*
+ * log2 of rl_admit's words: the live map's when it is in place, else what
+ * feature_full() will make it for --max-sources as attached (or @max4 for
+ * new maps).
+ */
+static __u32 admit_bits(const struct rl_prog_opts *o, __u32 max4)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0, bits = 0;
+	struct rl_ctl ctl = {};
+
+	if (!o->reuse)
+		return rl_admit_bits_for(max4);
+	if (!bpf_obj_get_info_by_fd(o->reuse->admit, &info, &len) && info.max_entries > 1) {
+		while ((1U << bits) < info.max_entries)
+			bits++;
+		return bits;
+	}
+	if (!bpf_map_lookup_elem(o->reuse->ctl, &zero, &ctl) && ctl.max_sources4)
+		max4 = ctl.max_sources4;
+	else
+		max4 = RL_DEFAULT_MAX_SOURCES;
+	return rl_admit_bits_for(max4);
 }
 
 /* Load the program on the live maps @p rather than new ones. */
@@ -265,6 +323,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		goto fail;
 	}
 	skel->rodata->rl_sa_bits = bits;
+	skel->rodata->rl_admit_bits = admit_bits(o, max4);
 	/*
 	 * xdp.frags where the kernel has it: native mode then attaches on an
 	 * MTU over a page (jumbo frames), and a frame's length is the whole
@@ -288,8 +347,19 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (ret)
 			goto fail;
 	}
-	/* The sync charge program and its batch only for the agent (sync_kern.c). */
+	/*
+	 * The sync charge and drain programs and their batch only for the
+	 * agent (sync_kern.c), and then alone: the XDP program and the sweep
+	 * are the limiter's, and verifying the XDP program again would take
+	 * most of the load's time.
+	 */
 	ret = bpf_program__set_autoload(skel->progs.rl_charge_prog, o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.rl_drain_prog, o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit, !o->charge);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.rl_sweep_arm, !o->charge);
 	if (!ret)
 		ret = bpf_map__set_autocreate(skel->maps.rl_chg, o->charge);
 	if (ret) {
@@ -356,7 +426,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			 o->reuse ? "" : " and its maps", strerror(-ret));
 		goto fail;
 	}
-	ret = sweep_arm(skel);
+	ret = o->charge ? 0 : sweep_arm(skel);
 	if (ret) {
 		snprintf(err, errlen, "couldn't start the sweep of the IPv4 table: %s",
 			 strerror(-ret));
@@ -391,8 +461,9 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)
 		fds->fd[i] = bpf_map__fd(maps[i]);
 }
 
-int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd)
+int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd, int *drain_fd)
 {
 	*batch_fd = bpf_map__fd(skel->maps.rl_chg);
+	*drain_fd = bpf_program__fd(skel->progs.rl_drain_prog);
 	return bpf_program__fd(skel->progs.rl_charge_prog);
 }

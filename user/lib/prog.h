@@ -33,7 +33,11 @@ struct rl_prog_opts {
 	 * (none for new maps).
 	 */
 	const struct rl_rules_cfg *rules;
-	bool charge; /* also load the sync charge program (SEC("syscall"), rl_charge_fd()) */
+	/*
+	 * Load the sync charge and drain programs (SEC("syscall"),
+	 * rl_charge_fd()) instead of the XDP program and the sweep's.
+	 */
+	bool charge;
 };
 
 /*
@@ -57,7 +61,10 @@ void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds);
 __u32 rl_map_entries(int i, const struct rl_config *cfg, const struct rl_rules_cfg *rules,
 		     __u32 max4, __u32 max6);
 bool rl_map_is_feature(int i);
-/* The sync charge program's fd and its batch map's (loaded with rl_prog_opts.charge). */
-int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd);
+/*
+ * The sync charge program's fd, its batch map's and the drain program's
+ * (loaded with rl_prog_opts.charge).
+ */
+int rl_charge_fd(const struct xdp_ratelimit *skel, int *batch_fd, int *drain_fd);
 
 #endif /* RL_PROG_H */

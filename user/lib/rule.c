@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "level.h"
 #include "rule.h"
 #include "source.h"
 #include "textfile.h"
@@ -483,10 +484,14 @@ int rl_rule_prepare_about(struct rl_rule *r, const char **about, char *err, size
 		return -EINVAL;
 	}
 	memset(&r->params, 0, sizeof(r->params));
+	memset(r->lvl, 0, sizeof(r->lvl));
 	if (r->action == RL_RULE_LIMIT) {
 		ret = rl_params_init_about(&r->params, &r->pol, about, err, errlen);
 		if (!ret)
 			ret = rl_policy_check_about(&r->pol, about, err, errlen);
+		if (!ret)
+			ret = rl_levels_build_about(r->lvl, &r->pol, &r->params, about, err,
+						    errlen);
 		if (ret)
 			return ret;
 	}
@@ -682,8 +687,6 @@ static bool in_ranges6(const struct rl_range6 *v, size_t n, u128 x)
 
 static bool src_match(const struct rl_rule *r, const struct rl_key *k)
 {
-	if (rl_key_is_anon(k))
-		return false;
 	if (rl_key_is_v4(k)) {
 		__u32 x = ntohl(k->addr[3]);
 
@@ -708,5 +711,7 @@ bool rl_rule_match(const struct rl_rule *r, const struct rl_pkt_info *p)
 {
 	if (!rl_l4_match(&r->l4, p))
 		return false;
-	return !r->src_given || src_match(r, &p->src);
+	if (!r->src_given)
+		return true;
+	return !(p->info & RL_PKT_NOSRC) && src_match(r, &p->src);
 }

@@ -60,6 +60,7 @@ struct rl_rule {
 	struct rl_policy pol; /* RL_RULE_LIMIT */
 	struct rl_opts o; /* o.action: drop or dry-run (deny and limit rules) */
 	struct rl_params params; /* from pol, by rl_rule_prepare() */
+	struct rl_level lvl[RL_LVL_N]; /* its levels above the source, from pol, the same way */
 	__u64 block_ns; /* RL_RULE_LIMIT: block an over-limit source this long; 0: never */
 	/* Built by rl_rule_prepare() for rl_rule_match(). */
 	struct rl_range4 *r4;

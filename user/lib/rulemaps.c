@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include "config.h"
 #include "rl_block.h"
+#include "level.h"
 #include "rulemaps.h"
 
 typedef unsigned __int128 u128;
@@ -27,9 +28,11 @@ static bool states_carry(const struct rl_krule *o, const struct rl_krule *k)
 		return false;
 	if (k->action != RL_RULE_LIMIT)
 		return true;
+	/* Its levels' states (rl_agg, keyed by slot and generation) too. */
 	return !memcmp(&o->cfg.params, &k->cfg.params, sizeof(k->cfg.params)) &&
 	       o->cfg.mask4 == k->cfg.mask4 &&
-	       !memcmp(o->cfg.mask6, k->cfg.mask6, sizeof(k->cfg.mask6));
+	       !memcmp(o->cfg.mask6, k->cfg.mask6, sizeof(k->cfg.mask6)) &&
+	       rl_levels_same(&o->cfg, &k->cfg);
 }
 
 int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *old,
@@ -355,6 +358,38 @@ static int live_slot(const struct rl_rules_cfg *cfg, __u32 slot, __u32 gen)
 	return 0;
 }
 
+/* The states of the levels (rl_agg) of rules that are gone, as their sources' states. */
+static int levels_gone(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, char *err,
+		       size_t errlen)
+{
+	struct rl_agg_key k, next, *dead = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	for (void *prev = NULL; !bpf_map_get_next_key(pins->agg, prev, &next); prev = &k) {
+		k = next;
+		if (k.slot == RL_AGG_DEFAULT || live_slot(cfg, k.slot, (__u16)k.gen))
+			continue;
+		if (n == cap) {
+			struct rl_agg_key *d =
+				realloc(dead, (cap = cap ? 2 * cap : 256) * sizeof(*d));
+
+			if (!d) {
+				snprintf(err, errlen, "out of memory");
+				ret = -ENOMEM;
+				goto out;
+			}
+			dead = d;
+		}
+		dead[n++] = k;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map_delete_elem(pins->agg, &dead[i]); /* ENOENT: the LRU was first */
+out:
+	free(dead);
+	return ret;
+}
+
 int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, char *err,
 		    size_t errlen)
 {
@@ -398,6 +433,7 @@ int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, 
 	}
 	for (size_t i = 0; i < n; i++)
 		bpf_map_delete_elem(pins->rstate, &dead[i]); /* ENOENT: the LRU was first */
+	ret = levels_gone(pins, cfg, err, errlen);
 out:
 	free(dead);
 	return ret;

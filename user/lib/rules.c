@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json_writer.h"
+#include "level.h"
 #include "log.h"
 #include "opts.h"
 #include "rules.h"
@@ -100,6 +101,13 @@ static int check_rule(const char *name, const struct rl_args *a, const char **be
 	if (!limit && a->block_set) {
 		*about = "block";
 		snprintf(err, errlen, " needs a limit policy (--rate ...), not --%s", act);
+		return -EINVAL;
+	}
+	if (given(a, "admit-rate") || given(a, "admit-burst")) {
+		*about = given(a, "admit-rate") ? "admit-rate" : "admit-burst";
+		snprintf(err, errlen,
+			 " caps the new sources of the interface's table (attach, set), not of a "
+			 "rule");
 		return -EINVAL;
 	}
 	if (given(a, "clock") || given(a, "malformed")) {
@@ -265,6 +273,38 @@ static char *flags_arg(const struct rl_rule_l4 *l4, char *buf, size_t len)
 
 static const char *const action_names[] = { "allow", "deny", "limit", "syn-cookies" };
 
+/*
+ * A limit rule's levels above the source (user/lib/level.h), in the words
+ * that make them: from the levels built, so a rule read back from the
+ * kernel prints as the rule it was made from (a burst left to its default
+ * printed as the value it took).
+ */
+static void level_words(struct sbuf *b, const struct rl_rule *r, char *s, size_t len)
+{
+	static const char *const opt[] = {
+		[RL_LVL_PREFIX] = "aggregate", [RL_LVL_IFACE] = "iface"
+	};
+
+	for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_IFACE; id++) {
+		const struct rl_level *l = &r->lvl[id - 1];
+		struct rl_policy q;
+
+		if (!l->on)
+			continue;
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
+			sb_printf(b, " --aggregate4 %u", l->prefix4);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
+			sb_printf(b, " --aggregate6 %u", l->prefix6);
+		rl_policy_defaults(&q);
+		q.rate_num = l->rate_num;
+		q.rate_den = l->rate_den;
+		q.bytes = l->params.bytes;
+		sb_printf(b, " --%s-rate %s", opt[id], rl_rate_str(&q, s, len));
+		if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
+			sb_printf(b, " --%s-burst %llu", opt[id], (unsigned long long)l->burst);
+	}
+}
+
 size_t rl_rule_format(const struct rl_rule *r, char *buf, size_t len)
 {
 	struct sbuf b = { buf, len, 0 };
@@ -308,6 +348,7 @@ size_t rl_rule_format(const struct rl_rule *r, char *buf, size_t len)
 			sb_printf(&b, " --prefix4 %u", p->prefix4);
 		if (p->prefix6_set)
 			sb_printf(&b, " --prefix6 %u", p->prefix6);
+		level_words(&b, r, s, sizeof(s));
 		if (r->o.fail_set)
 			sb_printf(&b, " --on-insert-fail %s",
 				  r->o.fail_policy == RL_FAIL_DROP ? "drop" : "pass");
@@ -318,6 +359,34 @@ size_t rl_rule_format(const struct rl_rule *r, char *buf, size_t len)
 		sb_printf(&b, " --action %s",
 			  r->o.action == RL_ACTION_DRY_RUN ? "dry-run" : "drop");
 	return b.off;
+}
+
+/* A limit rule's levels, "aggregate" and "iface" objects (nothing for a level off). */
+static void level_json(struct rl_json *w, const struct rl_rule *r)
+{
+	char s[64];
+
+	for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_IFACE; id++) {
+		const struct rl_level *l = &r->lvl[id - 1];
+		struct rl_policy q;
+
+		if (!l->on)
+			continue;
+		rl_policy_defaults(&q);
+		q.rate_num = l->rate_num;
+		q.rate_den = l->rate_den;
+		q.bytes = l->params.bytes;
+		jw_name(w, rl_level_name(id));
+		jw_start_object(w);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
+			jw_uint_field(w, "prefix4", l->prefix4);
+		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
+			jw_uint_field(w, "prefix6", l->prefix6);
+		jw_string_field(w, "rate", rl_rate_str(&q, s, sizeof(s)));
+		if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
+			jw_uint_field(w, "burst", l->burst);
+		jw_end_object(w);
+	}
 }
 
 void rl_rule_json(struct rl_json *w, const struct rl_rule *r)
@@ -373,6 +442,7 @@ void rl_rule_json(struct rl_json *w, const struct rl_rule *r)
 		jw_uint_field(w, "prefix4", r->pol.prefix4);
 		jw_uint_field(w, "prefix6", r->pol.prefix6);
 		jw_end_object(w);
+		level_json(w, r);
 		jw_uint_field(w, "block_ns", r->block_ns);
 	}
 	jw_end_object(w);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <arpa/inet.h>
 #include <bpf/bpf.h>
 #include "maplist.h"
@@ -113,12 +114,26 @@ int rl_table4_create(enum rl_table4 t, __u32 max_sources, __u32 bits, bool stand
 	return fd < 0 ? -errno : fd;
 }
 
-int rl_sa_map(int fd, struct rl_sa_map *m)
+int rl_sa_key_new(__u64 *key)
+{
+	ssize_t n;
+
+	/* Blocks only until the pool is first seeded, at boot. */
+	do
+		n = getrandom(key, sizeof(*key), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return n == sizeof(*key) ? 0 : -EIO;
+}
+
+int rl_sa_map(int fd, __u64 key, struct rl_sa_map *m)
 {
 	int bits = rl_sa_bits_of(fd);
 	void *p;
 
 	memset(m, 0, sizeof(*m));
+	m->key = key;
 	if (bits < 0)
 		return bits;
 	m->bits = (__u32)bits;
@@ -161,11 +176,14 @@ static __u32 unmix32(__u32 x)
 __be32 rl_sa_addr(const struct rl_sa_map *m, __u32 idx, __u64 w)
 {
 	__u32 gen = (__u32)(w >> RL_SA_GEN_SHIFT) & 3;
-	__u32 tag = (__u32)((w & ~(RL_SA_USED | RL_SA_PEND | (3ULL << RL_SA_GEN_SHIFT))) >>
-			    (RL_SA_STATE_BASE + m->bits));
+	__u32 tag =
+		(__u32)((w & ~(RL_SA_USED | RL_SA_PEND | RL_SA_SEEN | (3ULL << RL_SA_GEN_SHIFT))) >>
+			(RL_SA_STATE_BASE + m->bits));
 	__u32 h = (tag << m->bits) | idx;
 
-	return htonl(unmix32(h) ^ (gen * 0x9e3779b9U));
+	/* rl_sa_hash() backwards: each mix, then each half of the key. */
+	return htonl(unmix32(unmix32(h) ^ (__u32)(m->key >> 32)) ^ (__u32)m->key ^
+		     (gen * 0x9e3779b9U));
 }
 
 static __u64 load(__u64 *p)
@@ -180,7 +198,7 @@ static bool cas(__u64 *p, __u64 old, __u64 new)
 
 int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way, __u64 *w)
 {
-	__u32 h = rl_sa_hash(ntohl(addr), gen);
+	__u32 h = rl_sa_hash(ntohl(addr), gen, m->key);
 	__u64 id = rl_sa_id(h, gen, m->bits), idm = rl_sa_id_mask(m->bits);
 	struct rl_sa_set *set;
 
@@ -204,8 +222,8 @@ int rl_sa_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, in
 /*
  * The victim of an insertion into @set (@wide: rl_wide4's ways) under @gen:
  * an empty slot, else one of neither this generation nor the one before
- * (left over from an older set), else the one least ahead of @ref. Its
- * word in *vw; -1 if every slot is pending.
+ * (left over from an older set), else the one least ahead of @ref, those
+ * not seen again first. Its word in *vw; -1 if every slot is pending.
  */
 static int pick_victim(struct rl_sa_set *set, bool wide, __u32 gen, __u64 ref, __u32 bits,
 		       __u64 *vw)
@@ -236,6 +254,9 @@ static int pick_victim(struct rl_sa_set *set, bool wide, __u32 gen, __u64 ref, _
 		}
 		st = wide ? load(&set->w[RL_SA_WIDE_WAYS + i]) : rl_sa_get(w, ref, bits);
 		ahead = (__s64)(st - ref);
+		/* As the program's victim: sources seen again go last. */
+		if (w & RL_SA_SEEN)
+			ahead += RL_SA_SEEN_RANK;
 		if (rank == 3 || (rank == 2 && ahead < best)) {
 			rank = 2;
 			best = ahead;
@@ -263,7 +284,7 @@ static int find_way(struct rl_sa_set *set, int ways, __u64 id, __u64 idm, __u64 
 int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
 		 __u64 ref)
 {
-	__u32 h = rl_sa_hash(ntohl(addr), gen), bits = m->bits;
+	__u32 h = rl_sa_hash(ntohl(addr), gen, m->key), bits = m->bits;
 	__u64 id = rl_sa_id(h, gen, bits), idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
 	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
 
@@ -276,7 +297,7 @@ int rl_sa_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state,
 				continue;
 			if (flags == BPF_NOEXIST)
 				return -EEXIST;
-			if (cas(&set->w[hit], w, id | (state & sm)))
+			if (cas(&set->w[hit], w, id | (w & RL_SA_SEEN) | (state & sm)))
 				return 0;
 			continue;
 		}
@@ -325,7 +346,7 @@ int rl_sa_wide_read(const struct rl_sa_map *m, __u32 idx, int way, __u64 w, __u6
 int rl_sa_wide_find(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u32 *idx, int *way,
 		    __u64 *state)
 {
-	__u32 h = rl_sa_hash(ntohl(addr), gen);
+	__u32 h = rl_sa_hash(ntohl(addr), gen, m->key);
 	__u64 id = rl_sa_id(h, gen, m->bits), idm = rl_sa_id_mask(m->bits), w;
 
 	*idx = h & ((1U << m->bits) - 1);
@@ -351,7 +372,7 @@ static void wide_store(struct rl_sa_set *set, int i, __u64 lock, __u64 state, __
 int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 state, __u64 flags,
 		      __u64 ref)
 {
-	__u32 h = rl_sa_hash(ntohl(addr), gen), bits = m->bits;
+	__u32 h = rl_sa_hash(ntohl(addr), gen, m->key), bits = m->bits;
 	__u64 id = rl_sa_id(h, gen, bits), idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
 	struct rl_sa_set *set = &m->sets[h & ((1U << bits) - 1)];
 
@@ -392,7 +413,7 @@ int rl_sa_wide_insert(const struct rl_sa_map *m, __be32 addr, __u32 gen, __u64 s
 
 int rl_sa_wide_delete(const struct rl_sa_map *m, __be32 addr, __u32 gen)
 {
-	__u32 h = rl_sa_hash(ntohl(addr), gen);
+	__u32 h = rl_sa_hash(ntohl(addr), gen, m->key);
 	__u64 id = rl_sa_id(h, gen, m->bits), idm = rl_sa_id_mask(m->bits);
 	__u64 sm = rl_sa_state_mask(m->bits), w;
 	struct rl_sa_set *set = &m->sets[h & ((1U << m->bits) - 1)];
@@ -442,7 +463,7 @@ static bool fresh_state(const struct rl_params *p, __u64 s, __u64 ref, __u32 bit
 
 int rl_sa_sweep(const struct rl_sa_map *m, const struct rl_config *cfg, __u64 now, __u64 *swept)
 {
-	__u64 ref = rl_sa_ref(&cfg->params, now), idm = rl_sa_id_mask(m->bits);
+	__u64 ref = rl_sa_ref(&cfg->params, now);
 	__u64 sm = rl_sa_state_mask(m->bits), gen = (__u64)(cfg->gen & 3) << RL_SA_GEN_SHIFT;
 
 	*swept = 0;
@@ -457,7 +478,7 @@ int rl_sa_sweep(const struct rl_sa_map *m, const struct rl_config *cfg, __u64 no
 					 &s))
 				continue;
 			/* A failed CAS: a packet updated the source, which is then current. */
-			if (cas(p, w, (w & idm) | (s & sm)))
+			if (cas(p, w, (w & ~sm) | (s & sm)))
 				(*swept)++;
 		}
 	}

@@ -39,14 +39,25 @@ int rl_sa_bits_live(const struct rl_pins *pins, __u32 *bits);
  */
 int rl_table4_create(enum rl_table4 t, __u32 max_sources, __u32 bits, bool stand_in);
 
-/* The table mapped: its sets and the number of them. */
+/*
+ * The table mapped: its sets and the number of them, and the secret its
+ * hash is keyed with (struct rl_config's sa_key): every function below
+ * finds a source's set, and a slot's source, with it.
+ */
 struct rl_sa_map {
 	struct rl_sa_set *sets;
 	__u32 bits;
 	size_t len;
+	__u64 key;
 };
 
-int rl_sa_map(int fd, struct rl_sa_map *m);
+/* Map the table @fd, whose hash is keyed with @key (the live configuration's sa_key). */
+int rl_sa_map(int fd, __u64 key, struct rl_sa_map *m);
+/*
+ * A new secret for the IPv4 table's hash (getrandom): attach draws one for
+ * the new table, set keeps it. 0 with *key, or -errno.
+ */
+int rl_sa_key_new(__u64 *key);
 void rl_sa_unmap(struct rl_sa_map *m);
 
 /* The masked address (network order) and generation mod 4 of used slot @w of set @idx. */

@@ -15,6 +15,7 @@ struct rl_src {
 	__u64 order; /* first-seen order, for stable reports */
 	__u64 until; /* rules with --block: blocked while now < until; 0: not blocked */
 	int used;
+	int has_state; /* simulate: state holds the source's state (the admission cap may refuse one) */
 };
 
 struct rl_srctab {

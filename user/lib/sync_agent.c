@@ -44,6 +44,8 @@ int rl_sync_name_check(const char *what, const char *name, char *err, size_t err
  */
 static __u64 cmd_timeout(const struct rl_sync_cfg *cfg)
 {
+	if (cfg->timeout_ns)
+		return cfg->timeout_ns;
 	return cfg->interval_ns > 5000000ULL ? cfg->interval_ns : 5000000ULL;
 }
 
@@ -77,6 +79,9 @@ static void fill_req(const struct rl_sync_agent *ag, struct rl_sync_req *req)
 	req->policy = ag->policy;
 	req->ttl_ms = ag->ttl_ms;
 	req->stale_ms = ag->stale_ms;
+	req->claim_ms = ag->claim_ms;
+	/* The policies compared before anything is synced: at first, after a set, while they differ. */
+	req->group_only = ag->mismatch || strcmp(ag->verified, ag->policy);
 }
 
 static void policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply *rep, char *err,
@@ -95,12 +100,18 @@ static void policy_mismatch(struct rl_sync_agent *ag, const struct rl_sync_reply
 		 ag->cfg.fallback == RL_SYNC_FB_SHARE ? "share" : "local");
 }
 
-/* Parse "KEY=" of @policy as a number (and "/DEN" if @den): false if absent or malformed. */
-static bool policy_num(const char *policy, const char *key, __u64 *v, __u64 *den)
+/*
+ * Parse "KEY=" of @policy as a number (and "/DEN" if @den): false if absent
+ * or malformed. Its fields end at @sep: '\n' for the policy's lines, ' '
+ * within a limit rule's line.
+ */
+static bool policy_num(const char *policy, char sep, const char *key, __u64 *v, __u64 *den)
 {
+	const char seps[3] = { sep, '\n', '\0' };
 	size_t kl = strlen(key);
 
-	for (const char *p = policy; *p; p += strcspn(p, "\n"), p += *p == '\n') {
+	for (const char *p = policy; *p && *p != (sep == '\n' ? '\0' : '\n');
+	     p += strcspn(p, seps), p += *p == sep) {
 		char *end;
 
 		if (strncmp(p, key, kl) || p[kl] != '=')
@@ -110,37 +121,45 @@ static bool policy_num(const char *policy, const char *key, __u64 *v, __u64 *den
 		if (errno || end == p + kl + 1)
 			return false;
 		if (!den)
-			return *end == '\n' || !*end;
+			return *end == sep || *end == '\n' || !*end;
 		if (*end != '/')
 			return false;
 		*den = strtoull(end + 1, &end, 10);
-		return !errno && *den && (*end == '\n' || !*end);
+		return !errno && *den && (*end == sep || *end == '\n' || !*end);
 	}
 	return false;
 }
 
-__u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
+/* rl_sync_charge_max() of one policy: the default's lines (@sep '\n') or a rule's (' '). */
+static __u64 charge_max_of(const char *policy, char sep, __u64 nodes, __u64 stale_ms)
 {
 	unsigned __int128 w_ns = (unsigned __int128)2 * stale_ms * 1000000ULL, m;
 	__u64 num, den, burst = 0, window = 1000000000ULL, bytes = 0, frame;
-	const char *algo = strstr(policy, "algo=");
+	const char *algo = policy;
+	size_t al;
 
-	if (nodes <= 1)
-		return 0;
-	if (!algo || (algo != policy && algo[-1] != '\n') ||
-	    !policy_num(policy, "rate", &num, &den))
+	while (strncmp(algo, "algo=", 5)) {
+		algo += strcspn(algo, sep == '\n' ? "\n" : " \n");
+		if (*algo != sep)
+			return ~0ULL;
+		algo++;
+	}
+	if (!policy_num(policy, sep, "rate", &num, &den))
 		return ~0ULL;
-	policy_num(policy, "bytes", &bytes, NULL);
+	policy_num(policy, sep, "bytes", &bytes, NULL);
 	/* The frame a window (or gcra) may pass past its limit in byte mode: the largest XDP sees. */
 	frame = bytes ? 65536 : 0;
 	algo += 5;
-	if (!strncmp(algo, "token-bucket\n", 13) || !strncmp(algo, "gcra\n", 5)) {
-		if (!policy_num(policy, "burst", &burst, NULL))
+	al = strcspn(algo, sep == '\n' ? "\n" : " \n");
+	if ((al == 12 && !strncmp(algo, "token-bucket", al)) ||
+	    (al == 4 && !strncmp(algo, "gcra", al))) {
+		if (!policy_num(policy, sep, "burst", &burst, NULL))
 			return ~0ULL;
 		m = (unsigned __int128)num * w_ns / ((unsigned __int128)den * 1000000000ULL);
 		m += (unsigned __int128)burst + frame;
-	} else if (!strncmp(algo, "fixed-window\n", 13) || !strncmp(algo, "sliding-window\n", 15)) {
-		if (!policy_num(policy, "window_ns", &window, NULL) || !window)
+	} else if ((al == 12 && !strncmp(algo, "fixed-window", al)) ||
+		   (al == 14 && !strncmp(algo, "sliding-window", al))) {
+		if (!policy_num(policy, sep, "window_ns", &window, NULL) || !window)
 			return ~0ULL;
 		m = (unsigned __int128)num * window / ((unsigned __int128)den * 1000000000ULL);
 		m = (m + frame) * (w_ns / window + 2);
@@ -149,6 +168,30 @@ __u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
 	}
 	m *= nodes - 1;
 	return m > ~0ULL ? ~0ULL : (__u64)m;
+}
+
+__u64 rl_sync_charge_max(const char *policy, __u64 nodes, __u64 stale_ms)
+{
+	__u64 max;
+
+	if (nodes <= 1)
+		return 0;
+	max = charge_max_of(policy, '\n', nodes, stale_ms);
+	/* And every limit rule's ("rule.NAME=limit algo=... rate=..."): the largest bound. */
+	for (const char *p = policy; *p && max != ~0ULL; p += strcspn(p, "\n"), p += *p == '\n') {
+		const char *v;
+		__u64 r;
+
+		if (strncmp(p, "rule.", 5))
+			continue;
+		v = p + strcspn(p, "=\n");
+		if (strncmp(v, "=limit ", 7))
+			continue;
+		r = charge_max_of(v + 7, ' ', nodes, stale_ms);
+		if (r > max)
+			max = r;
+	}
+	return max;
 }
 
 /*
@@ -206,6 +249,7 @@ int rl_sync_agent_connect(struct rl_sync_agent *ag, const struct rl_sync_cfg *cf
 	ag->stale_ms = (cfg->interval_ns * 3 + 999999ULL) / 1000000ULL;
 	if (ag->stale_ms < RL_SYNC_STALE_MIN_MS)
 		ag->stale_ms = RL_SYNC_STALE_MIN_MS;
+	ag->claim_ms = ag->ttl_ms * RL_SYNC_CLAIM_TTLS;
 	rl_redis_url_str(&cfg->url, ag->url_str, sizeof(ag->url_str));
 	ag->st.interval_ns = cfg->interval_ns;
 	ag->st.pid = (__u32)getpid();
@@ -225,6 +269,8 @@ int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err,
 	fill_req(ag, &req);
 	ret = rl_sync_store_sync(ag->r, &req, NULL, 0, &rep, err, errlen);
 	ag->commands_total += rep.commands;
+	ag->exchanges_total += rep.exchanges;
+	rl_sync_reply_free(&rep);
 	if (ret)
 		goto err;
 	rl_sync_store_set_timeout(ag->r, cmd_timeout(&ag->cfg));
@@ -243,6 +289,7 @@ int rl_sync_agent_start(struct rl_sync_agent *ag, const char *policy, char *err,
 		ag->st.state = RL_SYNC_POLICY_MISMATCH;
 		return 1;
 	}
+	snprintf(ag->verified, sizeof(ag->verified), "%s", policy);
 	ag->st.state = RL_SYNC_CONNECTED;
 	return 0;
 err:
@@ -273,6 +320,37 @@ int rl_sync_agent_down(struct rl_sync_agent *ag, const char *policy)
 void rl_sync_agent_fini(struct rl_sync_agent *ag)
 {
 	close_redis(ag);
+	rl_sync_reply_free(&ag->rep);
+}
+
+/* The fallback's charge of @it: share, each source its units times the others; never a claim. */
+static __u64 fallback_charge(const struct rl_sync_agent *ag, const struct rl_sync_item *it)
+{
+	if (ag->cfg.fallback != RL_SYNC_FB_SHARE || ag->st.nodes <= 1 || it->local)
+		return 0;
+	return it->units * (ag->st.nodes - 1);
+}
+
+/* A cluster's redirections, said once per 10 s at most (a reshard moves many slots). */
+static void say_redirects(struct rl_sync_agent *ag, const struct rl_sync_reply *rep)
+{
+	__u64 now;
+
+	ag->moved_total += rep->moved;
+	ag->ask_total += rep->ask;
+	ag->tryagain_total += rep->tryagain;
+	ag->remapped_total += rep->remapped;
+	if (!rep->moved && !rep->ask && !rep->tryagain && !rep->remapped)
+		return;
+	now = now_ns(CLOCK_MONOTONIC);
+	if (ag->redirect_said_ns && now - ag->redirect_said_ns < 10000000000ULL)
+		return;
+	ag->redirect_said_ns = now;
+	fprintf(stderr,
+		"sync: slots moving in the cluster: %llu slots on another master, followed "
+		"%llu MOVED and %llu ASK, %llu TRYAGAIN so far\n",
+		(unsigned long long)ag->remapped_total, (unsigned long long)ag->moved_total,
+		(unsigned long long)ag->ask_total, (unsigned long long)ag->tryagain_total);
 }
 
 int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, size_t n, char *err,
@@ -280,15 +358,19 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 {
 	bool share = ag->cfg.fallback == RL_SYNC_FB_SHARE;
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), charged = 0;
-	struct rl_sync_reply rep;
+	struct rl_sync_reply *rep = &ag->rep;
 	struct rl_sync_req req;
 	char msg[512];
 	int ret;
 
+	rl_sync_reply_free(rep);
+	memset(&ag->learned, 0, sizeof(ag->learned));
 	ag->st.sources_active = n;
 	ag->st.sources_shared = 0;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		items[i].remote = 0;
+		items[i].failed = false;
+	}
 	if (!ag->r) {
 		/* Backoff: see below. */
 		if (ag->skip) {
@@ -303,8 +385,12 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 			goto failed;
 	}
 	fill_req(ag, &req);
-	ret = rl_sync_store_sync(ag->r, &req, items, n, &rep, msg, sizeof(msg));
-	ag->commands_total += rep.commands;
+again:
+	ret = rl_sync_store_sync(ag->r, &req, req.group_only ? NULL : items, req.group_only ? 0 : n,
+				 rep, msg, sizeof(msg));
+	ag->commands_total += rep->commands;
+	ag->exchanges_total += rep->exchanges;
+	say_redirects(ag, rep);
 	if (ret) {
 		/*
 		 * A timed-out, overrun or broken connection may still deliver a
@@ -318,13 +404,13 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 			goto stopped;
 		goto failed;
 	}
-	if (rep.other_node[0]) {
+	if (rep->other_node[0]) {
 		/* The script changed nothing: the connection is sound, the fallback charges. */
 		for (size_t i = 0; i < n; i++)
 			items[i].remote = 0;
-		ag->st.nodes = rep.nodes;
+		ag->st.nodes = rep->nodes;
 		if (!ag->mismatch) {
-			policy_mismatch(ag, &rep, msg, sizeof(msg));
+			policy_mismatch(ag, rep, msg, sizeof(msg));
 			pr_warn("sync: %s", msg);
 		}
 		ag->mismatch = true;
@@ -336,20 +422,59 @@ int rl_sync_agent_step(struct rl_sync_agent *ag, struct rl_sync_item *items, siz
 		pr_warn("sync: the policies of group '%s' agree again: syncing resumed",
 			ag->cfg.group);
 	ag->mismatch = false;
-	refuse_charges(ag, items, n, rep.nodes);
 	if (ag->failed)
 		pr_warn("sync: %s answers again: syncing resumed after %u failed round trips",
 			ag->url_str, ag->failed);
 	ag->failed = 0;
 	ag->skip = 0;
+	ag->st.nodes = rep->nodes;
+	if (req.group_only) {
+		/* The policies agree: the sources go now, in a second exchange of this round. */
+		snprintf(ag->verified, sizeof(ag->verified), "%s", ag->policy);
+		req.group_only = false;
+		rl_sync_reply_free(rep);
+		goto again;
+	}
+	refuse_charges(ag, items, n, rep->nodes);
+	refuse_charges(ag, rep->inbox, rep->ninbox, rep->nodes);
+	/* Buckets that failed (a master down, a slot migrating too long): their sources fall back. */
+	if (rep->failed) {
+		ag->st.errors_total++;
+		if (!ag->partial)
+			pr_warn("sync: %s; the sources of %d of %u buckets fall back to %s until it "
+				"answers",
+				msg, __builtin_popcountll(rep->failed), rep->nbuckets,
+				share ? "share" : "local");
+		ag->partial = true;
+		for (size_t i = 0; i < n; i++)
+			if (items[i].failed)
+				items[i].remote = fallback_charge(ag, &items[i]);
+	} else if (ag->partial) {
+		pr_warn("sync: every bucket answers again");
+		ag->partial = false;
+	}
 	for (size_t i = 0; i < n; i++)
 		charged += items[i].remote;
+	for (size_t i = 0; i < rep->ninbox; i++)
+		charged += rep->inbox[i].remote;
+	ag->learned.synced = true;
+	ag->learned.inbox = rep->inbox;
+	ag->learned.ninbox = rep->ninbox;
+	ag->learned.nbuckets = rep->nbuckets;
+	ag->learned.bucket_id = rep->bucket_id;
 	ag->st.state = RL_SYNC_CONNECTED;
 	ag->st.last_sync_ns = now_ns(CLOCK_REALTIME);
 	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
-	ag->st.nodes = rep.nodes;
-	ag->st.sources_shared = rep.shared;
-	rl_sync_store_master(ag->r, ag->st.master, sizeof(ag->st.master));
+	ag->st.sources_shared = rep->shared;
+	{
+		char master[sizeof(ag->st.master)];
+
+		/* A failover (sentinel://) moves the writes: said, and shown by stats. */
+		rl_sync_store_master(ag->r, master, sizeof(master));
+		if (ag->st.master[0] && strcmp(master, ag->st.master))
+			pr_warn("sync: now writing to %s (was %s)", master, ag->st.master);
+		memcpy(ag->st.master, master, sizeof(master));
+	}
 	ag->st.syncs_total++;
 	ag->st.charged_units_total += charged;
 	update_bytes(ag);
@@ -375,16 +500,17 @@ failed:
 fallback:
 	/*
 	 * Nothing is kept while Redis is down: the units drained now are charged
-	 * by the fallback, or not at all, and forgotten.
+	 * by the fallback, or not at all, and forgotten. A source this node has
+	 * claimed is only here: share does not divide its limit.
 	 */
-	if (share && ag->st.nodes > 1)
-		for (size_t i = 0; i < n; i++) {
-			items[i].remote = items[i].units * (ag->st.nodes - 1);
-			charged += items[i].remote;
-		}
+	rl_sync_reply_free(rep);
+	for (size_t i = 0; i < n; i++) {
+		items[i].remote = fallback_charge(ag, &items[i]);
+		charged += items[i].remote;
+	}
 	ag->st.state = ag->mismatch ? RL_SYNC_POLICY_MISMATCH :
-		       share	    ? RL_SYNC_FALLBACK_SHARE :
-				      RL_SYNC_FALLBACK_LOCAL;
+		       ag->failed   ? (share ? RL_SYNC_FALLBACK_SHARE : RL_SYNC_FALLBACK_LOCAL) :
+				      RL_SYNC_CONNECTED;
 	ag->st.fallback_intervals_total++;
 	ag->st.charged_units_total += charged;
 	ag->st.lag_ns = now_ns(CLOCK_MONOTONIC) - t0;
@@ -495,125 +621,53 @@ static bool wait_until(__u64 deadline, bool signals, const sigset_t *set,
 	}
 }
 
-struct rl_sync_rent {
-	struct rl_state_key k;
-	__u64 seen; /* the tick it last passed something; 0: an empty slot */
-	__u64 units; /* units passed this tick */
-	char src[RL_SYNC_SRC_MAX];
-};
-
-void rl_sync_recent_init(struct rl_sync_recent *r, unsigned int keep, size_t max)
+void rl_sync_agent_recent_cfg(const struct rl_sync_agent *ag, struct rl_sync_recent_cfg *cfg)
 {
-	memset(r, 0, sizeof(*r));
-	r->keep = keep;
-	r->max = max;
+	__u64 iv_ms = ag->cfg.interval_ns / 1000000ULL ? ag->cfg.interval_ns / 1000000ULL : 1;
+
+	memset(cfg, 0, sizeof(*cfg));
+	/* Shared: sent as long as its keys live in Redis. */
+	cfg->keep = (unsigned int)(ag->ttl_ms / iv_ms);
+	/* Claimed: again between a quarter and a half of the claim's life; forgotten idle as long. */
+	cfg->claim_min = (unsigned int)(ag->claim_ms / 4 / iv_ms);
+	cfg->claim_span = cfg->claim_min;
+	cfg->keep_claimed = cfg->claim_min;
+	cfg->claims_max = RL_SYNC_CLAIMS_MAX;
+	cfg->max = RL_SYNC_RECENT_MAX;
 }
 
-void rl_sync_recent_clear(struct rl_sync_recent *r)
+int rl_sync_agent_round(struct rl_sync_agent *ag, struct rl_sync_recent *rc,
+			const struct rl_sync_src *drained, size_t n, rl_sync_name_fn name,
+			rl_sync_parse_fn parse, void *ctx, char *err, size_t errlen)
 {
-	free(r->tab);
-	r->tab = NULL;
-	r->cap = r->n = 0;
-}
+	int ret, res;
 
-void rl_sync_recent_free(struct rl_sync_recent *r)
-{
-	rl_sync_recent_clear(r);
-	free(r->items);
-	free(r->keys);
-	r->items = NULL;
-	r->keys = NULL;
-	r->nitems = 0;
-}
-
-static size_t key_hash(const struct rl_state_key *k)
-{
-	const unsigned char *p = (const unsigned char *)k;
-	__u64 h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return (size_t)(h ^ (h >> 29));
-}
-
-/* The slot of @k in @tab: its entry, or the empty slot where it goes. */
-static struct rl_sync_rent *slot(struct rl_sync_rent *tab, size_t cap, const struct rl_state_key *k)
-{
-	for (size_t i = key_hash(k) & (cap - 1);; i = (i + 1) & (cap - 1))
-		if (!tab[i].seen || !memcmp(&tab[i].k, k, sizeof(*k)))
-			return &tab[i];
-}
-
-int rl_sync_recent_merge(struct rl_sync_recent *r, const struct rl_sync_src *drained, size_t n,
-			 rl_sync_name_fn name, void *ctx)
-{
-	size_t want = n + (r->n < r->max ? r->n : r->max), cap = 64, m = 0;
-	struct rl_sync_rent *tab, *e, *old;
-	int ret;
-
-	r->tick++;
-	while (cap < 2 * want)
-		cap *= 2;
-	tab = calloc(cap, sizeof(*tab));
-	if (!tab)
-		return -ENOMEM;
-	/* What passed now; a name already known is kept, not formatted again. */
-	for (size_t i = 0; i < n; i++) {
-		e = slot(tab, cap, &drained[i].k);
-		if (!e->seen) {
-			old = r->tab ? slot(r->tab, r->cap, &drained[i].k) : NULL;
-			if (old && old->seen) {
-				memcpy(e->src, old->src, sizeof(e->src));
-			} else {
-				ret = name(ctx, &drained[i].k, e->src, sizeof(e->src));
-				if (ret) {
-					free(tab);
-					return ret;
-				}
-			}
-			e->k = drained[i].k;
-			e->seen = r->tick;
-			m++;
-		}
-		e->units += drained[i].units;
+	ret = rl_sync_recent_merge(rc, drained, n, name, ctx);
+	if (ret) {
+		snprintf(err, errlen, "couldn't list the sources: %s", strerror(-ret));
+		return ret;
 	}
-	/* Then those that passed within @keep intervals, as long as there is room. */
-	for (size_t i = 0; i < r->cap && m < n + r->max; i++) {
-		old = &r->tab[i];
-		if (!old->seen || r->tick - old->seen > r->keep)
-			continue;
-		e = slot(tab, cap, &old->k);
-		if (e->seen)
-			continue;
-		*e = *old;
-		e->units = 0;
-		m++;
+	res = rl_sync_agent_step(ag, rc->items, rc->nitems, err, errlen);
+	if (res < 0)
+		return res;
+	/* Only what passed now counts as active; the others are remembered. */
+	ag->st.sources_active = n;
+	ret = rl_sync_recent_apply(rc, &ag->learned, parse, ctx);
+	if (ret) {
+		snprintf(err, errlen, "couldn't apply the round: %s", strerror(-ret));
+		return ret;
 	}
-	free(r->tab);
-	r->tab = tab;
-	r->cap = cap;
-	r->n = m;
-	/* The exchange's arrays, in the table's order. */
-	free(r->items);
-	free(r->keys);
-	r->items = malloc((m ? m : 1) * sizeof(*r->items));
-	r->keys = malloc((m ? m : 1) * sizeof(*r->keys));
-	r->nitems = 0;
-	if (!r->items || !r->keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < cap; i++) {
-		if (!tab[i].seen)
-			continue;
-		memcpy(r->items[r->nitems].src, tab[i].src, sizeof(tab[i].src));
-		r->items[r->nitems].units = tab[i].units;
-		r->keys[r->nitems++] = tab[i].k;
-	}
-	return 0;
+	return res;
 }
 
 static int kern_name(void *ctx, const struct rl_state_key *key, char *buf, size_t len)
 {
 	return rl_sync_src_format(ctx, key, buf, len);
+}
+
+static int kern_parse(void *ctx, const char *src, struct rl_state_key *key)
+{
+	return rl_sync_src_parse(ctx, src, key);
 }
 
 /* One interval: drain, round trip, charge, status. */
@@ -622,8 +676,8 @@ static int one_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl
 {
 	__u64 t0 = now_ns(CLOCK_MONOTONIC), t1, t2;
 	struct rl_sync_src *src = NULL;
-	size_t n = 0, m = 0, charged;
-	int ret, res;
+	size_t n = 0, charged;
+	int ret;
 
 	ret = rl_sync_drain(k, &src, &n);
 	t1 = now_ns(CLOCK_MONOTONIC);
@@ -631,56 +685,32 @@ static int one_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl
 		snprintf(err, errlen, "couldn't read what passed: %s", strerror(-ret));
 		return ret;
 	}
-	ret = rl_sync_recent_merge(rc, src, n, kern_name, k);
-	if (ret) {
-		snprintf(err, errlen, "couldn't list the sources: %s", strerror(-ret));
+	ret = rl_sync_agent_round(ag, rc, src, n, kern_name, kern_parse, k, err, errlen);
+	if (ret < 0)
 		goto out;
-	}
-	res = rl_sync_agent_step(ag, rc->items, rc->nitems, err, errlen);
-	if (res < 0) {
-		ret = res;
-		goto out;
-	}
 	if (rl_verbose) {
 		__u64 out = 0, back = 0;
 
-		for (size_t i = 0; i < rc->nitems; i++) {
+		for (size_t i = 0; i < rc->nitems; i++)
 			out += rc->items[i].units;
-			back += rc->items[i].remote;
-		}
-		pr_debug("sync: %zu sources (%zu passed here): %llu units out, %llu back; drain "
-			 "%.1f ms, round trip %.1f ms",
-			 rc->nitems, n, (unsigned long long)out, (unsigned long long)back,
+		for (size_t i = 0; i < rc->nchg; i++)
+			back += rc->chg[i].units;
+		pr_debug("sync: %zu sources passed here, %zu remembered; sent %zu (%zu claims): "
+			 "%llu units out, %llu back; %zu shared, %zu claimed, %zu from the inbox; "
+			 "drain %.1f ms, round trip %.1f ms",
+			 n, rc->live, rc->nitems, rc->claims, (unsigned long long)out,
+			 (unsigned long long)back, rc->shared, rc->claimed, ag->learned.ninbox,
 			 (double)(t1 - t0) / 1e6, (double)ag->st.lag_ns / 1e6);
 	}
-	/* Only what passed now counts as active; the others are remembered. */
-	ag->st.sources_active = n;
-	/* The charges, over the drained array (grown to the items if needed). */
-	if (rc->nitems > n) {
-		struct rl_sync_src *p = realloc(src, rc->nitems * sizeof(*p));
-
-		if (!p) {
-			ret = -ENOMEM;
-			snprintf(err, errlen, "out of memory for %zu sources", rc->nitems);
-			goto out;
-		}
-		src = p;
-	}
-	for (size_t i = 0; i < rc->nitems; i++)
-		if (rc->items[i].remote) {
-			src[m].k = rc->keys[i];
-			src[m].units = rc->items[i].remote;
-			m++;
-		}
-	if (m) {
+	if (rc->nchg) {
 		t2 = now_ns(CLOCK_MONOTONIC);
-		ret = rl_sync_charge(k, src, m, &charged);
+		ret = rl_sync_charge(k, rc->chg, rc->nchg, &charged);
 		if (ret) {
 			snprintf(err, errlen, "couldn't charge the sources: %s", strerror(-ret));
 			goto out;
 		}
 		/* Sources gone from the table since the drain (LRU, set) are skipped. */
-		pr_debug("sync: charged %zu of %zu sources in %.1f ms", charged, m,
+		pr_debug("sync: charged %zu of %zu sources in %.1f ms", charged, rc->nchg,
 			 (double)(now_ns(CLOCK_MONOTONIC) - t2) / 1e6);
 	}
 	ret = rl_sync_status_write(k, &ag->st);
@@ -718,7 +748,7 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	struct stop_ctx sc = { .signals = signals, .stop = stop };
 	struct rl_sync_cfg cfg_copy = *cfg_in, *cfg = &cfg_copy;
 	const struct timespec zero = {};
-	char policy[4096], now_policy[4096], down_msg[512];
+	char policy[RL_SYNC_POLICY_MAX], now_policy[RL_SYNC_POLICY_MAX], down_msg[512];
 	struct rl_sync_kern *k = NULL;
 	struct rl_sync_agent ag = {};
 	struct rl_sync_recent rc = {};
@@ -751,7 +781,9 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 	ret = rl_sync_agent_connect(&ag, cfg, err, errlen);
 	if (ret == -EINTR)
 		ret = 0;
-	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE;
+	/* -EAGAIN: the master Sentinel names is not one yet (a failover under way). */
+	down = ret == -ECONNREFUSED || ret == -ETIMEDOUT || ret == -ECONNRESET || ret == -EPIPE ||
+	       ret == -EAGAIN;
 	if (down) {
 		snprintf(down_msg, sizeof(down_msg), "%s", err);
 		ret = 0;
@@ -804,9 +836,12 @@ int rl_sync_run(const char *ifname, const struct rl_sync_cfg *cfg_in, bool signa
 		goto out_agent;
 	}
 	rl_sync_status_write(k, &ag.st);
-	/* Remembered as long as their keys live in Redis; at most a full table's worth. */
-	rl_sync_recent_init(&rc, (unsigned int)(ag.ttl_ms * 1000000ULL / cfg->interval_ns),
-			    RL_SYNC_RECENT_MAX);
+	{
+		struct rl_sync_recent_cfg rcfg;
+
+		rl_sync_agent_recent_cfg(&ag, &rcfg);
+		rl_sync_recent_init(&rc, &rcfg);
+	}
 	deadline = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		deadline += cfg->interval_ns;
@@ -852,4 +887,10 @@ out_sig:
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	}
 	return ret;
+}
+
+int rl_sync_kern_round(struct rl_sync_kern *k, struct rl_sync_agent *ag, struct rl_sync_recent *rc,
+		       char *err, size_t errlen)
+{
+	return one_round(k, ag, rc, err, errlen);
 }

@@ -32,14 +32,22 @@ int rl_sync_kern_open(const char *ifname, struct rl_sync_kern **out, char *err, 
 void rl_sync_kern_close(struct rl_sync_kern *k, bool counting_off);
 /*
  * The canonical text of everything that must be equal on every node of a group (algorithm, rate,
- * burst, window, prefixes, byte mode, ...): the agent compares it across nodes and names the
- * first difference. One "key=value" per line, stable order.
+ * burst, window, prefixes, byte mode, ..., and the rules): the agent compares it across nodes and
+ * names the first difference. One "key=value" per line, stable order: the default rule's policy,
+ * then a line per rule, in order, "rule.NAME=" its action ("allow", "deny" or "limit" and the
+ * numbers of its policy: algo, bytes, rate, burst, window_ns), then a hash of the whole rule (its
+ * match, prefixes included, and policy; a rule's --action, as the default's, is each node's own).
+ * At most RL_SYNC_POLICY_MAX bytes.
  */
+#define RL_SYNC_POLICY_MAX 16384
 int rl_sync_kern_policy(struct rl_sync_kern *k, char *buf, size_t len);
 /*
  * Units passed per source since the previous drain; only sources that passed something. *out is
- * malloc'd (caller frees), *n its count. Follows `set`: after a policy change the new generation's
- * keys are returned (the agent must re-check the policy: rl_sync_kern_policy changes).
+ * malloc'd (caller frees), *n its count; a source may come more than once (its units then add up).
+ * Follows `set`: after a policy change the new generation's keys are returned (the agent must
+ * re-check the policy: rl_sync_kern_policy changes). The sources of limit rules come under their
+ * rule: k.gen is RL_SYNC_RULE_GEN(slot, generation) (include/rl_sync.h). Nothing waits and nothing
+ * is swapped: packets go on counting while it drains, and each unit is drained once.
  */
 int rl_sync_drain(struct rl_sync_kern *k, struct rl_sync_src **out, size_t *n);
 /*
@@ -47,7 +55,11 @@ int rl_sync_drain(struct rl_sync_kern *k, struct rl_sync_src **out, size_t *n);
  * Sources not in the table are skipped. *charged (may be NULL): how many were charged.
  */
 int rl_sync_charge(struct rl_sync_kern *k, const struct rl_sync_src *in, size_t n, size_t *charged);
-/* A source as text, "198.18.0.1/32" or "2001:db8::/64" (its prefix), and back (gen: the live one). */
+/*
+ * A source as text, "198.18.0.1/32" or "2001:db8::/64" (its prefix), a limit rule's source with its
+ * rule's name, "RULE|198.18.0.1/32" (the rule's prefix); and back (gen: the live one). As of the
+ * last drain (or policy): -ENOENT for a rule that is not a live limit rule then.
+ */
 int rl_sync_src_format(struct rl_sync_kern *k, const struct rl_state_key *key, char *buf,
 		       size_t len);
 int rl_sync_src_parse(struct rl_sync_kern *k, const char *s, struct rl_state_key *key);

@@ -31,9 +31,13 @@ int rl_sync_store_set_timeout(struct rl_sync_store *s, __u64 timeout_ns);
 /* Bytes sent and received over every connection of the store since it was opened. */
 void rl_sync_store_bytes(const struct rl_sync_store *s, __u64 *tx, __u64 *rx);
 /*
- * The round trip of rl_redis_sync() (same contract): report @items' units,
- * get back their remote units. -errno when the store failed (then close it:
- * the agent falls back and opens it again).
+ * The round trip (rl_redis_sync(), or rl_cluster_sync() on a cluster):
+ * report @items' units, get back their remote units, which are only this
+ * node's, and the inbox (rep->inbox: free it with rl_sync_reply_free()).
+ * -errno when the store failed (then close it: the agent falls back and
+ * opens it again). 0 when the group's script answered; on a cluster some
+ * buckets may still have failed (a master down): rep->failed, their items
+ * marked failed, the first cause in @err.
  */
 int rl_sync_store_sync(struct rl_sync_store *s, const struct rl_sync_req *req,
 		       struct rl_sync_item *items, size_t n, struct rl_sync_reply *rep, char *err,

@@ -167,7 +167,7 @@ void rl_trace_pkt_info(const struct rl_trace_pkt *pkt, struct rl_pkt_info *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->src = pkt->key;
-	p->info = pkt->info;
+	p->info = pkt->info | (pkt->has_source ? 0 : RL_PKT_NOSRC);
 	p->proto = pkt->proto;
 	p->dport = pkt->dport;
 	p->tcp_flags = pkt->tcp_flags;
@@ -175,33 +175,83 @@ void rl_trace_pkt_info(const struct rl_trace_pkt *pkt, struct rl_pkt_info *p)
 
 int rl_sim_init(struct rl_sim *s, const struct rl_policy *pol, char *err, size_t errlen)
 {
+	const char *about;
+	int ret;
+
 	memset(s, 0, sizeof(*s));
 	s->pol = *pol;
 	rl_srctab_init(&s->tab);
-	return rl_params_init(&s->params, pol, err, errlen);
+	rl_level_sim_init(&s->ls, s->lvl);
+	ret = rl_params_init(&s->params, pol, err, errlen);
+	if (ret)
+		return ret;
+	ret = rl_levels_build_about(s->lvl, pol, &s->params, &about, err, errlen);
+	if (ret && about)
+		rl_about_cli(err, errlen, about);
+	return ret;
 }
 
 void rl_sim_free(struct rl_sim *s)
 {
 	rl_srctab_free(&s->tab);
+	rl_level_sim_free(&s->ls);
+}
+
+/* What a packet of @len bytes costs under @p: the kernel's packet_cost() (bpf/clock.h). */
+static __u64 cost_of(const struct rl_params *p, __u32 len)
+{
+	if (!p->bytes)
+		return 1;
+	return len < RL_MAX_FRAME ? len : RL_MAX_FRAME;
 }
 
 int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, struct rl_src **srcp)
 {
-	__u64 next, cost = s->params.bytes ? len : 1;
+	__u64 next, cost = cost_of(&s->params, len);
+	struct rl_level_held held;
 	struct rl_src *src;
-	int created, pass;
+	int created, pass, v;
 
+	/* The levels above the source first, without a write (bpf/aggregate.h). */
+	v = rl_level_sim_check(&s->ls, key, now, len, &held);
+	if (v < 0)
+		return v;
 	if (!rl_key_is_anon(key))
 		rl_key_mask(key, s->pol.prefix4, s->pol.prefix6);
 	src = rl_srctab_get(&s->tab, key, &created);
 	if (!src)
 		return -ENOMEM;
-	if (created)
+	s->level = (unsigned int)v;
+	if (v) {
+		pass = 0;
+		goto out;
+	}
+	if (!src->has_state && s->lvl[RL_LVL_ADMIT - 1].on) {
+		/* No state: the admission cap gives it one, or limits it with the others. */
+		v = rl_level_sim_admit(&s->ls, key, now, len);
+		if (v < 0)
+			return v;
+		if (v < 2) {
+			/* Limited with the others as one: a pass is charged to its levels too. */
+			pass = v;
+			s->level = pass ? 0 : RL_LVL_NEW;
+			if (pass)
+				rl_level_sim_charge(&s->ls, &held, now, len);
+			goto out;
+		}
+	}
+	if (!src->has_state) {
 		src->state = rl_initial_state(&s->params, now);
+		src->has_state = 1;
+		s->new_sources++;
+	}
 	pass = rl_step(&s->params, src->state, now, cost, &next);
 	if (pass) {
 		src->state = next;
+		rl_level_sim_charge(&s->ls, &held, now, len);
+	}
+out:
+	if (pass) {
 		src->passed++;
 		s->passed++;
 	} else {
@@ -214,14 +264,18 @@ int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, st
 }
 
 static const char *const reason_names[] = {
-	[RL_REASON_ALLOWED] = "allowed", [RL_REASON_DENIED] = "denied",
-	[RL_REASON_PASSED] = "passed",	 [RL_REASON_LIMITED] = "limited",
+	[RL_REASON_ALLOWED] = "allowed",
+	[RL_REASON_DENIED] = "denied",
+	[RL_REASON_PASSED] = "passed",
+	[RL_REASON_LIMITED] = "limited",
 	[RL_REASON_BLOCKED] = "blocked",
+	[RL_REASON_AGG_LIMITED] = "aggregate-limited",
+	[RL_REASON_IFACE_LIMITED] = "iface-limited",
 };
 
 const char *rl_reason_name(enum rl_rule_reason r)
 {
-	return (unsigned int)r <= RL_REASON_BLOCKED ? reason_names[r] : "unknown";
+	return (unsigned int)r <= RL_REASON_IFACE_LIMITED ? reason_names[r] : "unknown";
 }
 
 int rl_rsim_init(struct rl_rsim *s, const struct rl_ruleset *set)
@@ -229,8 +283,9 @@ int rl_rsim_init(struct rl_rsim *s, const struct rl_ruleset *set)
 	memset(s, 0, sizeof(*s));
 	s->set = set;
 	s->tabs = calloc(set->n, sizeof(*s->tabs));
+	s->ls = calloc(set->n, sizeof(*s->ls));
 	s->cnt = calloc(set->n, sizeof(*s->cnt));
-	if (!s->tabs || !s->cnt) {
+	if (!s->tabs || !s->ls || !s->cnt) {
 		rl_rsim_free(s);
 		return -ENOMEM;
 	}
@@ -241,15 +296,19 @@ int rl_rsim_init(struct rl_rsim *s, const struct rl_ruleset *set)
 			rl_rsim_free(s);
 			return -EOPNOTSUPP;
 		}
+		rl_level_sim_init(&s->ls[i], set->rules[i].lvl);
 	}
 	return 0;
 }
 
 void rl_rsim_free(struct rl_rsim *s)
 {
-	for (size_t i = 0; s->tabs && i < s->set->n; i++)
+	for (size_t i = 0; s->tabs && s->ls && i < s->set->n; i++) {
 		rl_srctab_free(&s->tabs[i]);
+		rl_level_sim_free(&s->ls[i]);
+	}
 	free(s->tabs);
+	free(s->ls);
 	free(s->cnt);
 	memset(s, 0, sizeof(*s));
 }
@@ -260,9 +319,10 @@ int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __
 	size_t i = rl_ruleset_match(s->set, p);
 	const struct rl_rule *r = &s->set->rules[i];
 	struct rl_rule_counters *c = &s->cnt[i];
+	struct rl_level_held held;
 	struct rl_block_state bs;
 	struct rl_src *src;
-	int created, pass;
+	int created, pass, v;
 
 	memset(res, 0, sizeof(*res));
 	res->rule = i;
@@ -279,8 +339,23 @@ int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __
 		pass = 0;
 		break;
 	default:
-		if (!rl_key_is_anon(&res->key))
+		/* The rule's levels first, as bpf/rules.h does: a refusal charges nothing. */
+		v = rl_level_sim_check(&s->ls[i], &p->src, now, len, &held);
+		if (v < 0)
+			return v;
+		if (!(p->info & RL_PKT_NOSRC))
 			rl_key_mask(&res->key, r->pol.prefix4, r->pol.prefix6);
+		if (v) {
+			/* Refused above the source: the rule keeps no state for it (as the program). */
+			res->reason = v == RL_LVL_PREFIX ? RL_REASON_AGG_LIMITED :
+							   RL_REASON_IFACE_LIMITED;
+			if (v == RL_LVL_PREFIX)
+				c->agg_limited++;
+			else
+				c->iface_limited++;
+			pass = 0;
+			break;
+		}
 		src = rl_srctab_get(&s->tabs[i], &res->key, &created);
 		if (!src)
 			return -ENOMEM;
@@ -288,7 +363,7 @@ int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __
 			src->state = rl_initial_state(&r->params, now);
 		bs = (struct rl_block_state){ src->state, src->until };
 		switch (rl_block_step(&r->params, r->block_ns, &bs, now,
-				      r->params.bytes ? len : 1)) {
+				      cost_of(&r->params, len))) {
 		case RL_BLOCK_PASS:
 			res->reason = RL_REASON_PASSED;
 			break;
@@ -304,6 +379,8 @@ int rl_rsim_packet(struct rl_rsim *s, const struct rl_pkt_info *p, __u64 now, __
 		src->state = bs.state;
 		src->until = bs.until;
 		pass = res->reason == RL_REASON_PASSED;
+		if (pass)
+			rl_level_sim_charge(&s->ls[i], &held, now, len);
 		res->src = src;
 		break;
 	}

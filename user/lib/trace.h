@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include "level.h"
 #include "policy.h"
 #include "rules.h"
 #include "srctab.h"
@@ -49,17 +50,27 @@ int rl_trace_getline(FILE *in, char *buf, size_t size, char *err, size_t errlen)
  */
 int rl_trace_line(char *line, struct rl_trace_pkt *pkt, char *err, size_t errlen);
 
-/* The limiter's decisions replayed in userspace through the shared core. */
+/*
+ * The limiter's decisions replayed in userspace through the shared core,
+ * with the levels above the source (user/lib/level.h) in the program's
+ * order. The source table never forgets a source (the kernel's evicts).
+ */
 struct rl_sim {
 	struct rl_policy pol;
 	struct rl_params params;
+	struct rl_level lvl[RL_LVL_N];
 	struct rl_srctab tab;
-	__u64 passed, dropped;
+	struct rl_level_sim ls;
+	__u64 passed, dropped, new_sources;
+	unsigned int level; /* the last packet: the level that refused it (0: its source's) */
 };
 
 int rl_sim_init(struct rl_sim *s, const struct rl_policy *pol, char *err, size_t errlen);
 void rl_sim_free(struct rl_sim *s);
-/* Mask @key by the policy's prefixes first. 1 pass, 0 drop, -ENOMEM. */
+/*
+ * Mask @key by the policy's prefixes first. 1 pass, 0 drop (s->level says
+ * which level refused it), -ENOMEM.
+ */
 int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, struct rl_src **src);
 
 /*
@@ -70,6 +81,7 @@ int rl_sim_packet(struct rl_sim *s, struct rl_key *key, __u64 now, __u32 len, st
 struct rl_rsim {
 	const struct rl_ruleset *set;
 	struct rl_srctab *tabs; /* per rule: sources of limit rules */
+	struct rl_level_sim *ls; /* per rule: the levels of limit rules */
 	struct rl_rule_counters *cnt; /* per rule */
 };
 
@@ -80,6 +92,8 @@ enum rl_rule_reason {
 	RL_REASON_PASSED = 2, /* limit rule, under the limit */
 	RL_REASON_LIMITED = 3, /* limit rule, over the limit */
 	RL_REASON_BLOCKED = 4, /* limit rule, source blocked */
+	RL_REASON_AGG_LIMITED = 5, /* limit rule, its prefix aggregate over the limit */
+	RL_REASON_IFACE_LIMITED = 6, /* limit rule, the rule's --iface-rate over the limit */
 };
 
 const char *rl_reason_name(enum rl_rule_reason r);

@@ -356,6 +356,13 @@ int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sou
 	c = *cfg;
 	rl_table4_choose(&c, rl_sa_bits_for(max_sources ?: RL_DEFAULT_MAX_SOURCES));
 	c.prev_table4 = c.table4;
+	/* A new table, a new secret for its hash: every set keeps it (rl_config_build()). */
+	ret = rl_sa_key_new(&c.sa_key);
+	if (ret) {
+		snprintf(err, errlen, "couldn't draw the secret of the source table's hash: %s",
+			 strerror(-ret));
+		goto out;
+	}
 	skel = rl_prog_open(&c, &po, err, errlen);
 	if (!skel) {
 		ret = -errno;
@@ -804,6 +811,8 @@ static int repin_members(const struct rl_iface *ifc, const char *name, int fd, c
  * anew in *@np, each like the map it replaces (type, key, value, flags,
  * BTF); *@made says which (bits of RL_MAP_*). Changes nothing live.
  */
+_Static_assert(RL_N_MAPS <= 32, "feature_maps(): a bit of *made per map");
+
 static int feature_maps(struct rl_pins *np, const struct rl_config *cfg,
 			const struct rl_rules_cfg *rules, __u32 *made, char *err, size_t errlen)
 {
@@ -873,24 +882,6 @@ static void feature_close(const struct rl_pins *np, __u32 made)
 			close(np->fd[i]);
 }
 
-/*
- * Point the switches of sync counting (rl_sync4, rl_sync6: the outer maps
- * the program reads) at the first counter table of each family of @p, if
- * @made replaced it: while the program that counts is live, the tables it
- * counts into are full size. Turning counting on, it is done before that
- * program's swap (the live one does not count); off, after it.
- */
-static int feature_switch(const struct rl_pins *p, __u32 made)
-{
-	__u32 zero = 0;
-
-	if ((made & (1U << RL_MAP_sc4a)) && bpf_map_update_elem(p->sync4, &zero, &p->sc4a, BPF_ANY))
-		return -errno;
-	if ((made & (1U << RL_MAP_sc6a)) && bpf_map_update_elem(p->sync6, &zero, &p->sc6a, BPF_ANY))
-		return -errno;
-	return 0;
-}
-
 /* The maps feature_maps() made, pinned for every member in place of those they replace. */
 static int feature_pin(const struct rl_iface *ifc, const struct rl_pins *np, __u32 made, char *err,
 		       size_t errlen)
@@ -905,34 +896,13 @@ static int feature_pin(const struct rl_iface *ifc, const struct rl_pins *np, __u
 
 /*
  * The program for @cfg and @rules swapped in on @np, the live maps with the
- * features' made by feature_maps() (@made), the sync switches moved on the
- * way (feature_switch()): < 0 and nothing changed, with the switches back
- * on the tables of @pins; 0.
+ * features' made by feature_maps(): < 0 and nothing changed; 0.
  */
-static int feature_swap(const struct rl_iface *ifc, const struct rl_pins *pins,
-			const struct rl_pins *np, __u32 made, const struct rl_config *cfg,
-			const struct rl_rules_cfg *rules, char *err, size_t errlen)
+static int feature_swap(const struct rl_iface *ifc, const struct rl_pins *np,
+			const struct rl_config *cfg, const struct rl_rules_cfg *rules, char *err,
+			size_t errlen)
 {
-	int ret = 0;
-
-	if (cfg->sync_count)
-		ret = feature_switch(np, made);
-	if (ret) {
-		snprintf(err, errlen, "couldn't switch sync counting to its new tables: %s",
-			 strerror(-ret));
-		feature_switch(pins, made);
-		return ret;
-	}
-	ret = swap_in(ifc, np, cfg, rules, err, errlen);
-	if (ret && ret != -ENOTRECOVERABLE) {
-		feature_switch(pins, made);
-		return ret;
-	}
-	/* Counting off now: its one-entry tables in place of the full ones. */
-	if (!cfg->sync_count && feature_switch(np, made))
-		pr_warn("couldn't switch sync counting to its one-entry tables: %s",
-			strerror(errno));
-	return ret;
+	return swap_in(ifc, np, cfg, rules, err, errlen);
 }
 
 int rl_swap_live(const struct rl_iface *ifc, struct rl_pins *pins, const struct rl_config *cfg,
@@ -955,7 +925,7 @@ int rl_swap_live(const struct rl_iface *ifc, struct rl_pins *pins, const struct 
 	}
 	ret = feature_maps(&np, cfg, rules, &made, err, errlen);
 	if (!ret)
-		ret = feature_swap(ifc, pins, &np, made, cfg, rules, err, errlen);
+		ret = feature_swap(ifc, &np, cfg, rules, err, errlen);
 	if (ret) {
 		feature_close(&np, made);
 		goto out;
@@ -997,7 +967,7 @@ int rl_rules_make_live(const struct rl_iface *ifc, const struct rl_pins *pins,
 		goto out;
 	}
 	pr_debug("source prefixes written in %llu ms", (unsigned long long)(ns / 1000000));
-	ret = feature_swap(ifc, pins, &np, made, def, out, why, sizeof(why));
+	ret = feature_swap(ifc, &np, def, out, why, sizeof(why));
 	if (ret) {
 		/* -ENOTRECOVERABLE: the members of a shared limiter run different programs. */
 		snprintf(err, errlen, "%s%s", why,
@@ -1131,7 +1101,7 @@ int rl_set_live_rules(const struct rl_iface *ifc, const struct rl_pins *pins,
 		goto out;
 	}
 	/* The commit point: one program with the new policy and the new rules. */
-	ret = feature_swap(ifc, pins, &np, made, &c, rules, why, sizeof(why));
+	ret = feature_swap(ifc, &np, &c, rules, why, sizeof(why));
 	if (ret) {
 		snprintf(err, errlen, "%s%s", why,
 			 ret == -ENOTRECOVERABLE ? "" : ": nothing changed");
