@@ -5,7 +5,7 @@
  * state. Out of line (limit_lru6(), with the insertion, new_source6()); an
  * IPv4-mapped source is an IPv4 one and never comes here.
  *
- * Includes state.h, carry.h, sync.h, maps.h and include/ headers only.
+ * Includes state.h, carry.h, sync.h, hot.h, maps.h and include/ headers only.
  */
 #ifndef RL_BPF_TABLE6_H
 #define RL_BPF_TABLE6_H
@@ -17,6 +17,7 @@
 #include "sync.h"
 #include "state.h"
 #include "carry.h"
+#include "hot.h"
 
 /* @kind is an enum rl_key_kind: masked by --prefix6, or kept whole (link-local). */
 static __always_inline void mask_key6(struct rl_key *k, const struct rl_key *src, int kind,
@@ -64,6 +65,7 @@ __noinline int limit_lru6(struct rl_kcounters *cnt, const struct rl_key *src, in
 {
 	struct rl_state_key k = { .gen = rl_cfg.gen };
 	__u64 *st;
+	int ret;
 
 	if (!cnt || !src)
 		return -1;
@@ -80,7 +82,10 @@ __noinline int limit_lru6(struct rl_kcounters *cnt, const struct rl_key *src, in
 			return -1;
 		}
 	}
-	return step_state(cnt, st, now, cost, &rl_sync6, &k, 0);
+	ret = step_state(cnt, st, now, cost, &rl_sync6, &k, 0);
+	if (!ret) /* over its limit: noted for top */
+		hot_note(k.src.addr[0], k.src.addr[1], k.src.addr[2], k.src.addr[3], 0, k.gen);
+	return ret;
 }
 
 #endif /* RL_BPF_TABLE6_H */

@@ -32,6 +32,7 @@
  *	level.h		the states of the levels above the source (rl_agg.h)
  *	admission.h	the admission cap, on a miss of the source tables
  *	aggregate.h	prefix aggregates and the interface's limit
+ *	hot.h		the limited sources, for top
  *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
@@ -53,6 +54,7 @@
 #include "level.h"
 #include "admission.h"
 #include "aggregate.h"
+#include "hot.h"
 #include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
@@ -93,9 +95,8 @@ static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u
  * lookup when another CPU changed the set first. At most RL_CAS_TRIES
  * insertions.
  */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __u64 len, int fast)
 {
-	__be32 addr = saddr & rl_cfg.mask4;
 	__u64 now = rl_now(), cost = packet_cost(len);
 	int ret;
 
@@ -128,6 +129,17 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
 	}
+	return ret;
+}
+
+/* limit_v4_in() on the masked source; one over its limit is noted for top. */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+{
+	__be32 addr = saddr & rl_cfg.mask4;
+	int ret = limit_v4_in(cnt, addr, len, fast);
+
+	if (!ret)
+		hot_note(0, 0, bpf_htonl(0xffff), addr, 0, rl_cfg.gen);
 	return ret;
 }
 
