@@ -134,6 +134,8 @@ int bench_setassoc(int argc, char **argv);
 int bench_syncookie(int argc, char **argv);
 /* rl-bench sync-cost: one node's round trip with N sources (bench/sync_cost.c). */
 int bench_sync_cost(int argc, char **argv);
+/* rl-bench fill: N sources into the limiter attached to an interface (bench/fill.c). */
+int bench_fill(int argc, char **argv);
 /* rl-bench sync-kernel: the drain and charge of N sources (bench/sync_kernel.c). */
 int bench_sync_kernel(int argc, char **argv);
 /* rl-bench spread: the IPv4 table's access pattern, lines against pages (bench/spread.c). */

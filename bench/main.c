@@ -46,6 +46,7 @@ static const struct bench_phase phases[] = {
 	{ "gen", bench_gen },
 	{ "setassoc", bench_setassoc },
 	{ "sync-cost", bench_sync_cost },
+	{ "fill", bench_fill },
 	{ "sync-kernel", bench_sync_kernel },
 	{ "syncookie", bench_syncookie },
 	{ "spread", bench_spread },

@@ -1275,6 +1275,19 @@ static int sampling_mode(const struct rl_pins *pins, int mode)
  */
 static int phase_sampling(struct micro *m)
 {
+	/*
+	 * RL_BENCH_DROP_SOURCES=N: N sources (a power of two, from
+	 * 198.18.0.0/15 up to 128k) each over its limit instead of one, so
+	 * that drops of many sources are measured (bench/drop_cost.sh).
+	 */
+	const char *ns = getenv("RL_BENCH_DROP_SOURCES");
+	__u32 nsrc = ns ? (__u32)strtoul(ns, NULL, 0) : 1;
+
+	if (!nsrc || (nsrc & (nsrc - 1)) || nsrc > BENCH_NET4_SIZE) {
+		fprintf(stderr, "rl-bench: RL_BENCH_DROP_SOURCES: a power of two up to %u\n",
+			BENCH_NET4_SIZE);
+		return -EINVAL;
+	}
 	double wall[S_MODES + 1][MAX_ROUNDS], kern, ratio[S_MODES][MAX_ROUNDS];
 	const char *const args[] = { "--rate", "1", "--burst", "1", NULL };
 	struct rl_evcpu tally[S_MODES] = {}, before, after;
@@ -1296,7 +1309,8 @@ static int phase_sampling(struct micro *m)
 	if (err)
 		goto out;
 	err = -EINVAL;
-	lim = bench_limiter(&cfg, 16, 16);
+	/* Room for every source, each in a set with few others: none evicted. */
+	lim = bench_limiter(&cfg, nsrc > 16 ? 2 * nsrc : 16, 16);
 	if (!lim)
 		goto out;
 	rl_prog_maps(lim, &pins);
@@ -1313,7 +1327,7 @@ static int phase_sampling(struct micro *m)
 	}
 	started = true;
 	/* The source's first packet passes: past it, every frame is a drop. */
-	err = warm(m, drv, prog, 1, 1000);
+	err = warm(m, drv, prog, nsrc, nsrc < 1000 ? 1000 : nsrc);
 	if (!err)
 		err = bench_counters(lim, &c0);
 	if (err)
@@ -1341,7 +1355,7 @@ static int phase_sampling(struct micro *m)
 			if (!err)
 				err = rl_events_tally(&pins, &before);
 			if (!err)
-				err = set_target(m, drv, prog, 1, false);
+				err = set_target(m, drv, prog, nsrc, false);
 			if (!err)
 				err = run_driver(m, drv, m->reps, &wall[k][r], &kern);
 			if (!err)
@@ -1378,14 +1392,15 @@ static int phase_sampling(struct micro *m)
 			ratio[k][r] = (wall[k][r] - wall[S_MODES][r]) /
 				      (wall[S_OFF][r] - wall[S_MODES][r]);
 	fprintf(md,
-		"Frames dropped in the measured runs: %llu of %llu (the others passed: the source "
+		"Frames dropped in the measured runs: %llu of %llu (the others passed: a source "
 		"earns a packet a second); %d rounds of %u repetitions, a reader draining the ring "
 		"on the other CPU.\n\n"
-		"| all frames dropped, 1 source | ns per drop, net of the driver (median) | "
+		"| all frames dropped, %u source%s | ns per drop, net of the driver (median) | "
 		"x off (median of rounds) | ns per drop over off | samples sent | picked over the cap | "
 		"lost (ring full) |\n|---|---|---|---|---|---|---|\n",
 		(unsigned long long)(c1.dropped - c0.dropped),
-		(unsigned long long)m->rounds * m->reps * S_MODES, m->rounds, m->reps);
+		(unsigned long long)m->rounds * m->reps * S_MODES, m->rounds, m->reps, nsrc,
+		nsrc == 1 ? "" : "s");
 	{
 		double drv_med = bench_median(wall[S_MODES], m->rounds), med[S_MODES];
 

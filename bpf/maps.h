@@ -8,7 +8,7 @@
  * the skeleton's: keep it.
  *
  * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sa6_bits, rl_sync_zero,
- * rl_admit_bits, rl_evctl and every SEC(".maps") map. Includes only include/ headers and
+ * rl_admit_bits, rl_evctl, rl_hot and every SEC(".maps") map. Includes only include/ headers and
  * libbpf's: every other header of bpf/ may include it, and it includes none
  * of them.
  */
@@ -24,6 +24,7 @@
 #include "rl_sa6.h"
 #include "rl_block.h"
 #include "rl_rules.h"
+#include "rl_hot.h"
 #include "rl_agg.h"
 
 /*
@@ -328,5 +329,13 @@ struct {
 
 /* log2 of rl_admit's entries while the admission cap is on, set by userspace. */
 const volatile __u32 rl_admit_bits = RL_ADMIT_BITS_MIN;
+
+/*
+ * The limited sources, for top (include/rl_hot.h, bpf/hot.h): a global in a
+ * section of its own, as rl_evctl, so a map of its own (pinned as rl_hot,
+ * reused by every program that set loads) indexed with no lookup and no
+ * stack. Userspace reads it whole with one lookup.
+ */
+struct rl_hot rl_hot SEC(".data.hot");
 
 #endif /* RL_BPF_MAPS_H */

@@ -22,6 +22,7 @@
 #include "rl_rules.h"
 #include "maps.h"
 #include "clock.h"
+#include "hot.h"
 #include "parsing.h"
 #include "syncookie.h"
 #include "verdict.h"
@@ -101,6 +102,10 @@ static __noinline int rule_limit(struct rl_kcounters *cnt, const struct rl_krule
 		if (s) {
 			int v = rule_block_step(r, s, now, cost);
 
+			/* Over its limit: noted for top, under the rule's slot. */
+			if (v == RL_BLOCK_LIMITED)
+				hot_note(k.src.addr[0], k.src.addr[1], k.src.addr[2], k.src.addr[3],
+					 (__u32)k.slot + 1, k.gen);
 			if (rl_cfg.sync_count && v == RL_BLOCK_PASS)
 				sync_count(cnt, &rl_syncr, &k, cost);
 			return v;

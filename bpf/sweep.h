@@ -36,20 +36,27 @@
  * updated the slot in between wins, and its state is current anyway.
  */
 struct sweep_ctx {
-	const struct rl_params *p;
-	__u64 ref, behind, idm, sm, gen, cb;
+	__u64 ref, behind, idm, sm, gen, cb, id_mask;
 	__u32 start, mask;
 	__u64 swept;
 };
 
-static long sweep_set(__u64 n, void *data)
+/*
+ * Set @idx. A global function, verified once for any context: inside the
+ * loop's callback, the verifier followed it once for each state sweep_cb()
+ * could reach the loop in (every algorithm's reference and kind of state),
+ * eight slots each, and verifying the sweep cost as much as the XDP program
+ * (attach loads both). 1 to stop the loop.
+ */
+__noinline int rl_sweep_set(__u32 idx, struct sweep_ctx *c)
 {
-	struct sweep_ctx *c = data;
-	__u32 idx = (c->start + (__u32)n) & c->mask;
-	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	struct rl_sa_set *set;
 	__u64 w, st, out, k, id;
 	int i;
 
+	if (!c)
+		return 1;
+	set = bpf_map_lookup_elem(&rl_sets4, &idx);
 	if (!set)
 		return 1;
 	for (i = 0; i < RL_SA_WAYS; i++) {
@@ -67,14 +74,21 @@ static long sweep_set(__u64 n, void *data)
 			/* A window id not k - 1, k or k + 1: empty counts, as a new source's. */
 			k = c->ref >> c->cb;
 			id = st >> c->cb;
-			if (((id - k + 1) & c->p->id_mask) <= 2)
+			if (((id - k + 1) & c->id_mask) <= 2)
 				continue;
-			out = ((k - 2) & c->p->id_mask) << c->cb;
+			out = ((k - 2) & c->id_mask) << c->cb;
 		}
 		if (__sync_val_compare_and_swap(&set->w[i], w, (w & ~c->sm) | (out & c->sm)) == w)
 			c->swept++;
 	}
 	return 0;
+}
+
+static long sweep_set(__u64 n, void *data)
+{
+	struct sweep_ctx *c = data;
+
+	return rl_sweep_set((c->start + (__u32)n) & c->mask, c) ? 1 : 0;
 }
 
 static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
@@ -89,7 +103,7 @@ static int sweep_cb(void *map, __u32 *key, struct rl_sweep *sw)
 	cfg = ctl ? bpf_map_lookup_elem(&rl_config, &ctl->active) : NULL;
 	if (cfg && cfg->table4 == RL_TABLE4_SA) {
 		now = rl_precise_now();
-		c.p = &cfg->params;
+		c.id_mask = cfg->params.id_mask;
 		c.cb = rl_sa_count_bits(&cfg->params);
 		c.ref = rl_sa_ref(&cfg->params, now);
 		c.behind = c.ref - RL_SA_SWEEP_SLACK;

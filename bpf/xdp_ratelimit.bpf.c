@@ -33,6 +33,7 @@
  *	level.h		the states of the levels above the source (rl_agg.h)
  *	admission.h	the admission cap, on a miss of the source tables
  *	aggregate.h	prefix aggregates and the interface's limit
+ *	hot.h		the limited sources, for top
  *	syncookie.h	SYN cookies (--syn-cookies, syn-cookies rules)
  *	rules.h		the rules, before the default rule
  *	charge.h	fleet sync's charge of remote units
@@ -54,6 +55,7 @@
 #include "level.h"
 #include "admission.h"
 #include "aggregate.h"
+#include "hot.h"
 #include "syncookie.h"
 #include "rules.h"
 #include "charge.h"
@@ -94,9 +96,8 @@ static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u
  * lookup when another CPU changed the set first. At most RL_CAS_TRIES
  * insertions.
  */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __u64 len, int fast)
 {
-	__be32 addr = saddr & rl_cfg.mask4;
 	__u64 now = rl_now(), cost = packet_cost(len);
 	int ret;
 
@@ -132,6 +133,32 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 	return ret;
 }
 
+/* limit_v4_in() on the masked source; one over its limit is noted for top. */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+{
+	__be32 addr = saddr & rl_cfg.mask4;
+	int ret = limit_v4_in(cnt, addr, len, fast);
+
+	if (!ret)
+		hot_note(0, 0, bpf_htonl(0xffff), addr, 0, rl_cfg.gen);
+	return ret;
+}
+
+/*
+ * IPv6 source @a0..@a3 (unmasked) over its limit, noted for top under its
+ * key in rl_sets6: masked by --prefix6, or whole if @ll (link-local).
+ */
+static __always_inline void hot_v6(__u32 a0, __u32 a1, __u32 a2, __u32 a3, int ll)
+{
+	if (!ll) {
+		a0 &= rl_cfg.mask6[0];
+		a1 &= rl_cfg.mask6[1];
+		a2 &= rl_cfg.mask6[2];
+		a3 &= rl_cfg.mask6[3];
+	}
+	hot_note(a0, a1, a2, a3, 0, rl_cfg.gen);
+}
+
 /*
  * IPv6 source @src (unmasked), as limit_v4(), after the hit's first round
  * in line answered @ret (sa6_hit(): 1 or 0, decided; RL_NOT_HELD or
@@ -163,6 +190,9 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 		cnt->cas_exhausted++;
 		return RL_CAS_LOST;
 	}
+	if (!ret) /* over its limit: noted for top, keyed as rl_sets6 keys it */
+		hot_v6(src->addr[0], src->addr[1], src->addr[2], src->addr[3],
+		       link_local6(src->addr[0]));
 	return count6(ret, cnt, src, cost);
 }
 
@@ -180,8 +210,11 @@ static __always_inline int fast_v6(struct rl_kcounters *cnt, __u32 a0, __u32 a1,
 
 	cnt->ipv6++;
 	ret = sa6_hit(cnt, a0, a1, a2, a3, now, cost);
-	if (ret != RL_NOT_HELD && ret != RL_ROUND_LOST && !rl_cfg.sync_count)
+	if (ret != RL_NOT_HELD && ret != RL_ROUND_LOST && !rl_cfg.sync_count) {
+		if (!ret)
+			hot_v6(a0, a1, a2, a3, 0);
 		return ret;
+	}
 	src.addr[0] = a0;
 	src.addr[1] = a1;
 	src.addr[2] = a2;

@@ -426,19 +426,28 @@ out:
 	rl_ns_destroy(&ns);
 }
 
-/* Runs "top IFACE -n 4 --json" once, 1 s into the flood, while the sources are at their limit. */
+/*
+ * Runs "top IFACE -n 4 --json" once, 1 s into the flood, while the sources
+ * are at their limit; with @sample1, then again with --sample 1 (a sample
+ * of one source: the limited ones come from rl_hot).
+ */
 struct top_during {
 	struct rl_ns *ns;
-	char *out;
-	int rc;
+	char *out, *out1;
+	int rc, rc1;
+	bool sample1;
 };
 
 static int top_tick(struct rl_watch *w, void *arg)
 {
 	struct top_during *td = arg;
 
-	if (w->first >= 0 && !td->out && rl_now() > w->first + 1.0)
+	if (w->first >= 0 && !td->out && rl_now() > w->first + 1.0) {
 		td->rc = rl_ns_cli(td->ns, &td->out, NULL, "top %s -n 4 --json", td->ns->rx_if);
+		if (td->sample1)
+			td->rc1 = rl_ns_cli(td->ns, &td->out1, NULL,
+					    "top %s -n 4 --sample 1 --json", td->ns->rx_if);
+	}
 	return 0;
 }
 
@@ -466,7 +475,7 @@ TEST_FLAGS(e2e_two_sources, RL_TEST_ROOT)
 		.src = "198.18.0.11", .dport = 5002, .count = 150000, .gap = FLOOD_GAP
 	};
 	struct rl_watch w = { .flows = { &good, &bad }, .nflows = 2 };
-	struct top_during td = { 0 };
+	struct top_during td = { .sample1 = true };
 	struct rl_ns ns;
 	struct stats st;
 	double expected, span;
@@ -507,6 +516,12 @@ TEST_FLAGS(e2e_two_sources, RL_TEST_ROOT)
 		ASSERT_TRUE(top_used(td.out, "198.18.0.11") > 0.9, "the flood has used its burst");
 		ASSERT_TRUE(top_used(td.out, "198.18.0.10") < 0.5, "the good source has not");
 	}
+	/* Sampling one source, top still finds the limited one: the kernel noted it. */
+	if (ASSERT_EQ(td.rc1, 0, "top --sample 1 --json during the flood")) {
+		printf("    top --sample 1 during the flood: %s", td.out1);
+		ASSERT_CONTAINS(td.out1, "\"read\":{\"limited\":1,", "one source noted as limited");
+		ASSERT_TRUE(top_used(td.out1, "198.18.0.11") > 0.9, "the flood, looked up");
+	}
 	/* One source looked up: under the default policy; one never seen: exit 1. */
 	free(td.out);
 	td.out = NULL;
@@ -522,6 +537,7 @@ TEST_FLAGS(e2e_two_sources, RL_TEST_ROOT)
 	ASSERT_CONTAINS(td.out, "198.18.0.99 is not tracked", "says so");
 out:
 	free(td.out);
+	free(td.out1);
 	for (int i = 0; i < 2; i++)
 		if (w.socks[i] >= 0)
 			close(w.socks[i]);

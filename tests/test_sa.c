@@ -17,6 +17,8 @@
  *	sa_table_switch_carries	sets between rl_sets4 and rl_wide4 carry states over
  *	sa_wide_ways		rl_wide4 from userspace: insert, find, evict, delete,
  *				and the versions that tell a reader a way changed
+ *	sa_top_work_bounded	what top reads: the limited source in rl_hot, a
+ *				bounded walk, an unbounded one from any set
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,7 +29,9 @@
 #include <bpf/bpf.h>
 #include "frames.h"
 #include "harness.h"
+#include "rl_hot.h"
 #include "sa.h"
+#include "sa6.h"
 #include "test.h"
 
 #define MSEC 1000000ULL
@@ -814,4 +818,131 @@ TEST_FLAGS(sa_walk_overtaken_by_kernel, RL_TEST_ROOT)
 {
 	overtaken_walk(RL_TABLE4_SA);
 	overtaken_walk(RL_TABLE4_WIDE);
+}
+
+/*
+ * What top reads (issue #30): a source dropped over its limit is in rl_hot,
+ * found there and looked up without a walk; a bounded walk reads about its
+ * budget of states and a few batches of sets, not the table; unbounded, from
+ * any set, it hands every source over exactly once.
+ */
+#define TOPB_N	   8192 /* sources, half a source per set of the smallest table */
+#define TOPB_FLOOD 0xc6130001U /* 198.19.0.1, outside the TOPB_N sources */
+
+struct topb {
+	const struct rl_params *p;
+	__u8 seen[TOPB_N];
+	__u32 n, dup, other;
+	__u64 flood_ahead;
+	bool flood;
+};
+
+static int topb_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
+{
+	struct topb *t = ctx;
+	__u32 a = ntohl(k->src.addr[3]);
+
+	t->n++;
+	if (a == TOPB_FLOOD) {
+		t->flood = true;
+		t->flood_ahead = rl_ahead(t->p, state, rl_vt(t->p, read_ns));
+	} else if (a - SPOOF_BASE < TOPB_N) {
+		t->dup += t->seen[a - SPOOF_BASE]++ != 0;
+	} else {
+		t->other++;
+	}
+	return 0;
+}
+
+TEST_FLAGS(sa_top_work_bounded, RL_TEST_ROOT)
+{
+	const __u64 t0 = 1000 * MSEC;
+	struct rl_walk_budget b = { 0 };
+	struct rl_state_key k = { 0 };
+	struct rl_hot *hot = malloc(sizeof(*hot));
+	const struct rl_hot_ent *e;
+	struct topb *t = calloc(1, sizeof(*t));
+	struct flood fl;
+	int dropped = 0, v, bits6;
+	__u64 looked;
+	__u32 total;
+
+	if (!ASSERT_TRUE(hot && t, "memory") ||
+	    !flood_start(&fl, (const char *const[]){ "--rate", "100", "--burst", "10", NULL }))
+		goto out;
+	t->p = &fl.cfg.params;
+	for (__u32 i = 0; i < TOPB_N; i++)
+		if (send_from(&fl, SPOOF_BASE + i, t0) < 0)
+			goto out;
+	/* 30 packets at once against a burst of 10: 20 dropped. */
+	for (int i = 0; i < 30; i++) {
+		v = send_from(&fl, TOPB_FLOOD, t0);
+		if (v < 0)
+			goto out;
+		dropped += !v;
+	}
+	ASSERT_EQ(dropped, 20, "the flood's packets over the burst are dropped");
+
+	/* The limited source is in its entry of rl_hot, and looked up there. */
+	if (!ASSERT_OK(rl_hot_read(&fl.p.maps, hot), "read rl_hot"))
+		goto out;
+	k.src.addr[2] = htonl(0xffff);
+	k.src.addr[3] = htonl(TOPB_FLOOD);
+	k.gen = fl.cfg.gen;
+	e = &hot->e[rl_hot_idx(0, 0, k.src.addr[2], k.src.addr[3], 0)];
+	ASSERT_TRUE(!memcmp(&e->src, &k.src, sizeof(k.src)) && e->rule == 0 &&
+			    e->gen == (__u16)fl.cfg.gen,
+		    "rl_hot holds the limited source under the default policy");
+	total = 0;
+	for (__u32 i = 0; i < RL_HOT_ENTRIES; i++)
+		total += hot->e[i].src.addr[2] != 0;
+	ASSERT_EQ(total, 1, "and no source that was never over its limit");
+	if (!ASSERT_OK(rl_state_lookup_many(&fl.p.maps, &k, 1, &looked, topb_one, t), "look it up"))
+		goto out;
+	ASSERT_TRUE(t->flood && t->flood_ahead >= t->p->tau, "its bucket is empty");
+
+	/* A budget of 1000 states from set 5000: a few batches of sets, not the table. */
+	memset(t, 0, sizeof(*t));
+	t->p = &fl.cfg.params;
+	b.max_states = 1000;
+	b.start = 5000;
+	if (!ASSERT_OK(rl_state_walk_some(&fl.p.maps, &b, topb_one, t), "bounded walk"))
+		goto out;
+	printf("    bounded: %llu states, %llu slots, %llu of %llu sets\n",
+	       (unsigned long long)b.states, (unsigned long long)b.slots_read,
+	       (unsigned long long)b.sets_read, (unsigned long long)b.sets_total);
+	ASSERT_TRUE(!b.whole, "it says it did not read every source");
+	ASSERT_TRUE(b.states >= 1000 && b.states <= 1000 + 64 * RL_SA_WAYS,
+		    "about the budget of states");
+	ASSERT_EQ(b.states, t->n, "each one handed over");
+	ASSERT_TRUE(b.sets_read <= b.sets_total / 4, "a quarter of the sets at most");
+	/*
+	 * The IPv6 table first (rl_sets6, no source here: read whole, its four
+	 * ways a set), then the IPv4 one's sets, eight slots each.
+	 */
+	bits6 = rl_sa6_bits_of(fl.p.maps.sets6);
+	if (ASSERT_TRUE(bits6 > 0 && b.sets_read > (1ULL << bits6), "rl_sets6's size"))
+		ASSERT_EQ(b.slots_read,
+			  (1ULL << bits6) * RL_SA6_WAYS +
+				  (b.sets_read - (1ULL << bits6)) * RL_SA_WAYS,
+			  "the slots of those sets only");
+	ASSERT_EQ(t->dup, 0, "no source twice");
+
+	/* Unbounded, from a set in the middle: every source once. */
+	memset(t, 0, sizeof(*t));
+	t->p = &fl.cfg.params;
+	memset(&b, 0, sizeof(b));
+	b.start = 12345;
+	if (!ASSERT_OK(rl_state_walk_some(&fl.p.maps, &b, topb_one, t), "whole walk"))
+		goto out;
+	total = 0;
+	for (__u32 i = 0; i < TOPB_N; i++)
+		total += t->seen[i] == 1;
+	ASSERT_TRUE(b.whole && b.sets_read == b.sets_total, "every set read");
+	ASSERT_EQ(total, TOPB_N, "every source once");
+	ASSERT_TRUE(t->flood && !t->dup && !t->other, "the limited one too, none twice");
+out:
+	flood_stop(&fl);
+	free(hot);
+	free(t);
 }

@@ -80,7 +80,7 @@ const struct rl_cmd rl_cmds[] = {
 	  "or not-running when its process is gone), group and node, the age of its last "
 	  "successful sync and its lag, sources active and shared, nodes, and its totals.\n" },
 	{ "top", cmd_top, NULL, IFACE_CMD(RL_G_TOP | RL_G_WATCH | RL_CMD_READ), 1, 1,
-	  "IFACE [-n N] [--source ADDR] [--watch SECONDS [--count N]]",
+	  "IFACE [-n N] [--source ADDR | --sample N | --all] [--watch SECONDS [--count N]]",
 	  "the sources nearest to or over their limit",
 	  "Lists the N sources nearest to or over their limit, the default policy's and those "
 	  "that rule limits track (RULE: default, or the rule's name), with their state: USED "
@@ -89,7 +89,15 @@ const struct rl_cmd rl_cmds[] = {
 	  "(for a byte rate: a 64-byte packet; for a source a rule blocks: the time left). Then "
 	  "the sources blocked by rules with --block, with the rule and the time left. Each "
 	  "state is shown against the clock read just after it; a state that is still further "
-	  "ahead than the policy can store is shown at the most it can (clamped in --json).\n" },
+	  "ahead than the policy can store is shown at the most it can (clamped in --json).\n"
+	  "Its work is bounded, whatever the number of sources: it reads the sources the XDP "
+	  "program last dropped over their limit (rl_hot: one entry per hash, 4096, so each of "
+	  "a few thousand limited sources, and a sample of a flood from more), then a sample of "
+	  "the tracked ones (--sample, 65536 by default) and as many rule states; a table with "
+	  "fewer sources is read whole. What it can miss: a source near its limit but not over "
+	  "it outside the sample, and a limited source whose entry another limited source took "
+	  "since. It says so under the table when it read a sample (\"read\" in --json: "
+	  "\"whole\" is false); --all reads every source, which takes seconds for millions.\n" },
 	{ "events", cmd_events, NULL, IFACE_CMD(RL_G_EVENTS), 1, 1,
 	  "IFACE [--json | --pcap FILE] [--one-in N] [--max-rate M] [--count N] [--duration DUR]",
 	  "show samples of the packets the limiter drops",

@@ -127,15 +127,22 @@ struct rl_rules_cfg;
 /*
  * Every state of rl_rstate that a live rule of @cfg owns: @fn(key, its rule,
  * the state, the packet clock read just after it). Keys are collected
- * first, so that @fn may delete.
+ * first, so that @fn may delete. With @max, only the first @max keys (in
+ * the table's order) are read; *read (when not NULL) counts the entries
+ * read, and is left at @max or more when some were not.
  */
 typedef int (*rl_rule_state_fn)(const struct rl_rstate_key *k, const struct rl_krule *r,
 				const struct rl_block_state *s, __u64 now, void *ctx);
 int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
-			rl_rule_state_fn fn, void *ctx);
+			__u64 max, __u64 *read, rl_rule_state_fn fn, void *ctx);
+/* The states of @keys[0..@n-1] that live rules own, as rl_rule_states_walk() hands them. */
+int rl_rule_states_lookup(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			  const struct rl_rstate_key *keys, size_t n, rl_rule_state_fn fn,
+			  void *ctx);
 /*
  * The sources blocked by rules, with the time left: a table (@w NULL, none
  * printed when none is blocked) or a "blocked" array in the object @w is in.
+ * With @max, among the first @max rule states only (top's bound).
  */
 /*
  * A command's view once, or with --watch every a->watch_s seconds until a
@@ -145,6 +152,7 @@ int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *c
  */
 typedef int (*rl_view_fn)(const struct rl_args *a, void *ctx);
 int rl_watch_views(const char *cmd, const struct rl_args *a, rl_view_fn show, void *ctx);
-int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w);
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, __u64 max,
+		    struct rl_json *w);
 
 #endif /* RL_CLI_H */

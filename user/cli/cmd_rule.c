@@ -339,16 +339,33 @@ static __u64 packet_clock(__u32 clock)
 	return now;
 }
 
-int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
-			rl_rule_state_fn fn, void *ctx)
+int rl_rule_states_lookup(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			  const struct rl_rstate_key *keys, size_t n, rl_rule_state_fn fn,
+			  void *ctx)
 {
-	struct rl_rstate_key k, next, *keys = NULL;
 	struct rl_block_state s;
-	size_t n = 0, cap = 0;
-	void *prev = NULL;
 	int ret = 0;
 
-	while (!bpf_map_get_next_key(pins->rstate, prev, &next)) {
+	for (size_t i = 0; i < n && !ret; i++) {
+		const struct rl_krule *r = key_rule(cfg, &keys[i]);
+
+		if (!r || bpf_map_lookup_elem(pins->rstate, &keys[i], &s))
+			continue;
+		/* The clock after the state, never older than it (see rl_state_walk()). */
+		ret = fn(&keys[i], r, &s, packet_clock(clock), ctx);
+	}
+	return ret;
+}
+
+int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, __u32 clock,
+			__u64 max, __u64 *read, rl_rule_state_fn fn, void *ctx)
+{
+	struct rl_rstate_key k, next, *keys = NULL;
+	size_t n = 0, cap = 0;
+	void *prev = NULL;
+	int ret;
+
+	while ((!max || n < max) && !bpf_map_get_next_key(pins->rstate, prev, &next)) {
 		k = next;
 		prev = &k;
 		if (n == cap) {
@@ -363,14 +380,9 @@ int rl_rule_states_walk(const struct rl_pins *pins, const struct rl_rules_cfg *c
 		}
 		keys[n++] = k;
 	}
-	for (size_t i = 0; i < n && !ret; i++) {
-		const struct rl_krule *r = key_rule(cfg, &keys[i]);
-
-		if (!r || bpf_map_lookup_elem(pins->rstate, &keys[i], &s))
-			continue;
-		/* The clock after the state, never older than it (see rl_state_walk()). */
-		ret = fn(&keys[i], r, &s, packet_clock(clock), ctx);
-	}
+	if (read)
+		*read += n;
+	ret = rl_rule_states_lookup(pins, cfg, clock, keys, n, fn, ctx);
 	free(keys);
 	return ret;
 }
@@ -400,7 +412,7 @@ static int blocked_walk(const struct rl_pins *pins, const struct rl_rules_cfg *c
 {
 	struct blocked_walk b = { fn, ctx };
 
-	return rl_rule_states_walk(pins, cfg, clock, blocked_one, &b);
+	return rl_rule_states_walk(pins, cfg, clock, 0, NULL, blocked_one, &b);
 }
 
 struct blocked_out {
@@ -537,19 +549,26 @@ int cmd_unblock(const struct rl_args *a)
 	return 0;
 }
 
-int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, struct rl_json *w)
+int rl_blocked_show(const struct rl_pins *pins, const struct rl_config *def, __u64 max,
+		    struct rl_json *w)
 {
 	struct blocked_out o = { .w = w, .title = "BLOCKED" };
+	struct blocked_walk b = { print_blocked, &o };
 	struct rl_rules_cfg cfg;
+	bool blocks = false;
 	int ret = rl_rules_read(pins, &cfg);
 
 	if (ret || !cfg.n)
 		return ret;
+	for (__u32 i = 0; i < cfg.n; i++)
+		blocks |= cfg.r[i].action == RL_RULE_LIMIT && cfg.r[i].block_ns;
 	if (w) {
 		jw_name(w, "blocked");
 		jw_start_array(w);
 	}
-	ret = blocked_walk(pins, &cfg, def->clock, print_blocked, &o);
+	/* No rule blocks: no source can be blocked, nothing to read. */
+	if (blocks)
+		ret = rl_rule_states_walk(pins, &cfg, def->clock, max, NULL, blocked_one, &b);
 	if (w)
 		jw_end_array(w);
 	return ret;

@@ -25,6 +25,7 @@
 #include "srctab.h"
 #include "sync_kern.h"
 #include "rl_sa.h"
+#include "rl_hot.h"
 
 /* The counters, by their names in the counter table (user/lib/counters.h). */
 #define N_FIELDS rl_counter_count
@@ -597,6 +598,18 @@ static char *fmt_wait(double s, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The sources top found in rl_hot (key and table: 0 the default policy's,
+ * else the rule's slot + 1), so that the sample that follows does not list
+ * them twice: at most RL_HOT_ENTRIES, in a table twice that size.
+ */
+#define TOP_HOT_CAP (2 * RL_HOT_ENTRIES)
+
+struct top_hot_seen {
+	struct rl_key key;
+	__u32 rule; /* + 1; 0: an empty entry */
+};
+
 struct top_walk {
 	const struct rl_config *cfg;
 	struct rl_srctab tab;
@@ -604,7 +617,33 @@ struct top_walk {
 	size_t nrows, cap;
 	bool one; /* --source: only rows whose key holds @addr */
 	struct rl_key addr;
+	bool from_hot; /* the sources of rl_hot being looked up */
+	struct top_hot_seen *hot; /* TOP_HOT_CAP of them, or NULL */
 };
+
+/* Was @key of table @rule found in rl_hot (with @add: now it is)? */
+static bool top_hot_seen(struct top_walk *t, const struct rl_key *key, __u32 rule, bool add)
+{
+	__u32 i;
+
+	if (!t->hot)
+		return false;
+	i = rl_hot_idx(key->addr[0], key->addr[1], key->addr[2], key->addr[3], rule) &
+	    (TOP_HOT_CAP - 1);
+	for (;; i = (i + 1) & (TOP_HOT_CAP - 1)) {
+		struct top_hot_seen *s = &t->hot[i];
+
+		if (!s->rule) {
+			if (add) {
+				s->key = *key;
+				s->rule = rule + 1;
+			}
+			return false;
+		}
+		if (s->rule == rule + 1 && !memcmp(&s->key, key, sizeof(*key)))
+			return true;
+	}
+}
 
 /* A new row, its key set; NULL when out of memory. */
 static struct top_row *top_add(struct top_walk *t, const struct rl_key *key, const char *rule,
@@ -668,6 +707,20 @@ static int top_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, voi
 	}
 	if (t->one && !top_holds(t, &key, cfg->prefix4, cfg->prefix6))
 		return 0;
+	if (!cfg->has_prev) {
+		/*
+		 * One generation, one state per source: only a source found in
+		 * rl_hot can come again, in the sample. (The table of every
+		 * source seen, below, costs a cache miss per source.)
+		 */
+		if (top_hot_seen(t, &key, 0, t->from_hot) && !t->from_hot)
+			return 0;
+		row = top_add(t, &key, NULL, cfg->prefix4, cfg->prefix6);
+		if (!row)
+			return -ENOMEM;
+		source_state(cfg, state, now, row);
+		return 0;
+	}
 	seen = rl_srctab_get(&t->tab, &key, &created);
 	if (!seen)
 		return -ENOMEM;
@@ -694,6 +747,8 @@ static int top_rule_one(const struct rl_rstate_key *k, const struct rl_krule *r,
 	if (r->action != RL_RULE_LIMIT)
 		return 0;
 	if (t->one && !top_holds(t, &k->src, r->cfg.prefix4, r->cfg.prefix6))
+		return 0;
+	if (top_hot_seen(t, &k->src, (__u32)k->slot + 1, t->from_hot) && !t->from_hot)
 		return 0;
 	row = top_add(t, &k->src, r->name, r->cfg.prefix4, r->cfg.prefix6);
 	if (!row)
@@ -730,6 +785,120 @@ static int top_lookup(const struct rl_pins *pins, struct top_walk *t)
 	/* The clock after the state, as rl_state_walk() reads it. */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return top_one(&k, val, (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec, t);
+}
+
+/* What a view of top read: the limited sources looked up, the sample, the rule states. */
+struct top_read {
+	struct rl_walk_budget b;
+	__u64 limited; /* sources of rl_hot looked up */
+	__u64 rule_states; /* rl_rstate entries read */
+	bool rules_whole;
+};
+
+/*
+ * Where the sample of the next view starts (--watch): where the last one
+ * stopped, so that successive views read the whole table in turn. The first
+ * view draws it.
+ */
+static __u32 top_next_start;
+static bool top_start_drawn;
+
+static __u32 top_sample_start(void)
+{
+	struct timespec ts;
+	__u32 x;
+
+	if (top_start_drawn)
+		return top_next_start;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	x = (__u32)ts.tv_nsec ^ (__u32)getpid() * 0x9e3779b9U;
+	x ^= x >> 15;
+	x *= 0x2c1b3c6dU;
+	x ^= x >> 12;
+	top_start_drawn = true;
+	return x;
+}
+
+/*
+ * Bounded: the sources the kernel last saw over their limit (rl_hot), each
+ * looked up, then a sample of the tables: about a->top_sample sources from a
+ * set drawn at random, and as many rule states. With --all every source.
+ */
+static int top_read(const struct rl_args *a, const struct rl_pins *pins,
+		    const struct rl_config *cfg, const struct rl_rules_cfg *rules,
+		    struct top_walk *t, struct top_read *rd)
+{
+	struct rl_state_key *keys = NULL;
+	struct rl_rstate_key *rkeys = NULL;
+	size_t nk = 0, nr = 0;
+	struct rl_hot *hot = NULL;
+	__u64 max = a->top_all ? 0 : a->top_sample;
+	int r;
+
+	memset(rd, 0, sizeof(*rd));
+	if (!a->top_all) {
+		hot = malloc(sizeof(*hot));
+		keys = calloc(RL_HOT_ENTRIES, sizeof(*keys));
+		rkeys = calloc(RL_HOT_ENTRIES, sizeof(*rkeys));
+		t->hot = calloc(TOP_HOT_CAP, sizeof(*t->hot));
+		if (!hot || !keys || !rkeys || !t->hot) {
+			r = -ENOMEM;
+			goto out;
+		}
+		r = rl_hot_read(pins, hot);
+		if (r)
+			goto out;
+		for (__u32 i = 0; i < RL_HOT_ENTRIES; i++) {
+			const struct rl_hot_ent *e = &hot->e[i];
+			__u32 gen;
+
+			if (!e->rule && !e->gen && !e->src.addr[0] && !e->src.addr[1] &&
+			    !e->src.addr[2] && !e->src.addr[3])
+				continue; /* never written */
+			if (e->rule) {
+				rkeys[nr].src = e->src;
+				rkeys[nr].slot = e->rule - 1;
+				rkeys[nr++].gen = e->gen;
+				continue;
+			}
+			/* The current generation's, or the previous one's not moved yet. */
+			if (e->gen == (__u16)cfg->gen)
+				gen = cfg->gen;
+			else if (cfg->has_prev && e->gen == (__u16)(cfg->gen - 1))
+				gen = cfg->gen - 1;
+			else
+				continue;
+			keys[nk].src = e->src;
+			keys[nk++].gen = gen;
+		}
+		t->from_hot = true;
+		r = rl_state_lookup_many(pins, keys, nk, &rd->limited, top_one, t);
+		if (!r && nr && rules) {
+			r = rl_rule_states_lookup(pins, rules, cfg->clock, rkeys, nr, top_rule_one,
+						  t);
+			rd->limited += nr;
+		}
+		t->from_hot = false;
+		if (r)
+			goto out;
+	}
+	rd->b.max_states = max;
+	rd->b.start = top_sample_start();
+	r = rl_state_walk_some(pins, &rd->b, top_one, t);
+	if (r)
+		goto out;
+	top_next_start = rd->b.start + (__u32)rd->b.sets_read;
+	rd->rules_whole = true;
+	if (rules && rules->n) {
+		r = rl_rule_states_walk(pins, rules, cfg->clock, max, &rd->rule_states,
+					top_rule_one, t);
+		rd->rules_whole = !max || rd->rule_states < max;
+	}
+out:
+	free(hot);
+	free(keys);
+	free(rkeys);
+	return r;
 }
 
 /* The states of the levels above the source, gathered for top (user/lib/aggwalk.h). */
@@ -833,6 +1002,7 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 	struct top_walk t = { .one = a->top_source != NULL };
 	struct rl_rules_cfg rules;
 	struct top_row *rows;
+	struct top_read rd = { .b.whole = true, .rules_whole = true };
 	__u64 n = a->top_n;
 	size_t nrows, clamped = 0;
 	struct rl_config cfg;
@@ -852,20 +1022,18 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 		goto out;
 	}
 	t.cfg = &cfg;
-	r = t.one ? top_lookup(pins, &t) : rl_state_walk(pins, top_one, &t);
+	/* The sources that rule limits track, each under its rule's name. */
+	has_rules = !rl_rules_read(pins, &rules) && rules.n;
+	if (t.one) {
+		r = top_lookup(pins, &t);
+		if (!r && has_rules)
+			r = rl_rule_states_walk(pins, &rules, cfg.clock, 0, NULL, top_rule_one, &t);
+	} else {
+		r = top_read(a, pins, &cfg, has_rules ? &rules : NULL, &t, &rd);
+	}
 	if (r) {
 		pr_err("couldn't read the source tables of '%s': %s", ifc->name, strerror(-r));
 		goto out;
-	}
-	/* The sources that rule limits track, each under its rule's name. */
-	has_rules = !rl_rules_read(pins, &rules) && rules.n;
-	if (has_rules) {
-		r = rl_rule_states_walk(pins, &rules, cfg.clock, top_rule_one, &t);
-		if (r) {
-			pr_err("couldn't read the rule states of '%s': %s", ifc->name,
-			       strerror(-r));
-			goto out;
-		}
 	}
 	rows = t.rows;
 	nrows = t.nrows;
@@ -882,6 +1050,19 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 		if (t.one)
 			jw_string_field(&jw, "lookup", a->top_source);
 		jw_uint_field(&jw, "clamped", clamped);
+		if (!t.one) {
+			/* What this view read: --sample bounds it, --all does not. */
+			jw_name(&jw, "read");
+			jw_start_object(&jw);
+			jw_uint_field(&jw, "limited", rd.limited);
+			jw_uint_field(&jw, "states", rd.b.states);
+			jw_uint_field(&jw, "slots", rd.b.slots_read);
+			jw_uint_field(&jw, "sets", rd.b.sets_read);
+			jw_uint_field(&jw, "sets_total", rd.b.sets_total);
+			jw_uint_field(&jw, "rule_states", rd.rule_states);
+			jw_bool_field(&jw, "whole", rd.b.whole && rd.rules_whole);
+			jw_end_object(&jw);
+		}
 		jw_name(&jw, "sources");
 		jw_start_array(&jw);
 	} else if (nrows || !t.one) {
@@ -917,6 +1098,12 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 		       a->top_source, ifc->name);
 	else if (!nrows)
 		printf("(no sources seen under the current configuration)\n");
+	if (!json && !t.one && !(rd.b.whole && rd.rules_whole))
+		printf("(a sample: the %llu sources last seen over their limit, and %llu of the tracked "
+		       "sources, from %llu of %llu sets%s; --all reads them all)\n",
+		       (unsigned long long)rd.limited, (unsigned long long)rd.b.states,
+		       (unsigned long long)rd.b.sets_read, (unsigned long long)rd.b.sets_total,
+		       rd.rules_whole ? "" : ", and some of the rules' sources");
 	if (!json && clamped)
 		printf("(%zu source%s read newer than the clock: shown at the most the policy allows)\n",
 		       clamped, clamped == 1 ? "" : "s");
@@ -929,7 +1116,7 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 	if (!json)
 		fflush(stdout);
 	if (!t.one) {
-		r = rl_blocked_show(pins, &cfg, json ? &jw : NULL);
+		r = rl_blocked_show(pins, &cfg, a->top_all ? 0 : a->top_sample, json ? &jw : NULL);
 		if (r)
 			pr_warn("couldn't read the blocked sources of '%s': %s", ifc->name,
 				strerror(-r));
@@ -943,6 +1130,7 @@ static int top_show(const struct rl_args *a, const struct rl_iface *ifc, const s
 out:
 	rl_srctab_free(&t.tab);
 	free(t.rows);
+	free(t.hot);
 	return ret;
 }
 
@@ -1001,5 +1189,10 @@ static int top_view(const struct rl_args *a, void *ctx)
 
 int cmd_top(const struct rl_args *a)
 {
+	if (a->top_all && (a->top_source || a->top_sample != RL_TOP_SAMPLE)) {
+		pr_err("top: --all reads every source: not with %s",
+		       a->top_source ? "--source" : "--sample");
+		return 2;
+	}
 	return rl_watch_views("top", a, top_view, NULL);
 }

@@ -9,7 +9,8 @@
  *   field  its fd in struct rl_pins (p->field), and its index RL_MAP_field
  *   pin    its name in the pin directory, the object's name for it
  *   skel   its member of the skeleton's maps: the object's name, but for
- *          rl_evctl, the section .data.evctl, which libbpf calls data_evctl
+ *          rl_evctl and rl_hot, the sections .data.evctl and .data.hot, which
+ *          libbpf calls data_evctl and data_hot
  *   size   how its entries are counted (enum rl_map_size below)
  *   what   what it holds, a phrase: the man page's FILES lists every map
  *          with it (user/cli/gen_man.c)
@@ -116,6 +117,10 @@ enum rl_map_size {
 	X(pfx, rl_pfx, rl_pfx, RL_SIZE_PFX,                                                         \
 	  "the networks (/22) that hold a rule's source prefix, per family and pair of "            \
 	  "tries: a source outside them skips the tries (one entry without prefixes)")              \
+	/* The limited sources, for top: include/rl_hot.h. */                                       \
+	X(hot, rl_hot, data_hot, RL_SIZE_OBJ,                                                       \
+	  "the sources last dropped over their limit (4096 entries, one per hash), which top "      \
+	  "reads instead of walking every source")                                                  \
 	/* The levels above the source (include/rl_agg.h). */                                       \
 	X(agg, rl_agg, rl_agg, RL_SIZE_AGG,                                                         \
 	  "the states of the levels above the source: prefix aggregates, the interface's "          \

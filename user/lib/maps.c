@@ -530,6 +530,239 @@ int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 	return ret ? ret : walk_sets(pins, pins->wide4, true, fn, ctx);
 }
 
+/*
+ * Sets read in one batch of a bounded walk: copied, then the clock read
+ * once, after all of their loads (no state of the batch is newer than it),
+ * then decoded. 64 sets are 4 KiB, one page of the mapping.
+ */
+#define SOME_BATCH 64
+
+/* One used slot of a batch: where it is, its word, its whole state (rl_wide4). */
+struct some_slot {
+	__u32 idx;
+	__u64 w, st;
+};
+
+/* The used slots of sets @idx..@idx + @n - 1 of @m into @out, loaded once each. */
+static int some_batch(const struct rl_sa_map *m, bool wide, __u32 idx, __u32 n,
+		      struct some_slot *out, size_t *nout, struct rl_walk_budget *b)
+{
+	int ways = wide ? RL_SA_WIDE_WAYS : RL_SA_WAYS, ret;
+
+	*nout = 0;
+	for (__u32 s = idx; s < idx + n; s++) {
+		for (int i = 0; i < ways; i++) {
+			struct some_slot *o = &out[*nout];
+
+			b->slots_read++;
+			if (wide) {
+				ret = wide_slot(m, s, i, &o->w, &o->st);
+				if (ret == -ENOENT)
+					continue;
+				if (ret)
+					return ret;
+			} else {
+				o->w = __atomic_load_n(&m->sets[s].w[i], __ATOMIC_SEQ_CST);
+				if (!(o->w & RL_SA_USED) || (o->w & RL_SA_PEND))
+					continue;
+			}
+			o->idx = s;
+			(*nout)++;
+		}
+	}
+	b->sets_read += n;
+	return 0;
+}
+
+/* The set table @fd (@wide: rl_wide4) from set b->start on, in batches, within the budget. */
+static int some_sets(const struct rl_pins *pins, int fd, bool wide, struct rl_walk_budget *b,
+		     rl_state_fn fn, void *ctx)
+{
+	struct some_slot slots[SOME_BATCH * RL_SA_WAYS];
+	struct rl_config cfg;
+	struct rl_state_key k;
+	struct rl_sa_map m;
+	__u32 active, nsets, done = 0;
+	size_t n;
+	int ret;
+
+	if (!sets_in_place(fd))
+		return 0;
+	ret = rl_config_read(pins, &cfg, &active);
+	if (!ret)
+		ret = rl_sa_map(fd, cfg.sa_key, &m);
+	if (ret)
+		return ret;
+	nsets = 1U << m.bits;
+	b->sets_total += nsets;
+	while (done < nsets && !ret) {
+		__u32 idx = (b->start + done) & (nsets - 1);
+		__u32 len = nsets - idx < SOME_BATCH ? nsets - idx : SOME_BATCH;
+		__u64 now;
+
+		if (b->max_states && b->states >= b->max_states)
+			break;
+		if (len > nsets - done)
+			len = nsets - done;
+		ret = some_batch(&m, wide, idx, len, slots, &n, b);
+		done += len;
+		/* After every load of the batch: no state is newer than this clock. */
+		now = mono_ns();
+		for (size_t j = 0; j < n && !ret; j++) {
+			const struct rl_params *p;
+
+			memset(&k, 0, sizeof(k));
+			k.src.addr[2] = htonl(0xffff);
+			k.src.addr[3] = rl_sa_addr(&m, slots[j].idx, slots[j].w);
+			p = slot_params(&cfg, (__u32)(slots[j].w >> RL_SA_GEN_SHIFT) & 3, &k.gen);
+			if (!wide)
+				slots[j].st = rl_sa_get(slots[j].w, rl_sa_ref(p, now), m.bits);
+			b->states++;
+			ret = fn(&k, slots[j].st, now, ctx);
+		}
+	}
+	if (done < nsets)
+		b->whole = false;
+	rl_sa_unmap(&m);
+	return ret;
+}
+
+/* One source of rl_sets6 read by some_sets6(): its key as stored, its whole state. */
+struct some6 {
+	struct rl_state_key k;
+	__u64 st;
+};
+
+/*
+ * rl_sets6 from set b->start on, in batches, within the budget, as
+ * some_sets(): each way read whole (a way being written, -EBUSY, is
+ * passed over), the clock read once after each batch.
+ */
+static int some_sets6(const struct rl_pins *pins, struct rl_walk_budget *b, rl_state_fn fn,
+		      void *ctx)
+{
+	struct some6 got[SOME_BATCH * RL_SA6_WAYS];
+	struct rl_config cfg;
+	struct rl_sa6_map m;
+	__u32 active, nsets, done = 0;
+	int ret;
+
+	ret = rl_config_read(pins, &cfg, &active);
+	if (!ret)
+		ret = rl_sa6_map(pins->sets6, &m);
+	if (ret)
+		return ret;
+	nsets = 1U << m.bits;
+	b->sets_total += nsets;
+	while (done < nsets && !ret) {
+		__u32 idx = (b->start + done) & (nsets - 1);
+		__u32 len = nsets - idx < SOME_BATCH ? nsets - idx : SOME_BATCH;
+		size_t n = 0;
+		__u64 w, now;
+
+		if (b->max_states && b->states >= b->max_states)
+			break;
+		if (len > nsets - done)
+			len = nsets - done;
+		for (__u32 s = idx; s < idx + len && !ret; s++) {
+			for (int i = 0; i < RL_SA6_WAYS; i++) {
+				b->slots_read++;
+				ret = rl_sa6_read(&m, s, i, &w, &got[n].k.src, &got[n].st);
+				if (ret == -ENOENT || ret == -EBUSY) {
+					ret = 0;
+					continue;
+				}
+				if (ret)
+					break;
+				slot_params(&cfg, (__u32)(w >> RL_SA6_GEN_SHIFT) & 3,
+					    &got[n].k.gen);
+				n++;
+			}
+		}
+		b->sets_read += len;
+		done += len;
+		/* After every load of the batch: no state is newer than this clock. */
+		now = mono_ns();
+		for (size_t j = 0; j < n && !ret; j++) {
+			b->states++;
+			ret = fn(&got[j].k, got[j].st, now, ctx);
+		}
+	}
+	if (done < nsets)
+		b->whole = false;
+	rl_sa6_unmap(&m);
+	return ret;
+}
+
+/* A hash table (rl_state4) in batches, within the budget. */
+static int some_table(int fd, bool v4, struct rl_walk_budget *b, rl_state_fn fn, void *ctx)
+{
+	struct rl_state_key keys[WALK_BATCH];
+	struct rl_state_key4 keys4[WALK_BATCH];
+	__u64 vals[WALK_BATCH];
+	struct rl_state_key k;
+	void *in = NULL, *out;
+	__u32 cnt;
+	int r, ret;
+
+	for (;;) {
+		__u64 read_ns;
+
+		if (b->max_states && b->states >= b->max_states) {
+			b->whole = false;
+			return 0;
+		}
+		cnt = WALK_BATCH;
+		r = bpf_map_lookup_batch(fd, in, &out, v4 ? (void *)keys4 : (void *)keys, vals,
+					 &cnt, NULL);
+		if (r && errno != ENOENT)
+			return -errno;
+		read_ns = real_ns(); /* after the batch, as walk_table() */
+		b->slots_read += cnt;
+		for (__u32 i = 0; i < cnt; i++) {
+			if (v4) {
+				memset(&k, 0, sizeof(k));
+				k.src.addr[2] = htonl(0xffff);
+				k.src.addr[3] = keys4[i].addr;
+				k.gen = keys4[i].gen;
+			} else {
+				k = keys[i];
+			}
+			b->states++;
+			ret = fn(&k, vals[i], read_ns, ctx);
+			if (ret)
+				return ret;
+		}
+		if (r)
+			return 0;
+		in = &out;
+	}
+}
+
+int rl_state_walk_some(const struct rl_pins *pins, struct rl_walk_budget *b, rl_state_fn fn,
+		       void *ctx)
+{
+	int ret;
+
+	b->whole = true;
+	b->states = b->slots_read = b->sets_read = b->sets_total = 0;
+	ret = some_sets6(pins, b, fn, ctx);
+	if (!ret)
+		ret = some_table(pins->state4, true, b, fn, ctx);
+	if (!ret)
+		ret = some_sets(pins, pins->sets4, false, b, fn, ctx);
+	if (!ret)
+		ret = some_sets(pins, pins->wide4, true, b, fn, ctx);
+	return ret;
+}
+
+int rl_hot_read(const struct rl_pins *pins, struct rl_hot *h)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(pins->hot, &zero, h) ? -errno : 0;
+}
+
 static bool key_is_v4(const struct rl_key *k)
 {
 	return !k->addr[0] && !k->addr[1] && k->addr[2] == htonl(0xffff);
@@ -577,6 +810,80 @@ static int delete_v6(const struct rl_pins *pins, const struct rl_state_key *k)
 		return ret;
 	ret = rl_sa6_delete(&m, &k->src, k->gen);
 	unmap_v6(&m);
+	return ret;
+}
+
+/* One source of rl_state_lookup_many(): its state, or the slot word to read back. */
+struct many_val {
+	__u64 v;
+	bool found, slot; /* slot: v is an rl_sets4 word, read back at the clock */
+};
+
+int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *keys, size_t n,
+			 __u64 *looked, rl_state_fn fn, void *ctx)
+{
+	struct rl_sa_map m = { 0 };
+	struct rl_sa6_map m6 = { 0 };
+	struct many_val *vals;
+	struct rl_config cfg;
+	__u32 active, idx;
+	int ret, way;
+	__u64 now;
+
+	*looked = 0;
+	if (!n)
+		return 0;
+	ret = rl_config_read(pins, &cfg, &active);
+	if (ret)
+		return ret;
+	vals = calloc(n, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	if (cfg.table4 != RL_TABLE4_LRU) {
+		ret = rl_sa_map(cfg.table4 == RL_TABLE4_WIDE ? pins->wide4 : pins->sets4,
+				cfg.sa_key, &m);
+		if (ret)
+			goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct rl_state_key *k = &keys[i];
+		struct rl_state_key4 k4 = { .addr = k->src.addr[3], .gen = k->gen };
+		struct many_val *v = &vals[i];
+
+		(*looked)++;
+		if (!key_is_v4(&k->src)) {
+			/* rl_sets6, mapped once; its states are whole. */
+			if (!m6.sets && (ret = map_v6(pins->sets6, &m6)))
+				goto out;
+			v->found = !rl_sa6_find(&m6, &k->src, k->gen, &v->v);
+		} else if (cfg.table4 == RL_TABLE4_LRU) {
+			v->found = !bpf_map_lookup_elem(pins->state4, &k4, &v->v);
+		} else if (cfg.table4 == RL_TABLE4_WIDE) {
+			v->found = !rl_sa_wide_find(&m, k4.addr, k4.gen, &idx, &way, &v->v);
+		} else {
+			v->found = v->slot = !rl_sa_find(&m, k4.addr, k4.gen, &idx, &way, &v->v);
+		}
+		/* After a set that changed tables, a state not moved yet is in the other one. */
+		if (!v->found && key_is_v4(&k->src) && cfg.has_prev)
+			v->found = !rl_state_lookup(pins, k, &v->v);
+	}
+	/* After every load: no state is newer than this clock. */
+	now = mono_ns();
+	for (size_t i = 0; i < n && !ret; i++) {
+		__u64 st = vals[i].v;
+		__u32 gen;
+
+		if (!vals[i].found)
+			continue;
+		if (vals[i].slot)
+			st = rl_sa_get(st, rl_sa_ref(slot_params(&cfg, keys[i].gen & 3, &gen), now),
+				       m.bits);
+		ret = fn(&keys[i], st, now, ctx);
+	}
+out:
+	rl_sa_unmap(&m);
+	unmap_v6(&m6);
+	free(vals);
 	return ret;
 }
 
@@ -762,7 +1069,9 @@ static int count_one(const struct rl_state_key *k, __u64 state, __u64 read_ns, v
 int rl_count_sources(const struct rl_pins *pins, __u32 gen, __u64 *n)
 {
 	struct count_ctx c = { .gen = gen };
-	int ret = rl_state_walk(pins, count_one, &c);
+	/* Every source, in batches with one clock read each: a count needs no more. */
+	struct rl_walk_budget b = { 0 };
+	int ret = rl_state_walk_some(pins, &b, count_one, &c);
 
 	*n = c.n;
 	return ret;

@@ -3,6 +3,8 @@
 #ifndef RL_MAPS_H
 #define RL_MAPS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include "rl_common.h"
 #include "rl_events.h"
@@ -62,6 +64,39 @@ int rl_counters_read(const struct rl_pins *pins, struct rl_counters *sum);
  */
 typedef int (*rl_state_fn)(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx);
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx);
+/*
+ * What a bounded walk may read, and what it read. @max_states: at most
+ * about that many states handed to @fn (the batch that reaches it is
+ * finished; 0: no bound, every source); @start: the set of each set table
+ * it starts from (any number: taken modulo the sets), wrapping around.
+ */
+struct rl_walk_budget {
+	__u64 max_states;
+	__u32 start;
+	/* Out: */
+	__u64 states; /* handed to @fn */
+	__u64 slots_read; /* slots and hash entries loaded */
+	__u64 sets_read, sets_total; /* sets of the set tables read, and there are */
+	bool whole; /* every source was read */
+};
+/*
+ * rl_state_walk() within @b, for readers that change no table (top): the
+ * IPv6 table, then the IPv4 ones. A set table is read in batches of sets,
+ * the clock read once after each batch's loads (rather than after each
+ * slot: on some virtual machines a clock read costs microseconds).
+ */
+int rl_state_walk_some(const struct rl_pins *pins, struct rl_walk_budget *b, rl_state_fn fn,
+		       void *ctx);
+/*
+ * The sources @keys[0..@n-1] looked up as rl_state_lookup() does, with one
+ * mapping of the IPv4 table and one clock read after every lookup: @fn for
+ * each one found. *looked counts the lookups.
+ */
+int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *keys, size_t n,
+			 __u64 *looked, rl_state_fn fn, void *ctx);
+struct rl_hot;
+/* The limited sources (include/rl_hot.h), all of them, with one lookup. */
+int rl_hot_read(const struct rl_pins *pins, struct rl_hot *h);
 /*
  * Tests whose programs read the test clock (rl_clock) set this to its fd:
  * rl_sets4's states are then read back near that clock rather than near

@@ -359,6 +359,12 @@ const struct rl_opt rl_opt_table[] = {
 	{ "source", 0, RL_OPT_STRING, "ADDR", A(top_source), 0, 0, 0, NULL, NULL, RL_G_TOP,
 	  "Look one source up: the states that hold ADDR, the default policy's and each rule's "
 	  "(exit status 1 when none does)." },
+	{ "sample", 0, RL_OPT_U64, "N", A(top_sample), 0, 1, 1ULL << 32, NULL, NULL, RL_G_TOP,
+	  "Besides the sources the kernel last saw over their limit, read about N tracked "
+	  "sources (default 65536), in the table's order from a set drawn at random (with "
+	  "--watch, each view goes on from where the last one stopped)." },
+	{ "all", 0, RL_OPT_FLAG, NULL, A(top_all), 0, 0, 0, NULL, NULL, RL_G_TOP,
+	  "Read every tracked source instead of a sample: seconds for millions of them." },
 
 	{ "trace", 't', RL_OPT_STRING, "FILE", A(trace), 0, 0, 0, NULL, NULL, RL_G_SIMULATE,
 	  "Read the trace from FILE (default, or -: standard input)." },
@@ -506,6 +512,7 @@ void rl_args_defaults(struct rl_args *a)
 	a->max_sources = RL_DEFAULT_MAX_SOURCES;
 	a->max_sources6 = 0; /* a sixteenth of max_sources: RL_MAX_SOURCES6_FOR() */
 	a->top_n = 10;
+	a->top_sample = RL_TOP_SAMPLE;
 	a->one_in = 1;
 	a->max_rate = 100;
 	a->group = "default";

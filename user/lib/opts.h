@@ -51,6 +51,13 @@ enum rl_opt_group {
 #define RL_WATCH_MIN_S 0.1
 #define RL_WATCH_MAX_S 3600.0
 
+/*
+ * top --sample's default: tracked sources read besides the limited ones
+ * (rl_hot). A sixteenth of the default table's million; a table with fewer
+ * sources is read whole.
+ */
+#define RL_TOP_SAMPLE 65536
+
 struct rl_args;
 struct rl_rule;
 
@@ -95,6 +102,8 @@ struct rl_args {
 	__u64 count;
 	__u64 top_n; /* top -n */
 	const char *top_source; /* top --source ADDR */
+	__u64 top_sample; /* top --sample N: states read besides the limited ones */
+	bool top_all; /* top --all: every source */
 	const char *trace; /* simulate --trace */
 	bool summary, quiet; /* simulate */
 	const char *rules; /* simulate --rules */

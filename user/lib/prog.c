@@ -7,6 +7,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "probe.h"
@@ -247,9 +248,55 @@ static int reuse_maps(struct xdp_ratelimit *skel, const struct rl_pins *p)
 	return 0;
 }
 
+/*
+ * The inner map of a map of maps is a template: libbpf creates it, hands it
+ * to the outer map's creation and closes it. The kernel compares its type,
+ * key and value sizes and flags with the maps put in the outer one, and an
+ * array's entries, never a hash's (bpf_map_meta_equal()). Created as
+ * declared, the sync counter tables' template was a hash of 1,048,576
+ * buckets, about a quarter of attach's time, for nothing: each hash
+ * template is made here with one entry instead. Up to @templ's
+ * RL_MAX_TEMPLATES fds, closed after the load by close_templates().
+ */
+#define RL_MAX_TEMPLATES 4
+
+static int small_templates(struct xdp_ratelimit *skel, int *templ, int *n)
+{
+	struct bpf_map *map;
+	int fd, ret;
+
+	*n = 0;
+	bpf_object__for_each_map(map, skel->obj)
+	{
+		struct bpf_map *inner = bpf_map__inner_map(map);
+		LIBBPF_OPTS(bpf_map_create_opts, opts);
+
+		if (!inner || bpf_map__type(inner) != BPF_MAP_TYPE_HASH ||
+		    !bpf_map__autocreate(map) || bpf_map__fd(map) >= 0 || *n == RL_MAX_TEMPLATES)
+			continue;
+		opts.map_flags = bpf_map__map_flags(inner);
+		fd = bpf_map_create(BPF_MAP_TYPE_HASH, NULL, bpf_map__key_size(inner),
+				    bpf_map__value_size(inner), 1, &opts);
+		if (fd < 0)
+			return -errno;
+		templ[(*n)++] = fd;
+		ret = bpf_map__set_inner_map_fd(map, fd);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void close_templates(const int *templ, int n)
+{
+	for (int i = 0; i < n; i++)
+		close(templ[i]);
+}
+
 struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
 				   char *err, size_t errlen)
 {
+	int templ[RL_MAX_TEMPLATES], ntempl = 0;
 	struct xdp_ratelimit *skel;
 	__u32 max4 = o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES, bits;
 	__u32 max6 = o->max_sources6 ?: RL_MAX_SOURCES6_FOR(max4);
@@ -384,7 +431,10 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			 strerror(EPERM));
 		goto fail;
 	}
-	ret = xdp_ratelimit__load(skel);
+	ret = small_templates(skel, templ, &ntempl);
+	if (!ret)
+		ret = xdp_ratelimit__load(skel);
+	close_templates(templ, ntempl);
 	if (ret) {
 		snprintf(err, errlen, "couldn't load the XDP program%s: %s",
 			 o->reuse ? "" : " and its maps", strerror(-ret));
