@@ -1022,8 +1022,20 @@ TEST_FLAGS(e2e_aggregate_flood, RL_TEST_ROOT)
 	ASSERT_EQ(st.limited, agg_limited, "none a source's own limit");
 	ASSERT_EQ(good.sent, good.count, "the other source sent all");
 	passed = (double)(st.passed - st0.passed) - (double)good.sent;
-	if (fabs(passed - expected) > 0.01 * expected)
-		rl_test_fail(__FILE__, __LINE__, "the /24 passed %.0f, expected %.0f +-1%%", passed,
+	/*
+	 * Never more than one bucket's worth (and one packet per CPU between
+	 * a check and its charge), and not starved. Exactness to the packet is
+	 * lvl_prefix_flood's and lvl_vs_sim's, on the test clock: here the
+	 * model spreads each sample's arrivals evenly, and trafgen sends in
+	 * bursts whose gaps refill nothing past a full bucket, so the program
+	 * passes up to a few percent less than the model on a busy host (seen
+	 * -0.02% to -10%, the shortfall about constant, half a burst).
+	 */
+	if (passed > expected * 1.01 + 2)
+		rl_test_fail(__FILE__, __LINE__, "the /24 passed %.0f, over one bucket's %.0f",
+			     passed, expected);
+	if (passed < expected * 0.85)
+		rl_test_fail(__FILE__, __LINE__, "the /24 passed %.0f, far under %.0f", passed,
 			     expected);
 	ASSERT_TRUE(w.received[0] >= (unsigned long)good.sent * 9 / 10,
 		    "the other source's packets reached its socket");
