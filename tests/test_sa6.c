@@ -15,12 +15,17 @@
  *				tag, on two CPUs at once with the test clock: every
  *				source's state and the passes equal the sequential
  *				model's after every round
+ *	sa6_hot			a /64 over its limit (main program) and a
+ *				link-local source over its (slow path) are noted
+ *				in rl_hot under their keys in rl_sets6, and top's
+ *				lookup finds them there; one under its limit is not
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
@@ -29,6 +34,7 @@
 #include "frames.h"
 #include "harness.h"
 #include "maps.h"
+#include "rl_hot.h"
 #include "sa.h"
 #include "sa6.h"
 #include "test.h"
@@ -408,4 +414,60 @@ TEST_FLAGS(sa6_exact_two_cpus, RL_TEST_ROOT)
 	exact_case((const char *const[]){ "--algo", "sliding-window", "--rate", "1mbyte",
 					  "--window", "100ms", "--prefix6", "128", NULL },
 		   30000000);
+}
+
+/* rl_state_lookup_many()'s callback: how many of the keys it found. */
+static int count_found(const struct rl_state_key *k, __u64 st, __u64 now, void *ctx)
+{
+	(void)k;
+	(void)st;
+	(void)now;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/* Is @k (a key as rl_sets6 keeps it) in its entry of rl_hot under @gen? */
+static bool noted(const struct rl_hot *h, const struct rl_key *k, __u32 gen)
+{
+	const struct rl_hot_ent *e =
+		&h->e[rl_hot_idx(k->addr[0], k->addr[1], k->addr[2], k->addr[3], 0)];
+
+	return !memcmp(&e->src, k, sizeof(*k)) && !e->rule && e->gen == (__u16)gen;
+}
+
+TEST_FLAGS(sa6_hot, RL_TEST_ROOT)
+{
+	static const char *const opts[] = { "--rate", "1/h", "--burst", "3", NULL };
+	struct rl_key net = key_of("2001:db8:5:6::"), ll = key_of("fe80::7:1"),
+		      calm = key_of("2001:db8:9::");
+	struct rl_hot *h = calloc(1, sizeof(*h));
+	struct rl_state_key keys[2];
+	struct rl_config cfg;
+	struct rl_prog p;
+	__u64 now = 1000000000ULL, looked = 0;
+	int found = 0;
+
+	if (!ASSERT_TRUE(h, "memory") || !rl_build_config(&cfg, opts, NULL) ||
+	    !rl_prog_load(&p, true, 4096)) {
+		free(h);
+		return;
+	}
+	if (!rl_prog_configure(&p, 0, &cfg))
+		goto out;
+	ASSERT_EQ(run_n(&p, now, "2001:db8:5:6::1", 4), 3, "the /64: its burst, then dropped");
+	ASSERT_EQ(run_n(&p, now, "fe80::7:1", 5), 3, "the link-local source: the same");
+	ASSERT_EQ(run_n(&p, now, "2001:db8:9::1", 2), 2, "one under its limit");
+	if (!ASSERT_OK(rl_hot_read(&p.maps, h), "read rl_hot"))
+		goto out;
+	ASSERT_TRUE(noted(h, &net, cfg.gen), "the /64 noted, masked");
+	ASSERT_TRUE(noted(h, &ll, cfg.gen), "the link-local source noted, whole");
+	ASSERT_TRUE(!noted(h, &calm, cfg.gen), "not the one under its limit");
+	keys[0] = (struct rl_state_key){ .src = net, .gen = cfg.gen };
+	keys[1] = (struct rl_state_key){ .src = ll, .gen = cfg.gen };
+	ASSERT_OK(rl_state_lookup_many(&p.maps, keys, 2, &looked, count_found, &found),
+		  "top's lookup of the noted sources");
+	ASSERT_EQ(found, 2, "both found in rl_sets6");
+out:
+	free(h);
+	rl_prog_close(&p);
 }
