@@ -1097,14 +1097,23 @@ static void accuracy_run(const char *policy, const unsigned int *pps, bool basel
 		goto out;
 	if (baseline) {
 		/* Without agents each node passes its own limit: about 3x. */
+		__u64 o0 = offered_total(&f), offered;
+
 		passed = send_load(&f, pps, 3, &dur, NULL, NULL);
+		offered = offered_total(&f) - o0;
 		want = (__u64)((double)E2E_RATE * dur) + E2E_BURST;
 		fprintf(stderr,
 			"    without agents: %llu passed in %.2f s (r t + b = %llu: %.2fx)\n",
 			(unsigned long long)passed, dur, (unsigned long long)want,
 			(double)passed / (double)want);
-		/* trafgen's pace under load is below its gap: not always 3x. */
-		ASSERT_TRUE(passed * 10 > want * 18, "without agents, well over one limit");
+		/*
+		 * trafgen's pace under load is below its gap: not always 3x
+		 * (seen 1.47x on a loaded CI run). Well over one limit, as far
+		 * as what was offered allows.
+		 */
+		ASSERT_TRUE(offered * 10 > want * 13, "trafgen offered over 1.3x the limit");
+		ASSERT_TRUE(passed * 10 > (offered < 2 * want ? offered : 2 * want) * 9,
+			    "without agents, well over one limit");
 		/* The buckets fill again before the agents start. */
 		usleep(300000);
 	}
