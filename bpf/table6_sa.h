@@ -57,7 +57,7 @@ static __always_inline int link_local6(__u32 a0)
 /* The set of key @k0, @k1 in generation @gen, and its identity in *id. */
 static __always_inline struct rl_sa6_set *set6(__u64 k0, __u64 k1, __u32 gen, __u64 *id)
 {
-	__u64 h = rl_sa6_hash(k0, k1, gen);
+	__u64 h = rl_sa6_hash(k0, k1, gen, rl_cfg.sa_key);
 	__u32 idx = (__u32)h & ((1U << rl_sa6_bits) - 1);
 
 	*id = rl_sa6_id(h, gen);

@@ -76,15 +76,18 @@ RL_INLINE __u64 rl_sa6_mix64(__u64 x)
 
 /*
  * The hash of the masked key (@k0, @k1: its two words, include/rl_sa6.h's
- * order) in generation @gen: the set is its low bits, the tag its top 16.
- * One finalizer over both words folded: a key of a prefix of 64 bits or
- * less has @k1 0, and its hash is one finalizer of @k0 (the packet path's
- * common case, bpf/table6_sa.h). Only the spread of sources over sets
- * depends on it: the key is compared whole.
+ * order) in generation @gen, under the table's secret @key (rl_config's
+ * sa_key, drawn at attach, as the IPv4 table's: include/rl_sa.h): the set is
+ * its low bits, the tag its top 16. @k0 goes through a finalizer under the
+ * key before @k1 is folded in, so that nobody who lacks the key can pick a
+ * @k1 (an address of a /128 policy) that lands on another source's set.
+ * Only the spread of sources over sets depends on it: the key is compared
+ * whole.
  */
-RL_INLINE __u64 rl_sa6_hash(__u64 k0, __u64 k1, __u32 gen)
+RL_INLINE __u64 rl_sa6_hash(__u64 k0, __u64 k1, __u32 gen, __u64 key)
 {
-	return rl_sa6_mix64(k0 ^ (k1 * 0x9e3779b97f4a7c15ULL) ^ ((__u64)(gen & 3) << 62));
+	return rl_sa6_mix64(rl_sa6_mix64(k0 ^ key) ^ (k1 * 0x9e3779b97f4a7c15ULL) ^
+			    ((__u64)(gen & 3) << 62));
 }
 
 /* The used, generation and tag bits of a source with hash @h. */

@@ -896,9 +896,9 @@ TEST_FLAGS(e2e_top_clamps_and_says, RL_TEST_ROOT)
 	snprintf(path, sizeof(path), "/sys/fs/bpf/xdp-ratelimit/netns-%llu/%s/rl_sets6",
 		 (unsigned long long)st.st_ino, ns.rx_if);
 	fd = bpf_obj_get(path);
-	if (!ASSERT_TRUE(fd >= 0, "open rl_sets6") || !ASSERT_OK(rl_sa6_map(fd, &m), "map it"))
+	if (!ASSERT_TRUE(fd >= 0, "open rl_sets6") || !ASSERT_OK(rl_sa6_map(fd, 0, &m), "map it"))
 		goto out;
-	/* The one source: its way. */
+	/* The one source: its way (read way by way: the hash's key is not needed). */
 	for (__u32 idx = 0; idx < (1U << m.bits) && found < 0; idx++)
 		for (int i = 0; i < RL_SA6_WAYS && found < 0; i++)
 			if (!rl_sa6_read(&m, idx, i, &w, &key, &state))

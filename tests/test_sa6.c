@@ -15,6 +15,9 @@
  *				tag, on two CPUs at once with the test clock: every
  *				source's state and the passes equal the sequential
  *				model's after every round
+ *	sa6_keyed		eight sources aimed at one set with the hash
+ *				computed without the table's secret: one set of
+ *				an unkeyed table, several of a keyed one
  *	sa6_hot			a /64 over its limit (main program) and a
  *				link-local source over its (slow path) are noted
  *				in rl_hot under their keys in rl_sets6, and top's
@@ -53,10 +56,20 @@ static struct rl_key key_of(const char *addr)
 	return k;
 }
 
+/* The hash's secret in these tests (rl_config's sa_key: attach draws one at random). */
+static const __u64 test_key = 0x9c5b2f1d74e3a086ULL;
+
+/* @cfg hashing rl_sets6 under test_key, as hash_of() does: true. */
+static bool keyed(struct rl_config *cfg)
+{
+	cfg->sa_key = test_key;
+	return true;
+}
+
 static __u64 hash_of(const struct rl_key *k, __u32 gen)
 {
 	return rl_sa6_hash((__u64)k->addr[1] << 32 | k->addr[0],
-			   (__u64)k->addr[3] << 32 | k->addr[2], gen);
+			   (__u64)k->addr[3] << 32 | k->addr[2], gen, test_key);
 }
 
 /*
@@ -144,7 +157,8 @@ TEST_FLAGS(sa6_ways, RL_TEST_ROOT)
 	if (!ASSERT_TRUE(pick_sources(1, 1, 6, k, &n) && n == 6, "six sources of one set"))
 		return;
 	fd = rl_sa6_create(RL_SA6_BITS_MIN);
-	if (!ASSERT_TRUE(fd >= 0, "create rl_sets6") || !ASSERT_OK(rl_sa6_map(fd, &m), "map it"))
+	if (!ASSERT_TRUE(fd >= 0, "create rl_sets6") ||
+	    !ASSERT_OK(rl_sa6_map(fd, test_key, &m), "map it"))
 		goto out;
 	ASSERT_EQ(rl_sa6_bits_of(fd), RL_SA6_BITS_MIN, "its size read back");
 	ASSERT_EQ(rl_sa6_bits_for(SA6_TEST_SOURCES), RL_SA6_BITS_MIN, "2 ways per source");
@@ -245,7 +259,7 @@ TEST_FLAGS(sa6_tag_collision, RL_TEST_ROOT)
 	__u64 now = 1000000000ULL;
 	int n = 0;
 
-	if (!rl_build_config(&cfg, opts, NULL) ||
+	if (!rl_build_config(&cfg, opts, NULL) || !keyed(&cfg) ||
 	    !ASSERT_TRUE(pick_sources(cfg.gen, 1, 2, k, &n), "two sources of one set and tag") ||
 	    !rl_prog_load(&p, true, SA6_TEST_SOURCES))
 		return;
@@ -335,7 +349,7 @@ static void exact_case(const char *const *opts, __u64 step_ns)
 	__u32 zero = 0;
 	int n = 0, ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), bad = 0;
 
-	if (!rl_build_config(&cfg, opts, NULL) ||
+	if (!rl_build_config(&cfg, opts, NULL) || !keyed(&cfg) ||
 	    !ASSERT_TRUE(pick_sources(cfg.gen, 2, nsrc, k, &n) && n == nsrc,
 			 "four sources of one set, two pairs of one tag") ||
 	    !rl_prog_load(&prog, true, SA6_TEST_SOURCES))
@@ -470,4 +484,34 @@ TEST_FLAGS(sa6_hot, RL_TEST_ROOT)
 out:
 	free(h);
 	rl_prog_close(&p);
+}
+
+/*
+ * An attacker who knows the code but not the key (drawn at attach) aims
+ * /128 sources at one set: under key 0 (an unkeyed table) eight of them
+ * share a set, under the table's key they spread.
+ */
+TEST(sa6_keyed)
+{
+	struct rl_key k[8];
+	__u64 sets = 0;
+	char a[64];
+	int n = 0;
+
+	for (__u32 i = 0; i < (1U << 16) && n < 8; i++) {
+		__u64 h;
+
+		snprintf(a, sizeof(a), "2001:db8:77::%x", i);
+		k[n] = key_of(a);
+		h = rl_sa6_hash((__u64)k[n].addr[1] << 32 | k[n].addr[0],
+				(__u64)k[n].addr[3] << 32 | k[n].addr[2], 1, 0);
+		if ((h & (SA6_TEST_SETS - 1)) == 5)
+			n++;
+	}
+	if (!ASSERT_EQ(n, 8, "eight sources of set 5 without the key"))
+		return;
+	for (int i = 0; i < n; i++)
+		sets |= 1ULL << (hash_of(&k[i], 1) & (SA6_TEST_SETS - 1));
+	printf("    under the key: %d sets of %u\n", __builtin_popcountll(sets), SA6_TEST_SETS);
+	ASSERT_TRUE(__builtin_popcountll(sets) > 2, "spread over several sets under the key");
 }

@@ -459,13 +459,26 @@ static struct {
 	const struct rl_config *cfg;
 } walking6;
 
-static int map_v6(int fd, struct rl_sa6_map *m)
+static int map_v6(int fd, __u64 key, struct rl_sa6_map *m)
 {
 	if (walking6.m) {
 		*m = *walking6.m;
 		return 0;
 	}
-	return rl_sa6_map(fd, m);
+	return rl_sa6_map(fd, key, m);
+}
+
+/* map_v6() of the limiter's rl_sets6, under the live configuration's key. */
+static int map_live_v6(const struct rl_pins *pins, struct rl_sa6_map *m)
+{
+	struct rl_config cfg;
+	__u32 active;
+	int ret;
+
+	if (walking6.m)
+		return map_v6(pins->sets6, 0, m);
+	ret = rl_config_read(pins, &cfg, &active);
+	return ret ? ret : map_v6(pins->sets6, cfg.sa_key, m);
 }
 
 static void unmap_v6(struct rl_sa6_map *m)
@@ -487,7 +500,7 @@ static int walk_sets6(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 
 	ret = rl_config_read(pins, &cfg, &active);
 	if (!ret)
-		ret = rl_sa6_map(pins->sets6, &m);
+		ret = rl_sa6_map(pins->sets6, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	walking6.m = &m;
@@ -649,7 +662,7 @@ static int some_sets6(const struct rl_pins *pins, struct rl_walk_budget *b, rl_s
 
 	ret = rl_config_read(pins, &cfg, &active);
 	if (!ret)
-		ret = rl_sa6_map(pins->sets6, &m);
+		ret = rl_sa6_map(pins->sets6, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	nsets = 1U << m.bits;
@@ -781,7 +794,7 @@ static int update_v6(const struct rl_pins *pins, const struct rl_state_key *k, _
 		cfg = *walking6.cfg;
 	else if ((ret = rl_config_read(pins, &cfg, &active)))
 		return ret;
-	ret = map_v6(pins->sets6, &m);
+	ret = map_v6(pins->sets6, cfg.sa_key, &m);
 	if (ret)
 		return ret;
 	ret = rl_sa6_insert(&m, &k->src, k->gen, val, flags, rl_sa_ref(&cfg.params, mono_ns()));
@@ -792,7 +805,7 @@ static int update_v6(const struct rl_pins *pins, const struct rl_state_key *k, _
 static int lookup_v6(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
 {
 	struct rl_sa6_map m;
-	int ret = map_v6(pins->sets6, &m);
+	int ret = map_live_v6(pins, &m);
 
 	if (ret)
 		return ret;
@@ -804,7 +817,7 @@ static int lookup_v6(const struct rl_pins *pins, const struct rl_state_key *k, _
 static int delete_v6(const struct rl_pins *pins, const struct rl_state_key *k)
 {
 	struct rl_sa6_map m;
-	int ret = map_v6(pins->sets6, &m);
+	int ret = map_live_v6(pins, &m);
 
 	if (ret)
 		return ret;
@@ -853,7 +866,7 @@ int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *
 		(*looked)++;
 		if (!key_is_v4(&k->src)) {
 			/* rl_sets6, mapped once; its states are whole. */
-			if (!m6.sets && (ret = map_v6(pins->sets6, &m6)))
+			if (!m6.sets && (ret = map_v6(pins->sets6, cfg.sa_key, &m6)))
 				goto out;
 			v->found = !rl_sa6_find(&m6, &k->src, k->gen, &v->v);
 		} else if (cfg.table4 == RL_TABLE4_LRU) {

@@ -45,7 +45,7 @@ int rl_sa6_create(__u32 bits)
 	return fd < 0 ? -errno : fd;
 }
 
-int rl_sa6_map(int fd, struct rl_sa6_map *m)
+int rl_sa6_map(int fd, __u64 key, struct rl_sa6_map *m)
 {
 	int bits = rl_sa6_bits_of(fd);
 	void *p;
@@ -53,6 +53,7 @@ int rl_sa6_map(int fd, struct rl_sa6_map *m)
 	memset(m, 0, sizeof(*m));
 	if (bits < 0)
 		return bits;
+	m->key = key;
 	m->bits = (__u32)bits;
 	m->len = sizeof(struct rl_sa6_set) << bits;
 	p = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -89,7 +90,7 @@ static void key_words(const struct rl_key *k, __u64 *k0, __u64 *k1)
 static struct rl_sa6_set *set_of(const struct rl_sa6_map *m, __u64 k0, __u64 k1, __u32 gen,
 				 __u64 *id)
 {
-	__u64 h = rl_sa6_hash(k0, k1, gen);
+	__u64 h = rl_sa6_hash(k0, k1, gen, m->key);
 
 	*id = rl_sa6_id(h, gen);
 	return &m->sets[h & ((1ULL << m->bits) - 1)];

@@ -26,9 +26,11 @@ struct rl_sa6_map {
 	struct rl_sa6_set *sets;
 	__u32 bits;
 	size_t len;
+	__u64 key; /* the hash's secret: the live configuration's sa_key */
 };
 
-int rl_sa6_map(int fd, struct rl_sa6_map *m);
+/* Map rl_sets6 @fd, whose sources are hashed under @key (rl_config's sa_key). */
+int rl_sa6_map(int fd, __u64 key, struct rl_sa6_map *m);
 void rl_sa6_unmap(struct rl_sa6_map *m);
 
 /*
