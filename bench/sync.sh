@@ -460,7 +460,7 @@ fi
 	echo
 	echo "| active sources | commands | bytes out | bytes back | agent CPU | round (median, max) | server CPU | failed |"
 	echo "|---|---|---|---|---|---|---|---|"
-	grep -v '^#' "$cost" | while IFS=$'\t' read -r src _ _ _ _ cmds _ tx rx cpu med max failed srv; do
+	{ grep -v '^#' "$cost" || true; } | while IFS=$'\t' read -r src _ _ _ _ cmds _ tx rx cpu med max failed srv; do
 		printf '| %s | %s | %s | %s | %s us | %s ms, %s ms | %s us | %s |\n' \
 			"$src" "$cmds" "$tx" "$rx" "$cpu" "$med" "$max" "$srv" "$failed"
 	done

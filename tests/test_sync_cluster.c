@@ -36,22 +36,6 @@
 #define POLICY "algo=token-bucket\nrate=1000/1\nburst=100\n"
 #define MS     1000000ULL
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static bool need_redis(void)
-{
-	if (redis_srv_available())
-		return true;
-	rl_test_skip("no redis-server (make deps installs it)");
-	return false;
-}
-
 TEST(sync_cluster_slots)
 {
 	static const struct {
@@ -277,13 +261,13 @@ static bool rounds_until_early(struct redis_cluster *c, struct node *a, struct n
 			       struct node *cn)
 {
 	for (int i = 0; i < 30; i++) {
-		double t0 = mono();
+		double t0 = rl_test_mono();
 
 		if (!rounds(a, b, cn, 1, 5))
 			return false;
 		if (early_in_epoch(c, &a->ag, 6000))
 			return true;
-		t0 += (double)a->cfg.interval_ns / 1e9 - mono();
+		t0 += (double)a->cfg.interval_ns / 1e9 - rl_test_mono();
 		if (t0 > 0)
 			usleep((useconds_t)(t0 * 1e6));
 	}
@@ -335,7 +319,7 @@ TEST(sync_cluster_store)
 	char idf[48], idt[48], *out = NULL;
 	bool ok;
 
-	if (!a || !need_redis())
+	if (!a || !redis_srv_need())
 		goto out;
 	if (!ASSERT_TRUE(redis_cluster_start(&c, 3, 0, 1000, NULL), "a cluster of 3 masters"))
 		goto out;
@@ -672,7 +656,7 @@ TEST_FLAGS(sync_cluster_e2e, RL_TEST_ROOT)
 	char state[32], master[128], what[192], *log;
 	int killed = -1, to = -1, masters = 0;
 
-	if (!f || !need_redis() || !cfleet_up(f))
+	if (!f || !redis_srv_need() || !cfleet_up(f))
 		goto out;
 	for (int i = 0; i < E2E_NODES; i++)
 		if (!ASSERT_TRUE(cagent_start(f, i), "agent"))
@@ -688,7 +672,7 @@ TEST_FLAGS(sync_cluster_e2e, RL_TEST_ROOT)
 		if (!ASSERT_OK(rl_flow_start(&f->ns, &fl[i]), "flow"))
 			goto out;
 	}
-	t0 = mono();
+	t0 = rl_test_mono();
 	for (;;) {
 		bool done = true, one_ended = false;
 
@@ -698,7 +682,7 @@ TEST_FLAGS(sync_cluster_e2e, RL_TEST_ROOT)
 			else
 				one_ended = true;
 		}
-		t = mono() - t0;
+		t = rl_test_mono() - t0;
 		if (one_ended && !all_secs) {
 			all_secs = t;
 			all_passed = cpassed(f) - before;
@@ -712,7 +696,7 @@ TEST_FLAGS(sync_cluster_e2e, RL_TEST_ROOT)
 		}
 		usleep(50000);
 	}
-	t = mono() - t0;
+	t = rl_test_mono() - t0;
 	for (int i = 0; i < E2E_NODES; i++)
 		rl_flow_stop(&fl[i]);
 	usleep(100000);
@@ -760,9 +744,9 @@ TEST_FLAGS(sync_cluster_e2e, RL_TEST_ROOT)
 	for (int i = 0; i < E2E_NODES; i++)
 		cstats(f, i, state, sizeof(state), master, sizeof(master), &syncs0[i]);
 	redis_cluster_kill(&f->c, killed);
-	t0 = mono();
+	t0 = rl_test_mono();
 	ok = false;
-	while (!ok && mono() - t0 < 15) {
+	while (!ok && rl_test_mono() - t0 < 15) {
 		usleep(200000);
 		to = redis_cluster_master_of(&f->c, killed == 0 ? 1 : 0, slot);
 		ok = to >= 0 && to != killed;
@@ -776,7 +760,7 @@ TEST_FLAGS(sync_cluster_e2e, RL_TEST_ROOT)
 		}
 	}
 	fprintf(stderr, "    master %u killed: agents syncing through %s after %.1f s (%s)\n",
-		f->c.port[killed], master, mono() - t0, state);
+		f->c.port[killed], master, rl_test_mono() - t0, state);
 	ASSERT_TRUE(ok, "the agents recover, writing to the promoted replica");
 	for (int i = 0; i < E2E_NODES; i++)
 		ASSERT_EQ(cagent_stop(f, i, SIGTERM), 0, "clean stop");

@@ -42,14 +42,6 @@
 #define POLICY "algo=token-bucket\nrate=1000/1\nburst=100\n"
 #define MS     1000000ULL
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 enum hmode {
 	H_TRICKLE, /* "$100000000\r\n", then a byte every 50 ms */
 	H_HUGE, /* "$1000000000\r\n", then as fast as the agent reads */
@@ -382,9 +374,9 @@ TEST(sync_hostile_trickle)
 		goto out;
 	/* The reply never ends: the round trip gives up at its bound, the interval. */
 	item(&it[0], "198.18.0.1/32", 5);
-	t0 = mono();
+	t0 = rl_test_mono();
 	ASSERT_EQ(rl_sync_agent_step(&a, it, 1, err, sizeof(err)), 1, "fallback");
-	t = mono() - t0;
+	t = rl_test_mono() - t0;
 	fprintf(stderr, "    trickle: fallback after %.3f s\n", t);
 	ASSERT_TRUE(t >= 0.09 && t < 0.3, "within the interval");
 	ASSERT_EQ(a.st.state, RL_SYNC_FALLBACK_LOCAL, "fallback-local");
@@ -399,9 +391,9 @@ TEST(sync_hostile_trickle)
 	if (!ASSERT_OK(rl_sync_agent_connect(&b, &cb, err, sizeof(err)), err))
 		goto out;
 	pthread_create(&th, NULL, raise_stop, (void *)300000L);
-	t0 = mono();
+	t0 = rl_test_mono();
 	ASSERT_EQ(rl_sync_agent_start(&b, POLICY, err, sizeof(err)), -EINTR, "stopped");
-	t = mono() - t0;
+	t = rl_test_mono() - t0;
 	pthread_join(th, NULL);
 	fprintf(stderr, "    trickle: stopped %.3f s after the stop was asked\n", t - 0.3);
 	ASSERT_TRUE(t < 0.3 + 0.1, "within 100 ms of the stop");
@@ -537,7 +529,7 @@ TEST_FLAGS(sync_hostile_cli, RL_TEST_ROOT)
 		 "exec nsenter --net=/run/netns/%s %s/xdp-ratelimit sync %s --redis %s --group h "
 		 "--node a --interval 200ms 2>%s </dev/null",
 		 ns.rx, rl_build_dir, ns.rx_if, h.url_unix, log);
-	t0 = mono();
+	t0 = rl_test_mono();
 	pid = fork();
 	if (!pid) {
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -545,22 +537,22 @@ TEST_FLAGS(sync_hostile_cli, RL_TEST_ROOT)
 		_exit(127);
 	}
 	/* The first round trip trickles: stats says fallback-local within a round or two. */
-	while (mono() - t0 < 3) {
+	while (rl_test_mono() - t0 < 3) {
 		stats_state(&ns, state, sizeof(state));
 		if (!strcmp(state, "fallback-local"))
 			break;
 		usleep(20000);
 	}
-	t = mono() - t0;
+	t = rl_test_mono() - t0;
 	fprintf(stderr, "    cli: stats says %s %.3f s after the start\n", state, t);
 	ASSERT_STREQ(state, "fallback-local", "stats: fallback-local");
 	/* Mid-trickle again (every round trip trickles): SIGTERM ends it within 1 s. */
 	usleep(250000);
-	t0 = mono();
+	t0 = rl_test_mono();
 	kill(pid, SIGTERM);
 	for (int i = 0; i < 300 && waitpid(pid, &st, WNOHANG) != pid; i++)
 		usleep(5000);
-	t = mono() - t0;
+	t = rl_test_mono() - t0;
 	fprintf(stderr, "    cli: exited %.3f s after SIGTERM\n", t);
 	if (ASSERT_TRUE(t < 1.0, "SIGTERM ends it within 1 s")) {
 		pid = 0;

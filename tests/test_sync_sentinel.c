@@ -55,14 +55,6 @@
 #define POLICY "algo=token-bucket\nrate=1000/1\nburst=100\n"
 #define MS     1000000ULL
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static bool need_sentinel(void)
 {
 	if (sentinel_srv_available())
@@ -274,10 +266,10 @@ TEST(sync_sentinel_switch)
 					"SENTINEL FAILOVER " SENTINEL_SRV_MASTER),
 		       "SENTINEL FAILOVER"))
 		goto out;
-	next = mono();
+	next = rl_test_mono();
 	for (int step = 1; step <= 50 && moved_at < 0; step++) {
 		next += 0.1;
-		while (mono() < next)
+		while (rl_test_mono() < next)
 			usleep(5000);
 		ret = rl_sync_agent_step(&ag, &it, 1, err, sizeof(err));
 		if (!ASSERT_EQ(ret, 0, "every round trip syncs, none falls back"))
@@ -460,7 +452,7 @@ static bool agents_start(struct sfleet *f, const char *const *extra)
 		}
 		f->agent[k] = pid;
 	}
-	for (double t0 = mono(); left && mono() - t0 < 40; usleep(20000)) {
+	for (double t0 = rl_test_mono(); left && rl_test_mono() - t0 < 40; usleep(20000)) {
 		for (int k = 0; k < f->n; k++) {
 			char *log;
 			int st;
@@ -631,9 +623,9 @@ TEST_FLAGS(sync_sentinel_failover, RL_TEST_ROOT)
 		if (!ASSERT_OK(rl_flow_start(&f.ns, &fl[k]), "flow"))
 			goto out;
 	}
-	t0 = mono();
+	t0 = rl_test_mono();
 	do {
-		double t = mono() - t0;
+		double t = rl_test_mono() - t0;
 
 		if (!killed && t >= 4) {
 			struct rl_sync_status st;
@@ -646,7 +638,7 @@ TEST_FLAGS(sync_sentinel_failover, RL_TEST_ROOT)
 				if (!status_of(&f, k, &st))
 					syncs_at_kill[k] = st.syncs_total;
 			sentinel_srv_kill(&f.srv.pid[0]);
-			t_kill = mono();
+			t_kill = rl_test_mono();
 			clock_gettime(CLOCK_REALTIME, &rt_kill);
 			killed = true;
 		}
@@ -659,20 +651,20 @@ TEST_FLAGS(sync_sentinel_failover, RL_TEST_ROOT)
 				if (!switched[k] && !status_of(&f, k, &st) &&
 				    st.state == RL_SYNC_CONNECTED && !strcmp(st.master, want) &&
 				    st.syncs_total > syncs_at_kill[k])
-					switched[k] = mono() - t_kill;
+					switched[k] = rl_test_mono() - t_kill;
 				n += switched[k] > 0;
 			}
 			if (n == NLIM)
-				t_all = mono() - t_kill;
+				t_all = rl_test_mono() - t_kill;
 		}
 		flows_done = true;
 		for (int k = 0; k < NLIM; k++)
 			flows_done &= rl_flow_done(&fl[k]);
 		usleep(killed && !t_all ? 20000 : 50000);
-	} while (!flows_done && mono() - t0 < 12);
+	} while (!flows_done && rl_test_mono() - t0 < 12);
 	for (int k = 0; k < NLIM; k++)
 		rl_flow_stop(&fl[k]);
-	dur = mono() - t0;
+	dur = rl_test_mono() - t0;
 	if (killed && sentinel_srv_named_at(&f.srv) > 0)
 		t_named = sentinel_srv_named_at(&f.srv) - (double)rt_kill.tv_sec -
 			  (double)rt_kill.tv_nsec / 1e9;
@@ -759,7 +751,7 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 		    agents_start(&f, (const char *const[]){ "--interval 100ms", "--interval 5s" }),
 		    "agents up"))
 		goto out;
-	for (double w = mono(); mono() - w < 3; usleep(20000))
+	for (double w = rl_test_mono(); rl_test_mono() - w < 3; usleep(20000))
 		if (!status_of(&f, 0, &st) && st.state == RL_SYNC_CONNECTED &&
 		    !strcmp(st.master, old))
 			break;
@@ -773,10 +765,10 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 	if (!ASSERT_OK(status_of(&f, 1, &st), "agent 1's status"))
 		goto out;
 	due = st.last_sync_ns + st.interval_ns;
-	t0 = mono();
+	t0 = rl_test_mono();
 	kill(f.srv.pid[0], SIGSTOP);
 	stopped = true;
-	while ((t = mono() - t0) < 10) {
+	while ((t = rl_test_mono() - t0) < 10) {
 		struct timespec now;
 
 		if (!t_fb && !status_of(&f, 0, &st) && st.state == RL_SYNC_FALLBACK_LOCAL)
@@ -785,13 +777,13 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 		clock_gettime(CLOCK_REALTIME, &now);
 		if (t_term < 0 &&
 		    (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec > due + 500 * MS) {
-			double s0 = mono();
+			double s0 = rl_test_mono();
 
 			ASSERT_TRUE(!status_of(&f, 1, &st) && st.state == RL_SYNC_CONNECTED,
 				    "agent 1 has not finished that round trip");
 			ASSERT_OK(rl_proc_stop(&f.agent[1], SIGTERM, 6000, &wst),
 				  "SIGTERM stops the agent");
-			t_term = mono() - s0;
+			t_term = rl_test_mono() - s0;
 			ASSERT_TRUE(WIFEXITED(wst) && !WEXITSTATUS(wst), "exit status 0");
 		}
 		if (!t_back && !status_of(&f, 0, &st) && st.state == RL_SYNC_CONNECTED &&
@@ -804,7 +796,7 @@ TEST_FLAGS(sync_sentinel_stopped_master, RL_TEST_ROOT)
 	stopped = false;
 	if (!status_of(&f, 0, &st))
 		syncs = st.syncs_total;
-	for (double w = mono(); mono() - w < 1.0; usleep(50000))
+	for (double w = rl_test_mono(); rl_test_mono() - w < 1.0; usleep(50000))
 		if (status_of(&f, 0, &st) || st.state != RL_SYNC_CONNECTED ||
 		    strcmp(st.master, want))
 			stayed = false;

@@ -24,6 +24,14 @@ bool redis_srv_available(void)
 	return !access(REDIS_SERVER, X_OK) && !access("/usr/bin/redis-cli", X_OK);
 }
 
+bool redis_srv_need(void)
+{
+	if (redis_srv_available())
+		return true;
+	rl_test_skip("no redis-server (make deps installs it)");
+	return false;
+}
+
 unsigned int redis_srv_free_port(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };

@@ -40,5 +40,7 @@ int redis_srv_sleep(struct redis_srv *s, const char *secs);
 unsigned int redis_srv_free_port(void);
 /* Is redis-server installed? */
 bool redis_srv_available(void);
+/* redis_srv_available(), or the running test skipped, saying why: false. */
+bool redis_srv_need(void);
 
 #endif /* RL_REDIS_SRV_H */

@@ -35,6 +35,14 @@ void rl_test_fail(const char *file, int line, const char *fmt, ...)
 	cur_failed++;
 }
 
+double rl_test_mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 void rl_test_skip(const char *fmt, ...)
 {
 	va_list ap;

@@ -24,14 +24,6 @@ bool sentinel_srv_available(void)
 	return redis_srv_available() && !access(REDIS_SENTINEL, X_OK);
 }
 
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Fork and exec @argv in the servers' namespace; the child dies with the runner. */
 static pid_t spawn(struct sentinel_srv *s, char *const argv[])
 {
@@ -178,7 +170,7 @@ static bool start_sentinel(struct sentinel_srv *s, int i)
 /* Until @port answers PING, at most 5 s, or its process @pid has exited. */
 static bool wait_up(struct sentinel_srv *s, pid_t *pid, unsigned int port, bool auth)
 {
-	for (double t0 = mono(); mono() - t0 < 5; usleep(20000)) {
+	for (double t0 = rl_test_mono(); rl_test_mono() - t0 < 5; usleep(20000)) {
 		int st;
 
 		if (waitpid(*pid, &st, WNOHANG) == *pid) {
@@ -233,7 +225,7 @@ bool sentinel_srv_start(struct sentinel_srv *s, const char *netns, const char *p
 	 * as they connect and then every 10 s: start them once the master lists
 	 * the replica, so they know it at once.
 	 */
-	for (double t0 = mono(); !ok && mono() - t0 < 5; usleep(20000)) {
+	for (double t0 = rl_test_mono(); !ok && rl_test_mono() - t0 < 5; usleep(20000)) {
 		free(out);
 		out = NULL;
 		ok = !sentinel_srv_cli(s, s->port[0], true, &out, "INFO replication") && out &&
@@ -283,7 +275,7 @@ bool sentinel_srv_ready(struct sentinel_srv *s, double secs)
 
 	for (int i = 0; i < SENTINEL_SRV_N; i++)
 		running += s->spid[i] > 0 && !s->paused[i];
-	for (double t0 = mono(); mono() - t0 < secs; usleep(100000)) {
+	for (double t0 = rl_test_mono(); rl_test_mono() - t0 < secs; usleep(100000)) {
 		bool ok = true;
 
 		for (int i = 0; i < SENTINEL_SRV_N && ok; i++) {

@@ -30,6 +30,8 @@ void rl_test_fail(const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Mark the running test as skipped, with the reason; it counts as neither. */
 void rl_test_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* CLOCK_MONOTONIC in seconds, for tests that time what they wait for. */
+double rl_test_mono(void);
 /* A fixed seed per test run, printed, settable with RL_SEED. */
 unsigned long long rl_test_seed(void);
 /*

@@ -63,29 +63,7 @@ static char *describe(const struct rl_config *c, char *buf, size_t len)
 /* A level above the source, as an object named for it (nothing when it is off). */
 static void json_level(struct rl_json *w, const struct rl_config *c, unsigned int id)
 {
-	const struct rl_level *l = RL_LVL(c, id);
-	struct rl_policy q;
-	char rate[64];
-
-	if (!l->on)
-		return;
-	rl_policy_defaults(&q);
-	q.rate_num = l->rate_num;
-	q.rate_den = l->rate_den;
-	q.bytes = l->params.bytes;
-	jw_name(w, rl_level_name(id));
-	jw_start_object(w);
-	if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
-		jw_uint_field(w, "prefix4", l->prefix4);
-	if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
-		jw_uint_field(w, "prefix6", l->prefix6);
-	jw_string_field(w, "rate", rl_rate_str(&q, rate, sizeof(rate)));
-	jw_bool_field(w, "bytes", l->params.bytes);
-	if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
-		jw_uint_field(w, "burst", l->burst);
-	else
-		jw_uint_field(w, "limit", l->params.limit);
-	jw_end_object(w);
+	rl_level_json(w, RL_LVL(c, id), id);
 }
 
 static void json_config(struct rl_json *w, const struct rl_config *c)

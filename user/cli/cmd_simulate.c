@@ -164,27 +164,9 @@ void simulate_policy_json(const struct rl_policy *pol, const struct rl_params *p
 	}
 	jw_uint_field(w, "prefix4", pol->prefix4);
 	jw_uint_field(w, "prefix6", pol->prefix6);
-	for (unsigned int id = RL_LVL_PREFIX; lvl && id <= RL_LVL_ADMIT; id++) {
-		const struct rl_level *l = &lvl[id - 1];
-		struct rl_policy q;
-
-		if (!l->on || id == RL_LVL_NEW)
-			continue;
-		rl_policy_defaults(&q);
-		q.rate_num = l->rate_num;
-		q.rate_den = l->rate_den;
-		q.bytes = l->params.bytes;
-		jw_name(w, rl_level_name(id));
-		jw_start_object(w);
-		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
-			jw_uint_field(w, "prefix4", l->prefix4);
-		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
-			jw_uint_field(w, "prefix6", l->prefix6);
-		jw_string_field(w, "rate", rl_rate_str(&q, rate, sizeof(rate)));
-		if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
-			jw_uint_field(w, "burst", l->burst);
-		jw_end_object(w);
-	}
+	for (unsigned int id = RL_LVL_PREFIX; lvl && id <= RL_LVL_ADMIT; id++)
+		if (id != RL_LVL_NEW)
+			rl_level_json(w, &lvl[id - 1], id);
 	jw_end_object(w);
 }
 

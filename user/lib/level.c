@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "json_writer.h"
 #include "level.h"
 #include "source.h"
 
@@ -557,4 +558,30 @@ int rl_level_sim_admit(struct rl_level_sim *ls, const struct rl_key *key, __u64 
 	}
 	ls->limited[RL_LVL_NEW]++;
 	return 0;
+}
+
+void rl_level_json(struct rl_json *w, const struct rl_level *l, unsigned int id)
+{
+	struct rl_policy q;
+	char rate[64];
+
+	if (!l->on)
+		return;
+	rl_policy_defaults(&q);
+	q.rate_num = l->rate_num;
+	q.rate_den = l->rate_den;
+	q.bytes = l->params.bytes;
+	jw_name(w, rl_level_name(id));
+	jw_start_object(w);
+	if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
+		jw_uint_field(w, "prefix4", l->prefix4);
+	if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
+		jw_uint_field(w, "prefix6", l->prefix6);
+	jw_string_field(w, "rate", rl_rate_str(&q, rate, sizeof(rate)));
+	jw_bool_field(w, "bytes", l->params.bytes);
+	if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
+		jw_uint_field(w, "burst", l->burst);
+	else
+		jw_uint_field(w, "limit", l->params.limit);
+	jw_end_object(w);
 }

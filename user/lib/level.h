@@ -65,6 +65,12 @@ void rl_levels_describe(const struct rl_config *cfg, char *buf, size_t len);
 
 /* The name of level @id: "source", "aggregate", "iface", "new", "admit". */
 const char *rl_level_name(unsigned int id);
+struct rl_json;
+/*
+ * Level @id's settings @l as an object of the JSON document @w is in, named
+ * for the level (prefixes, rate, unit, burst or limit); nothing when it is off.
+ */
+void rl_level_json(struct rl_json *w, const struct rl_level *l, unsigned int id);
 
 /*
  * How far level @l's state @state stands at @now: *used the fraction of its

@@ -364,29 +364,8 @@ size_t rl_rule_format(const struct rl_rule *r, char *buf, size_t len)
 /* A limit rule's levels, "aggregate" and "iface" objects (nothing for a level off). */
 static void level_json(struct rl_json *w, const struct rl_rule *r)
 {
-	char s[64];
-
-	for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_IFACE; id++) {
-		const struct rl_level *l = &r->lvl[id - 1];
-		struct rl_policy q;
-
-		if (!l->on)
-			continue;
-		rl_policy_defaults(&q);
-		q.rate_num = l->rate_num;
-		q.rate_den = l->rate_den;
-		q.bytes = l->params.bytes;
-		jw_name(w, rl_level_name(id));
-		jw_start_object(w);
-		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON4))
-			jw_uint_field(w, "prefix4", l->prefix4);
-		if (id == RL_LVL_PREFIX && (l->on & RL_LVL_ON6))
-			jw_uint_field(w, "prefix6", l->prefix6);
-		jw_string_field(w, "rate", rl_rate_str(&q, s, sizeof(s)));
-		if (l->params.algo == RL_ALGO_TOKEN_BUCKET || l->params.algo == RL_ALGO_GCRA)
-			jw_uint_field(w, "burst", l->burst);
-		jw_end_object(w);
-	}
+	for (unsigned int id = RL_LVL_PREFIX; id <= RL_LVL_IFACE; id++)
+		rl_level_json(w, &r->lvl[id - 1], id);
 }
 
 void rl_rule_json(struct rl_json *w, const struct rl_rule *r)
