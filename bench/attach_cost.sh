@@ -106,7 +106,7 @@ for i in "${!builds[@]}"; do
 		d = $NF; gsub(/[<>]/, "", d); d *= 1000
 		if ($0 ~ /bpf\(BPF_MAP_CREATE/) {
 			match($0, /map_name="[^"]*"/); nm = substr($0, RSTART + 10, RLENGTH - 11)
-			k = nm ~ /^(rl_sets4|rl_state6|rl_sync4\.inner|rl_sync6\.inner|rl_events|\.data\.hot)$/ ? "map create: " nm : "map create: the others"
+			k = nm ~ /^(rl_sets4|rl_sets6|rl_sync4\.inner|rl_sync6\.inner|rl_events|\.data\.hot)$/ ? "map create: " nm : "map create: the others"
 		} else if ($0 ~ /bpf\(BPF_PROG_LOAD/) {
 			match($0, /prog_name="[^"]*"/); nm = substr($0, RSTART + 11, RLENGTH - 12)
 			k = nm == "" ? "program load: libbpf feature probes" : "program load (verifier): " nm

@@ -37,6 +37,8 @@ struct bench_frame {
 void bench_frame_ipv6(struct bench_frame *f, __u32 len);
 /* IPv4/UDP from 198.18.0.1 to 198.18.0.2, @len bytes (at least 42). */
 void bench_frame_ipv4(struct bench_frame *f, __u32 len);
+/* The same with a TCP header (ACK) from port 40000 to port 9, @len bytes (at least 54). */
+void bench_frame_ipv4_tcp(struct bench_frame *f, __u32 len);
 
 /*
  * A configuration from policy and attach options as the CLI takes them, a
@@ -47,9 +49,16 @@ int bench_config(struct rl_config *cfg, const char *const *args);
 int bench_config_next(struct rl_config *cfg, const char *const *args, const struct rl_config *prev);
 /*
  * xdp_ratelimit loaded (real clock) for @cfg, with rl_state4 sized @max4 and
- * rl_state6 @max6 (a table is allocated whole: size the unused one small).
+ * rl_sets6 for @max6 (a table is allocated whole: size the unused one small).
  */
 struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u32 max6);
+/*
+ * The same built with the rules @rules compiled in (rl_rules_compile()),
+ * their maps at the size they need; the caller fills the tries.
+ */
+struct rl_rules_cfg;
+struct xdp_ratelimit *bench_limiter_rules(const struct rl_config *cfg, __u32 max4, __u32 max6,
+					  const struct rl_rules_cfg *rules);
 /* Its counters summed over CPUs. */
 int bench_counters(struct xdp_ratelimit *skel, struct rl_counters *sum);
 
@@ -129,5 +138,7 @@ int bench_sync_cost(int argc, char **argv);
 int bench_fill(int argc, char **argv);
 /* rl-bench sync-kernel: the drain and charge of N sources (bench/sync_kernel.c). */
 int bench_sync_kernel(int argc, char **argv);
+/* rl-bench spread: the IPv4 table's access pattern, lines against pages (bench/spread.c). */
+int bench_spread(int argc, char **argv);
 
 #endif /* RL_BENCH_H */

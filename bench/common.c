@@ -17,6 +17,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -94,6 +95,22 @@ void bench_frame_ipv4(struct bench_frame *f, __u32 len)
 	f->len = len;
 	f->src_off = ETH_HLEN + offsetof(struct iphdr, saddr);
 	f->src_base = 0xc6120001;
+}
+
+void bench_frame_ipv4_tcp(struct bench_frame *f, __u32 len)
+{
+	struct iphdr *ip = (struct iphdr *)(f->data + ETH_HLEN);
+	struct tcphdr *tcp = (struct tcphdr *)(ip + 1);
+
+	if (len < ETH_HLEN + sizeof(*ip) + sizeof(*tcp))
+		len = ETH_HLEN + sizeof(*ip) + sizeof(*tcp);
+	bench_frame_ipv4(f, len);
+	memset(tcp, 0, sizeof(*tcp));
+	ip->protocol = IPPROTO_TCP;
+	tcp->source = htons(40000);
+	tcp->dest = htons(9);
+	tcp->doff = sizeof(*tcp) / 4;
+	tcp->ack = 1;
 }
 
 int bench_config(struct rl_config *cfg, const char *const *args)
@@ -183,7 +200,13 @@ int bench_parse_args(const char *cmd, int argc, char **argv, const char **out, i
 
 struct xdp_ratelimit *bench_limiter(const struct rl_config *cfg, __u32 max4, __u32 max6)
 {
-	struct rl_prog_opts po = { .max_sources4 = max4, .max_sources6 = max6 };
+	return bench_limiter_rules(cfg, max4, max6, NULL);
+}
+
+struct xdp_ratelimit *bench_limiter_rules(const struct rl_config *cfg, __u32 max4, __u32 max6,
+					  const struct rl_rules_cfg *rules)
+{
+	struct rl_prog_opts po = { .max_sources4 = max4, .max_sources6 = max6, .rules = rules };
 	struct rl_ctl ctl = { .active = 0, .max_sources4 = max4 };
 	struct rl_config c = *cfg;
 	struct xdp_ratelimit *skel;

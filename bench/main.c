@@ -17,6 +17,9 @@
  *		one node's sync round trip with N sources
  *	rl-bench sync-kernel --sources N [--rounds R]
  *		the kernel side of one interval: drain and charge of N sources
+ *	rl-bench spread --out DIR [--rounds N] [--reps N] [--quick]
+ *		the IPv4 table's access pattern in userspace, tables of 1M to 9M
+ *		sources: lines against pages (issue #30)
  *
  * Results go to DIR as raw TSV and as markdown sections that run.sh joins.
  * This file is main() and the table of phases only: the phases are in their
@@ -46,6 +49,7 @@ static const struct bench_phase phases[] = {
 	{ "fill", bench_fill },
 	{ "sync-kernel", bench_sync_kernel },
 	{ "syncookie", bench_syncookie },
+	{ "spread", bench_spread },
 	{},
 };
 
@@ -58,7 +62,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rl-bench [--ifname IFACE] micro --out DIR [--rounds N] [--reps N] [--quick]\n"
-		"                  [--only matrix,sets,scale,memory]\n"
+		"                  [--only matrix,sets,scale,memory,sampling,sync,paths]\n"
 		"       rl-bench [--ifname IFACE] accuracy --out DIR [--seconds S]\n"
 		"       rl-bench [--ifname IFACE] gen --to IFACE [--pps N] [--seconds S] [--count N]\n"
 		"                [--random] [--cpu N]\n"
@@ -66,7 +70,8 @@ static void usage(FILE *f)
 		"                [--only speed|exact|flood]\n"
 		"       rl-bench [--ifname IFACE] syncookie --out DIR [--rounds N] [--reps N] [--quick]\n"
 		"       rl-bench sync-cost --redis URL --sources N [--nodes K] [--rounds R]\n"
-		"       rl-bench [--ifname IFACE] sync-kernel --sources N [--rounds R]\n");
+		"       rl-bench [--ifname IFACE] sync-kernel --sources N [--rounds R]\n"
+		"       rl-bench spread --out DIR [--rounds N] [--reps N] [--quick]\n");
 }
 
 int main(int argc, char **argv)

@@ -39,11 +39,13 @@
  *	   1 and 1M sources, and the references (a), (b), (c), (c'), (c'4);
  *	sets: 1M sources, a table after 5 sets against a freshly filled one;
  *	scale: token-bucket, (b) and (c') with 1, 1k, 64k, 1M, 8M sources;
- *	memory: the IPv4 table in use and rl_state6 sized for 1M and 8M, filled, their
+ *	memory: the IPv4 table in use and rl_sets6 sized for 1M and 8M, filled, their
  *	   memlock read;
  *	sampling: drop samples at 1 in 100 against none, on dropped frames
  *	   (see phase_sampling()).
  *	sync: fleet sync counting off and on, 1 and 64k sources (phase_sync()).
+ *	paths: IPv6, IPv4 behind rules, 1M sources in tables of 1M to 9M
+ *	   (issue #30; phase_paths()).
  *	levels: the levels above the source (include/rl_agg.h) against the
  *	   per-source limit alone, 1 and 64k sources (phase_levels()).
  */
@@ -64,6 +66,8 @@
 #include "maps.h"
 #include "prog.h"
 #include "rl_skel.h"
+#include "rulemaps.h"
+#include "rules.h"
 #include "sa.h"
 
 #define M1	   (1U << 20)
@@ -104,6 +108,7 @@ struct target {
 	int refcl; /* index of (c') with the same sources, or -1 */
 	int refcl4; /* index of (c'4) with the same sources, or -1 */
 	bool fill_order; /* sources in the order they were filled in (see set_target()) */
+	const struct bench_frame *frame; /* the frame it runs on (NULL: the phase's) */
 };
 
 enum { K_DRIVER, K_REF, K_OURS };
@@ -193,6 +198,8 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 {
 	int err;
 
+	const struct bench_frame *frame = m->frame;
+
 	if (m->rt && bench_rt(true))
 		m->rt = false;
 	for (int r = 0; r < m->rounds; r++) {
@@ -201,9 +208,11 @@ static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t,
 			struct target *x = &t[(j + r * 7) % nt];
 			__u32 reps = m->reps;
 
+			m->frame = x->frame ? x->frame : frame;
 			err = set_target(m, drv, x->prog_fd, x->sources, !x->fill_order);
 			if (!err)
 				err = run_driver(m, drv, reps, &x->wall[r], &x->kern[r]);
+			m->frame = frame;
 			if (err) {
 				fprintf(stderr, "rl-bench: %s: %s: %s\n", phase, x->name,
 					strerror(-err));
@@ -727,57 +736,40 @@ out:
 	return err;
 }
 
-/* Entries in an LRU hash, by batch lookups. */
-static long count_entries(int fd, __u32 key_size, __u32 value_size)
-{
-	__u32 chunk = 65536, n;
-	void *keys = malloc((size_t)chunk * key_size), *vals = malloc((size_t)chunk * value_size);
-	__u64 in = 0, out = 0;
-	bool first = true;
-	long total = 0;
-	int err;
+/* What count_family() counts: the sources of one family. */
+struct family_count {
+	bool v6;
+	long n;
+};
 
-	if (!keys || !vals) {
-		total = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		n = chunk;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, vals, &n, NULL);
-		first = false;
-		if (err && errno != ENOENT) {
-			total = -errno;
-			break;
-		}
-		total += n;
-		if (err)
-			break;
-		in = out;
-	}
-out:
-	free(keys);
-	free(vals);
-	return total;
-}
-
-static int count_v4(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
+static int count_family(const struct rl_state_key *k, __u64 state, __u64 read_ns, void *ctx)
 {
+	struct family_count *c = ctx;
+
 	(void)state;
 	(void)read_ns;
-	*(long *)ctx += !k->src.addr[0] && !k->src.addr[1];
+	c->n += c->v6 == !(!k->src.addr[0] && !k->src.addr[1]);
 	return 0;
 }
 
-/* The IPv4 sources of @lim, of every generation, in whichever IPv4 table its policy uses. */
-static long ipv4_entries(struct xdp_ratelimit *lim)
+/*
+ * The IPv4 (or @v6: IPv6) sources of @lim, of every generation, in
+ * whichever table its policy uses.
+ */
+static long family_entries(struct xdp_ratelimit *lim, bool v6)
 {
+	struct family_count c = { .v6 = v6 };
 	struct rl_pins pins;
-	long n = 0;
 	int err;
 
 	rl_prog_maps(lim, &pins);
-	err = rl_state_walk(&pins, count_v4, &n);
-	return err ? err : n;
+	err = rl_state_walk(&pins, count_family, &c);
+	return err ? err : c.n;
+}
+
+static long ipv4_entries(struct xdp_ratelimit *lim)
+{
+	return family_entries(lim, false);
 }
 
 /* The IPv4 table @lim's policy uses (the others are one-entry stand-ins), and its name. */
@@ -1141,7 +1133,7 @@ static int phase_memory(struct micro *m)
 		for (int s = 0; s < 2 && !err; s++) {
 			struct mpol pol = { .algo = kind == 1 ? "sliding-window" : "token-bucket",
 					    .bytes = kind == 1 };
-			const char *name = "rl_state6", *what = "IPv6, 20-byte key";
+			const char *name = "rl_sets6", *what = "IPv6, key kept whole";
 			int v6 = kind == 2;
 			__u32 n = sizes[s];
 			struct xdp_ratelimit *lim;
@@ -1160,12 +1152,11 @@ static int phase_memory(struct micro *m)
 				break;
 			}
 			m->frame = v6 ? &m->frame6 : &m->frame4;
-			fd = v6 ? bpf_map__fd(lim->maps.rl_state6) :
+			fd = v6 ? bpf_map__fd(lim->maps.rl_sets6) :
 				  ipv4_table_fd(lim, &name, &what);
 			fprintf(stderr, "rl-bench: filling %s with %u sources\n", name, n);
 			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
-			have = v6 ? count_entries(fd, sizeof(struct rl_state_key), sizeof(__u64)) :
-				    ipv4_entries(lim);
+			have = family_entries(lim, v6);
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
 			if (!err && have > 0)
@@ -1447,6 +1438,392 @@ out:
 	ring_buffer__free(rd.rb);
 	rl_prog_destroy(lim);
 	unload_driver(m, drv);
+	return err;
+}
+
+/* ---- paths: the paths beside the IPv4 default (issue #30) ---- */
+
+/* The port rules of paths' rules rows. */
+#define PATHS_PORT_RULES 16
+
+/* One rule from its words (NULL-terminated), added to @set before "default". */
+static int paths_rule(struct rl_ruleset *set, const char *const *words)
+{
+	char err[RL_ERRLEN] = "";
+	struct rl_rule r;
+	int ret = rl_rule_parse(&r, NULL, words, err, sizeof(err));
+
+	if (!ret) {
+		ret = rl_ruleset_add(set, &r, NULL, err, sizeof(err));
+		if (ret)
+			rl_rule_free(&r);
+	}
+	if (ret)
+		fprintf(stderr, "rl-bench: paths: rule %s: %s\n", words[0], err);
+	return ret;
+}
+
+/*
+ * The rules of paths' rows, before @cfg's default rule: an allow list of
+ * @nprefix IPv4 /24s from 10.0.0.0/8, none of which holds a measured source
+ * (198.18.0.0/15), then PATHS_PORT_RULES tcp port rules (--dport 1001 up)
+ * that deny: a packet to port 9 falls through them all to "default", as
+ * bench/rules.sh measures it. Compiled into *@rules (against no live rules).
+ */
+static int paths_ruleset(struct rl_ruleset *set, struct rl_rules_cfg *rules,
+			 const struct rl_config *cfg, __u32 nprefix)
+{
+	static const struct rl_rules_cfg none;
+	char path[] = "/tmp/rl-bench-allow.XXXXXX", err[RL_ERRLEN] = "", name[16], port[16];
+	const char *allow[] = { "allow", "--src-file", path, "--allow", NULL };
+	const char *deny[] = { name, "--proto", "tcp", "--dport", port, "--deny", NULL };
+	struct rl_policy pol;
+	struct rl_opts o;
+	int fd, ret;
+	FILE *f;
+
+	rl_config_policy(cfg, &pol, &o);
+	ret = rl_ruleset_init(set, &pol, &o, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "rl-bench: paths: %s\n", err);
+		return ret;
+	}
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		ret = -errno;
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		return ret;
+	}
+	for (__u32 i = 0; i < nprefix; i++)
+		fprintf(f, "10.%u.%u.0/24\n", (i >> 8) & 255, i & 255);
+	ret = fclose(f) ? -errno : 0;
+	if (!ret)
+		ret = paths_rule(set, allow);
+	unlink(path);
+	for (int i = 0; i < PATHS_PORT_RULES && !ret; i++) {
+		snprintf(name, sizeof(name), "p%d", i + 1);
+		snprintf(port, sizeof(port), "%d", 1001 + i);
+		ret = paths_rule(set, deny);
+	}
+	if (!ret)
+		ret = rl_rules_compile(set, &none, rules, err, sizeof(err));
+	if (ret && err[0])
+		fprintf(stderr, "rl-bench: paths: %s\n", err);
+	return ret;
+}
+
+/* A limiter for @cfg built with the rules of @set (*@rules), their tries filled. */
+static struct xdp_ratelimit *paths_rules_limiter(const struct rl_config *cfg,
+						 const struct rl_ruleset *set,
+						 const struct rl_rules_cfg *rules)
+{
+	static const struct rl_rules_cfg none;
+	struct xdp_ratelimit *lim = bench_limiter_rules(cfg, ONE_ENTRIES, 16, rules);
+	char err[RL_ERRLEN] = "";
+	struct rl_pins pins;
+
+	if (!lim)
+		return NULL;
+	rl_prog_maps(lim, &pins);
+	if (rl_rules_fill(&pins, set, rules, &none, NULL, err, sizeof(err)) ||
+	    rl_rules_commit(&pins, rules, err, sizeof(err))) {
+		fprintf(stderr, "rl-bench: paths: rules: %s\n", err);
+		xdp_ratelimit__destroy(lim);
+		return NULL;
+	}
+	return lim;
+}
+
+/* token-bucket, packets, at the matrix's exact rate, with --prefix6 @prefix6. */
+static int paths_config(struct rl_config *cfg, const char *prefix6)
+{
+	const char *args[] = { "--algo",     "token-bucket", "--rate", "100mpps", "--burst",
+			       "1000000000", "--prefix6",    prefix6,  NULL };
+
+	return bench_config(cfg, args);
+}
+
+/*
+ * The ratio of target @i's cost to target @ref's within each round (both the
+ * median of their instances in that round; @net: less that round's driver
+ * of each), then its median over the rounds.
+ */
+static double round_ratio(const struct micro *m, const struct target *t, int nt, int i, int ref,
+			  bool net)
+{
+	double rv[MAX_ROUNDS];
+	int nr = 0;
+
+	for (int r = 0; r < m->rounds; r++) {
+		double a = round_median(t, nt, i, r), b = round_median(t, nt, ref, r);
+
+		if (net) {
+			a -= t[t[i].driver].wall[r];
+			b -= t[t[ref].driver].wall[r];
+		}
+		if (b > 0)
+			rv[nr++] = a / b;
+	}
+	return bench_median(rv, nr);
+}
+
+/* The rows of paths: each measured program, what it is compared with. */
+enum { P_V6_64, P_V6_128, P_V4, P_R1K, P_R100K, P_ONE };
+/* The tables of the 1M-source rows, by --max-sources. */
+static const __u32 paths_tables[] = { M1, 2 * M1, 4 * M1, M8, M8 + M1 };
+#define P_TABLES (sizeof(paths_tables) / sizeof(paths_tables[0]))
+
+/*
+ * paths (issue #30): the paths beside the untagged IPv4 default, each
+ * against (c') in the same rounds. One source, ONE_INSTANCES instances of
+ * every program:
+ *	IPv6 with --prefix6 64 (the default) and 128, against (c') on the same
+ *	IPv6 frame;
+ *	IPv4 without rules, and behind 1,000 or 100,000 allow-list prefixes and
+ *	16 tcp port rules (paths_ruleset()), on a UDP and on a TCP frame to a
+ *	port no rule names: x (c'), and x the program without rules, net of the
+ *	driver and gross (the driver's cost in both, as a caller of the whole
+ *	program sees it);
+ * and 1M sources in tables for 1M, 2M, 4M, 8M and 9M sources (rl_sets4 of
+ * 2^19 to 2^23 sets), INSTANCES of each, against (c') with a table for 1M and
+ * for 9M sources, and against our table for 1M: what a table larger than its
+ * sources costs. DIR/paths.md is the table, DIR/paths.tsv its figures.
+ */
+static int phase_paths(struct micro *m)
+{
+	static struct target t[MAX_TARGETS];
+	static struct xdp_ratelimit *one[ONE_INSTANCES][P_ONE], *big[INSTANCES][P_TABLES];
+	static struct rl_rules_cfg rules[2];
+	static const char *const one_name[P_ONE] = {
+		"IPv6, --prefix6 64",
+		"IPv6, --prefix6 128",
+		"IPv4, no rules",
+		"IPv4, 1,000 prefixes + 16 port rules",
+		"IPv4, 100,000 prefixes + 16 port rules",
+	};
+	struct rl_ruleset sets[2] = {};
+	bool have_set[2] = {};
+	struct bench_ref *refs[ONE_INSTANCES] = {}, *big_refs[INSTANCES] = {};
+	struct bench_ref *big9_refs[INSTANCES] = {}, *drv = NULL;
+	__u32 n1m = m->quick ? M1 / 4 : M1, e1m = n1m + n1m / 8, e9m = M8 + M1;
+	struct bench_frame tcp4;
+	struct rl_config c64, c128;
+	int nt = 0, err = -EINVAL, d4 = -1, d6 = -1, dt = -1, dm = -1;
+	FILE *md = NULL, *tsv = NULL;
+	const char *part = getenv("RL_BENCH_PATHS");
+	/* RL_BENCH_PATHS=one or big: the one-source rows or the 1M rows alone (run.sh sets neither). */
+	bool do_one = !part || strcmp(part, "big"), do_big = !part || strcmp(part, "one");
+	__u64 before, after;
+
+	memset(one, 0, sizeof(one));
+	memset(big, 0, sizeof(big));
+	bench_frame_ipv4_tcp(&tcp4, 64);
+	if (paths_config(&c64, "64") || paths_config(&c128, "128"))
+		return -EINVAL;
+	for (int s = 0; s < 2 && do_one; s++) {
+		have_set[s] = true;
+		if (paths_ruleset(&sets[s], &rules[s], &c64, s ? 100000 : 1000))
+			goto out_sets;
+	}
+	drv = load_driver(m, 16, e1m);
+	if (!drv)
+		goto out_sets;
+	refs[0] = drv;
+	for (int k = 1; k < ONE_INSTANCES; k++) {
+		refs[k] = load_refs(16, ONE_ENTRIES);
+		if (!refs[k])
+			goto out;
+	}
+	for (int k = 0; k < INSTANCES && do_big; k++) {
+		big_refs[k] = k ? load_refs(16, e1m) : drv;
+		big9_refs[k] = load_refs(16, m->quick ? e9m / 4 : e9m);
+		if (!big_refs[k] || !big9_refs[k])
+			goto out;
+	}
+	fprintf(stderr, "rl-bench: paths: loading %d programs\n",
+		ONE_INSTANCES * P_ONE + INSTANCES * (int)P_TABLES);
+	for (int k = 0; k < ONE_INSTANCES && do_one; k++) {
+		one[k][P_V6_64] = bench_limiter(&c64, ONE_ENTRIES, 16);
+		one[k][P_V6_128] = bench_limiter(&c128, ONE_ENTRIES, 16);
+		one[k][P_V4] = bench_limiter(&c64, ONE_ENTRIES, 16);
+		one[k][P_R1K] = paths_rules_limiter(&c64, &sets[0], &rules[0]);
+		one[k][P_R100K] = paths_rules_limiter(&c64, &sets[1], &rules[1]);
+		for (int p = 0; p < P_ONE; p++)
+			if (!one[k][p])
+				goto out;
+	}
+	for (int k = 0; k < INSTANCES && do_big; k++) {
+		for (size_t s = 0; s < P_TABLES; s++) {
+			__u32 e = m->quick ? paths_tables[s] / 4 : paths_tables[s];
+
+			big[k][s] = bench_limiter(&c64, e, 16);
+			if (!big[k][s])
+				goto out;
+		}
+	}
+	/* One source: a driver per frame, (c') on IPv4 and on IPv6, our programs. */
+	add_target(t, &nt, "driver, IPv4/UDP", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), 1,
+		   0);
+	d4 = nt - 1;
+	add_target(t, &nt, "driver, IPv4/TCP", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), 1,
+		   0);
+	dt = nt - 1;
+	t[dt].frame = &tcp4;
+	add_target(t, &nt, "driver, IPv6/UDP", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), 1,
+		   0);
+	d6 = nt - 1;
+	t[d6].frame = &m->frame6;
+	for (int k = 0; k < ONE_INSTANCES && do_one; k++) {
+		int fd = bpf_program__fd(refs[k]->progs.ref_gcra_lean);
+
+		add_target(t, &nt, NAME_CL ", IPv4", K_REF, fd, 1, k);
+		t[nt - 1].driver = d4;
+		add_target(t, &nt, NAME_CL ", IPv6", K_REF, fd, 1, k);
+		t[nt - 1].driver = d6;
+		t[nt - 1].frame = &m->frame6;
+		for (int p = 0; p < P_ONE; p++) {
+			char name[96];
+
+			fd = rl_prog_fd(one[k][p]);
+			snprintf(name, sizeof(name), "%s%s", one_name[p], p >= P_V4 ? ", UDP" : "");
+			add_target(t, &nt, name, K_OURS, fd, 1, k);
+			t[nt - 1].driver = p < P_V4 ? d6 : d4;
+			t[nt - 1].frame = p < P_V4 ? &m->frame6 : NULL;
+			if (p < P_V4)
+				continue;
+			snprintf(name, sizeof(name), "%s, TCP", one_name[p]);
+			add_target(t, &nt, name, K_OURS, fd, 1, k);
+			t[nt - 1].driver = dt;
+			t[nt - 1].frame = &tcp4;
+		}
+	}
+	/* 1M sources. */
+	add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), n1m, 0);
+	dm = nt - 1;
+	for (int k = 0; k < INSTANCES && do_big; k++) {
+		add_target(t, &nt, NAME_CL ", table for 1M", K_REF,
+			   bpf_program__fd(big_refs[k]->progs.ref_gcra_lean), n1m, k);
+		add_target(t, &nt, NAME_CL ", table for 9M", K_REF,
+			   bpf_program__fd(big9_refs[k]->progs.ref_gcra_lean), n1m, k);
+		for (size_t s = 0; s < P_TABLES; s++) {
+			char name[96];
+
+			snprintf(name, sizeof(name), "IPv4, --max-sources %uM (2^%u sets)",
+				 paths_tables[s] >> 20,
+				 rl_sa_bits_for(m->quick ? paths_tables[s] / 4 : paths_tables[s]));
+			add_target(t, &nt, name, K_OURS, rl_prog_fd(big[k][s]), n1m, k);
+		}
+	}
+	for (int i = 0; i < nt; i++) {
+		if (t[i].sources == n1m) {
+			t[i].driver = dm;
+			t[i].refcl = find_target(t, nt, NAME_CL ", table for 1M", n1m);
+		} else if (t[i].kind != K_DRIVER) {
+			t[i].refcl = find_target(
+				t, nt,
+				t[i].frame == &m->frame6 ? NAME_CL ", IPv6" : NAME_CL ", IPv4", 1);
+		}
+	}
+	fprintf(stderr, "rl-bench: paths: warming %d maps with %u sources\n",
+		INSTANCES * (2 + (int)P_TABLES), n1m);
+	for (int i = 0; i < nt; i++) {
+		if (t[i].sources != n1m || t[i].kind == K_DRIVER)
+			continue;
+		err = warm(m, drv, t[i].prog_fd, n1m, n1m + n1m / 16);
+		if (err)
+			goto out;
+	}
+	fprintf(stderr, "rl-bench: paths: %d programs x %d rounds x %u reps\n", nt, m->rounds,
+		m->reps);
+	before = 0;
+	for (int k = 0; k < INSTANCES; k++)
+		before += new_sources(big[k], P_TABLES);
+	err = measure_all(m, drv, t, nt, "paths");
+	if (err)
+		goto out;
+	after = 0;
+	for (int k = 0; k < INSTANCES; k++)
+		after += new_sources(big[k], P_TABLES);
+	note(m,
+	     "paths: sources inserted into the 1M rows' tables while measuring: %llu (0: all hits)",
+	     (unsigned long long)(after - before));
+	md = bench_out(m->out, "paths.md", "w");
+	tsv = md ? bench_out(m->out, "paths.tsv", "w") : NULL;
+	if (!md || !tsv) {
+		err = -errno;
+		goto out;
+	}
+	fprintf(md, "| program | sources | net ns (instances) | x (c') (mins) | x no rules, net | "
+		    "x no rules, gross | x our table for 1M |\n|---|---|---|---|---|---|---|\n");
+	fprintf(tsv,
+		"# program\tsources\tnet_ns\tx_cl\tx_norules_net\tx_norules_gross\tx_table1m\n");
+	for (int i = 0; i < nt; i++) {
+		char nc[64], base[96], rn[16] = "", rg[16] = "", rt[16] = "";
+		double xn = 0, xg = 0, xt = 0;
+		struct stat3 x;
+		int b;
+
+		if (t[i].inst || t[i].kind == K_DRIVER)
+			continue;
+		x = summarize(m, t, nt, i);
+		net_cell(nc, sizeof(nc), &x, false);
+		/* The rules rows against the same frame without rules. */
+		if (strstr(t[i].name, "prefixes")) {
+			snprintf(base, sizeof(base), "%s, %s", one_name[P_V4],
+				 t[i].frame == &tcp4 ? "TCP" : "UDP");
+			b = find_target(t, nt, base, 1);
+			if (b >= 0) {
+				xn = round_ratio(m, t, nt, i, b, true);
+				xg = round_ratio(m, t, nt, i, b, false);
+				snprintf(rn, sizeof(rn), "%.2f", xn);
+				snprintf(rg, sizeof(rg), "%.2f", xg);
+			}
+		}
+		if (t[i].sources == n1m && t[i].kind == K_OURS) {
+			/* The first of our 1M rows: the table for 1M. */
+			for (b = 0; b < nt; b++)
+				if (t[b].sources == n1m && t[b].kind == K_OURS)
+					break;
+			xt = round_ratio(m, t, nt, i, b, true);
+			snprintf(rt, sizeof(rt), "%.2f", xt);
+		}
+		fprintf(md, "| %s | %u | %s | %.2f (%.2f) | %s | %s | %s |\n", t[i].name,
+			t[i].sources, nc, x.ratio_l, x.ratio_l_min, rn, rg, rt);
+		fprintf(tsv, "%s\t%u\t%.2f\t%.4f\t%.4f\t%.4f\t%.4f\n", t[i].name, t[i].sources,
+			x.net, x.ratio_l, xn, xg, xt);
+	}
+	err = 0;
+out:
+	if (tsv)
+		fclose(tsv);
+	if (md)
+		fclose(md);
+	for (int k = 0; k < ONE_INSTANCES; k++) {
+		for (int p = 0; p < P_ONE; p++)
+			if (one[k][p])
+				xdp_ratelimit__destroy(one[k][p]);
+		if (k && refs[k])
+			bench_ref__destroy(refs[k]);
+	}
+	for (int k = 0; k < INSTANCES; k++) {
+		for (size_t s = 0; s < P_TABLES; s++)
+			if (big[k][s])
+				xdp_ratelimit__destroy(big[k][s]);
+		if (k && big_refs[k])
+			bench_ref__destroy(big_refs[k]);
+		if (big9_refs[k])
+			bench_ref__destroy(big9_refs[k]);
+	}
+	if (drv)
+		unload_driver(m, drv);
+out_sets:
+	for (int s = 0; s < 2; s++)
+		if (have_set[s])
+			rl_ruleset_free(&sets[s]);
 	return err;
 }
 
@@ -1774,6 +2151,7 @@ int bench_micro(int argc, char **argv)
 	PHASE(memory);
 	PHASE(sampling);
 	PHASE(sync);
+	PHASE(paths);
 	PHASE(levels);
 #undef PHASE
 	fclose(m.raw);

@@ -8,6 +8,7 @@
 # Parts (see bench/README.md for what each measures and why it is fair):
 #   1. per-packet cost with BPF_PROG_TEST_RUN, against reference programs;
 #      1c: the SYN-cookie path against the per-source path;
+#      1d: IPv6, IPv4 behind rules, tables larger than their sources (issue #30);
 #   2. end to end over veth: receive CPU per packet and sustained rate, against
 #      nftables and iptables limiters and a bare XDP drop;
 #   3. accuracy: one source at 10x its limit from 2 CPUs; three traces through
@@ -104,7 +105,8 @@ trap 'exit 130' INT TERM
 mkdir -p "$res"
 # What this run writes, and nothing else: the set-associative study's results
 # (setassoc.md, from rl-bench setassoc) and other hand-run files stay.
-rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/sampling.md "$res"/*.tsv \
+rm -f "$res"/*.png "$res"/results.md "$res"/rules.txt "$res"/paths.md "$res"/spread.md \
+	"$res"/sampling.md "$res"/*.tsv \
 	"$res"/*.dat
 
 if [ "$quick" = 1 ]; then
@@ -176,6 +178,29 @@ cp "$tmp/syn/syncookie-raw.tsv" "$res/syncookie-raw.tsv"
 # and behind 100,000 allow-list prefixes and 16 port rules (issue #12).
 say "part 1b: the cost of rules in front of the default rule"
 timeout 300 sh "$here/rules.sh" "$build" >"$res/rules.txt" || die "rules.sh failed"
+
+# === 1d: the paths beside the IPv4 default (issue #30) =======================
+# IPv6, IPv4 behind 1,000 or 100,000 prefixes and 16 port rules, 1M sources in
+# tables for 1M to 9M, against (c') (rl-bench micro --only paths). With
+# RL_BENCH_BASE=DIR, a build directory of the code before a change (make
+# BUILD=DIR DIR/rl-bench in a tree of it), every row before and after: the two
+# builds' processes interleaved, $micro_runs of each (bench/compare.sh).
+say "part 1d: IPv6, rules, table sizes"
+if [ -n "${RL_BENCH_BASE:-}" ]; then
+	RL_COMPARE_PHASE=paths timeout 7200 "$here/compare.sh" "$RL_BENCH_BASE" "$build" \
+		"$micro_runs" "$rounds" "$reps" >"$tmp/paths.md"
+	paths_what="before (the build in $RL_BENCH_BASE) and after, $micro_runs interleaved processes of each: median (min-max) over them"
+else
+	ip netns exec "$ns_h" timeout 1800 "$bench" --ifname "$if_ha" micro --only paths \
+		--out "$tmp/paths" --rounds "$rounds" --reps "$reps" $quickflag
+	cp "$tmp/paths/paths.md" "$tmp/paths.md"
+	paths_what="one process"
+fi
+cp "$tmp/paths.md" "$res/paths.md"
+# Why a larger table costs more with the same sources: lines against pages (userspace).
+say "part 4: the IPv4 table's access pattern, lines against pages (rl-bench spread)"
+timeout 900 "$bench" spread --out "$tmp/spread" --rounds "$rounds" $quickflag
+cp "$tmp/spread/spread.md" "$res/spread.md"
 
 # === 3a: accuracy from 2 CPUs ================================================
 say "part 3: accuracy, one source at 10x its limit from 2 CPUs, ${acc_s} s per case"
@@ -277,6 +302,17 @@ elapsed=$(($(date +%s) - t_start))
 	echo
 	cat "$tmp"/micro*/notes.md
 	echo
+	echo "### The paths beside the IPv4 default (issue #30)"
+	echo
+	echo "One source: IPv6 (--prefix6 64 and 128) against (c') on the same IPv6 frame; IPv4 without"
+	echo "rules and behind an allow list of 1,000 or 100,000 IPv4 /24s and 16 tcp port rules, a UDP"
+	echo "and a TCP frame to a port no rule names (*x no rules*: the ratio to the same program"
+	echo "without rules, gross: the driver's cost on both sides). 1M sources in rl_sets4 tables for"
+	echo "--max-sources 1M to 9M (*x our table for 1M*), against (c') with a table for 1M. Measured"
+	echo "as part 1, ${paths_what}:"
+	echo
+	cat "$res/paths.md"
+	echo
 	echo "## 2. End to end over veth"
 	echo
 	echo "Sender pinned to CPU 0 in one namespace; the receiving veth's NAPI runs as a thread"
@@ -325,7 +361,7 @@ elapsed=$(($(date +%s) - t_start))
 	cat "$tmp/micro/sets.md"
 	echo
 	echo "Memory: each table sized exactly N, filled by the program with N distinct sources"
-	echo "(IPv4 frames for rl_state4, IPv6 /128 sources for rl_state6); memlock is the kernel's"
+	echo "(IPv4 frames for the IPv4 table, IPv6 /128 sources for rl_sets6); memlock is the kernel's"
 	echo "accounting of the map (/proc/PID/fdinfo, what bpftool map show prints)."
 	echo
 	cat "$tmp/micro/memory.md"
@@ -338,6 +374,14 @@ elapsed=$(($(date +%s) - t_start))
 	awk '!/^#/ { printf "| %d | %.1f (%.0f-%.0f) | %.1f | %.1f (%.0f-%.0f) | %.2f |\n", $1, $2, $7, $8, $3, $4, $9, $10, $5 }' "$res/scale.dat"
 	echo
 	echo "![scale](scale.png)"
+	echo
+	echo "Why a larger table costs more with the same sources (\\`rl-bench spread\\`, bench/spread.c):"
+	echo "the IPv4 table's access pattern in userspace, 1M sources hashed to the lines of a region"
+	echo "as to the sets of rl_sets4, one compare-and-swap per packet, the cases interleaved. *the"
+	echo "2^19 sets' lines, 16 apart*: the same lines as the table for 1M, spread over 512 MiB, as"
+	echo "many pages as the table for 9M touches. The kernel maps BPF arrays with 4 KiB pages."
+	echo
+	cat "$res/spread.md"
 	echo
 	echo "## 5. Drop samples"
 	echo

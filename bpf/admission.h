@@ -9,7 +9,7 @@
  * RL_LVL_NEW). The source tables call admit4() or admit6() on a miss, before
  * they insert; compiled in only with the cap on.
  *
- * Includes level.h, carry.h, maps.h and include/ headers only.
+ * Includes level.h, carry.h, table6_sa.h, maps.h and include/ headers only.
  */
 #ifndef RL_BPF_ADMISSION_H
 #define RL_BPF_ADMISSION_H
@@ -22,6 +22,7 @@
 #include "maps.h"
 #include "carry.h"
 #include "level.h"
+#include "table6_sa.h"
 
 /* Is the admission cap on, for the family @fam? A constant of the program. */
 static __always_inline int admit_on(__u32 fam)
@@ -78,35 +79,26 @@ __noinline int admit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 le
 }
 
 /*
- * IPv6 source @src (unmasked) for a packet of @len bytes: RL_NOT_HELD when
- * rl_state6 holds it (the table's own step follows) or the cap gives it a
- * state, else admit()'s verdict. Called before limit_lru6() rather than
- * from its miss: that frame, under slow_path()'s, leaves no room for
- * admit()'s calls on the 512 bytes of stack. The previous generation first
- * as admit4() does; a link-local source keyed whole, as table6.h keys it.
+ * IPv6 source @src (unmasked), which rl_sets6 does not hold, for a packet
+ * of @len bytes (or its cost): admit(), as admit4(). A source of the
+ * previous generation is not new: it is carried over (sa6_prev()); a
+ * link-local source keyed whole, as table6_sa.h keys it. A global function:
+ * verified once, called only on a miss (limit_v6()).
  */
 __noinline int admit6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now, __u64 len)
 {
-	struct rl_state_key k = { .gen = rl_cfg.gen };
+	__u32 a[4];
+	__u64 st;
 	int i, ll;
 
 	if (!cnt || !src)
 		return -1;
-	ll = (src->addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX);
-	for (i = 0; i < 4; i++)
-		k.src.addr[i] = ll ? src->addr[i] : src->addr[i] & rl_cfg.mask6[i];
-	if (bpf_map_lookup_elem(&rl_state6, &k))
+	if (rl_cfg.has_prev && sa6_prev(src, &st))
 		return RL_NOT_HELD;
-	if (rl_cfg.has_prev) {
-		for (i = 0; i < 4; i++)
-			k.src.addr[i] = ll ? src->addr[i] : src->addr[i] & rl_cfg.prev_mask6[i];
-		k.gen = rl_cfg.gen - 1;
-		if (bpf_map_lookup_elem(&rl_state6, &k))
-			return RL_NOT_HELD;
-		for (i = 0; i < 4; i++)
-			k.src.addr[i] = ll ? src->addr[i] : src->addr[i] & rl_cfg.mask6[i];
-	}
-	return admit(cnt, src, rl_admit_hash(k.src.addr, 0, rl_cfg.sa_key), now, len);
+	ll = link_local6(src->addr[0]);
+	for (i = 0; i < 4; i++)
+		a[i] = ll ? src->addr[i] : src->addr[i] & rl_cfg.mask6[i];
+	return admit(cnt, src, rl_admit_hash(a, 0, rl_cfg.sa_key), now, len);
 }
 
 #endif /* RL_BPF_ADMISSION_H */

@@ -17,7 +17,7 @@
  * generation after a set, as a source's is, or fresh (a full bucket).
  *
  * Includes level.h (the levels' states), admission.h (the admission
- * cap), table6.h (the IPv6 source level), sample.h, verdict.h, clock.h, maps.h and include/ headers; the
+ * cap), table6_sa.h (the IPv6 source level), sample.h, verdict.h, clock.h, maps.h and include/ headers; the
  * packet flow (xdp_ratelimit.bpf.c) and rules.h include it.
  */
 #ifndef RL_BPF_AGGREGATE_H
@@ -33,7 +33,7 @@
 #include "clock.h"
 #include "level.h"
 #include "admission.h"
-#include "table6.h"
+#include "table6_sa.h"
 #include "verdict.h"
 #include "sample.h"
 
@@ -124,12 +124,16 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 	return 1;
 }
 
+/* The IPv6 source level, the packet flow's limit_v6() (with the admission cap on a miss). */
+static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
+				    __u64 cost, int ret);
+
 /*
- * The same for an IPv6 source: its levels, the admission cap (admit6(),
- * before limit_lru6(): see there), limit_lru6() for its own level.
+ * The same for an IPv6 source @src (unmasked): its levels, then its own
+ * level in rl_sets6 (limit_v6(), no round in line: the main program's
+ * straight line, fast_v6(), is taken only with no level on for IPv6).
  */
-static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key *src, int kind,
-				  __u64 len)
+static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 len)
 {
 	__u64 now = rl_now();
 	int ret;
@@ -144,9 +148,7 @@ static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key 
 		if (ret)
 			return ret;
 	}
-	ret = admit_on(RL_LVL_ON6) ? admit6(cnt, src, now, len) : RL_NOT_HELD;
-	if (ret == RL_NOT_HELD)
-		ret = limit_lru6(cnt, src, kind, now, packet_cost(len));
+	ret = limit_v6(cnt, src, now, packet_cost(len), -1);
 	if (ret != 1)
 		return ret;
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON6))

@@ -9,10 +9,11 @@
  * program: same parameters, same clock. Entries of another generation (a
  * set came in between) and sources without state are skipped: nothing to
  * charge. The charge of each set table is that table's (charge_sa4(),
- * charge_wide4()); the LRU tables' and the limit rules' (charge_rule())
- * are here.
+ * charge_wide4(), charge_sa6()); the LRU table's and the limit rules'
+ * (charge_rule()) are here.
  *
- * Includes table4_sa.h, table4_wide.h, maps.h and include/ headers only.
+ * Includes table4_sa.h, table4_wide.h, table6_sa.h, maps.h and include/
+ * headers only.
  */
 #ifndef RL_BPF_CHARGE_H
 #define RL_BPF_CHARGE_H
@@ -27,6 +28,7 @@
 #include "maps.h"
 #include "table4_sa.h"
 #include "table4_wide.h"
+#include "table6_sa.h"
 
 /* What charge_one() counts over the batch. */
 struct charge_loop {
@@ -103,24 +105,25 @@ static long charge_one(__u64 i, void *data)
 	}
 	if (e->k.gen != rl_cfg.gen)
 		return 0;
-	if (!e->k.src.addr[0] && !e->k.src.addr[1] && e->k.src.addr[2] == bpf_htonl(0xffff)) {
-		if (rl_cfg.table4 != RL_TABLE4_LRU) {
-			int r = rl_cfg.table4 == RL_TABLE4_WIDE ?
-					charge_wide4(e->k.src.addr[3], lc->now, e->units) :
-					charge_sa4(e->k.src.addr[3], lc->now, e->units);
+	if (e->k.src.addr[0] || e->k.src.addr[1] || e->k.src.addr[2] != bpf_htonl(0xffff) ||
+	    rl_cfg.table4 != RL_TABLE4_LRU) {
+		int r;
 
-			if (r > 0)
-				lc->charged++;
-			else if (r < 0)
-				lc->lost++;
-			return 0;
-		}
-		k4.addr = e->k.src.addr[3];
-		k4.gen = e->k.gen;
-		st = bpf_map_lookup_elem(&rl_state4, &k4);
-	} else {
-		st = bpf_map_lookup_elem(&rl_state6, &e->k);
+		if (e->k.src.addr[0] || e->k.src.addr[1] || e->k.src.addr[2] != bpf_htonl(0xffff))
+			r = charge_sa6(&e->k.src, lc->now, e->units);
+		else if (rl_cfg.table4 == RL_TABLE4_WIDE)
+			r = charge_wide4(e->k.src.addr[3], lc->now, e->units);
+		else
+			r = charge_sa4(e->k.src.addr[3], lc->now, e->units);
+		if (r > 0)
+			lc->charged++;
+		else if (r < 0)
+			lc->lost++;
+		return 0;
 	}
+	k4.addr = e->k.src.addr[3];
+	k4.gen = e->k.gen;
+	st = bpf_map_lookup_elem(&rl_state4, &k4);
 	if (!st)
 		return 0;
 	for (t = 0; t < RL_SYNC_CAS_TRIES; t++) {

@@ -7,7 +7,7 @@
  * the code that happens to use it first. The order of the definitions is
  * the skeleton's: keep it.
  *
- * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sync_zero,
+ * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sa6_bits, rl_sync_zero,
  * rl_admit_bits, rl_evctl, rl_hot and every SEC(".maps") map. Includes only include/ headers and
  * libbpf's: every other header of bpf/ may include it, and it includes none
  * of them.
@@ -21,6 +21,7 @@
 #include "rl_events.h"
 #include "rl_sync.h"
 #include "rl_sa.h"
+#include "rl_sa6.h"
 #include "rl_block.h"
 #include "rl_rules.h"
 #include "rl_hot.h"
@@ -56,6 +57,9 @@ const volatile __u8 rl_frags = 0;
 
 /* log2 of rl_sets4's max_entries, set by userspace with the table's size. */
 const volatile __u32 rl_sa_bits = RL_SA_BITS_MIN;
+
+/* log2 of rl_sets6's max_entries, as rl_sa_bits. */
+const volatile __u32 rl_sa6_bits = RL_SA6_BITS_MIN;
 
 /*
  * Zero, as a key and as the value a counter starts from: read from here,
@@ -107,13 +111,18 @@ struct {
 	__uint(max_entries, 1);
 } rl_sweep SEC(".maps");
 
-/* IPv6 sources (bpf/table6.h). */
+/*
+ * IPv6 sources: the set-associative table of include/rl_sa6.h
+ * (bpf/table6_sa.h), mmapable as rl_sets4 is, sized by userspace
+ * (rl_sa6_bits).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, struct rl_state_key);
-	__type(value, __u64);
-	__uint(max_entries, RL_DEFAULT_MAX_SOURCES6);
-} rl_state6 SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct rl_sa6_set);
+	__uint(max_entries, 1U << RL_SA6_BITS_MIN);
+} rl_sets6 SEC(".maps");
 
 /* A copy of rl_cfg for status and bpftool; the packet path never reads it (the sweep does). */
 struct {
@@ -264,6 +273,14 @@ struct {
 	__type(value, __u64);
 	__uint(max_entries, RL_PORT_TABLE);
 } rl_ports SEC(".maps");
+
+/* The networks that hold a source prefix (RL_PFX_TABLE); a change fills its pair's half. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, RL_PFX_TABLE);
+} rl_pfx SEC(".maps");
 
 /* Per-source state of limit rules, keyed by rule slot and generation. */
 struct {

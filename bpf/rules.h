@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Rules in the XDP program (docs/design.md, "Rules in the data path"). The
- * rule set but "default" is compiled in (rl_rules, like rl_cfg); rules_path()
- * runs first on every packet when there are rules and returns the verdict of
- * the rule that matched, or -1 to let the default rule (the code that was
- * there before rules) decide. With no rules, rl_rules.n is the constant 0 and
- * the verifier removes all of this. Its maps and rl_rules are maps.h's.
+ * rule set but "default" is compiled in (rl_rules, like rl_cfg); when there
+ * are rules, every packet that one may match (rules_may_match(), in line)
+ * goes through rules_path(), which returns the verdict of the rule that
+ * matched, or -1 to let the default rule (the code that was there before
+ * rules) decide. With no rules, rl_rules.n is the constant 0 and the
+ * verifier removes all of this. Its maps and rl_rules are maps.h's.
  *
  * Includes aggregate.h (a limit rule's levels), parsing.h, verdict.h,
  * clock.h, sync.h, maps.h, syncookie.h and include/ headers only.
@@ -269,21 +270,68 @@ static __always_inline int rules_syn(struct xdp_md *ctx, struct rl_match *m, __u
 }
 
 /*
+ * The rules that can match a packet of @pi, narrowed without looking at
+ * any one rule: by its protocol (proto_mask), its destination port (rl_ports,
+ * read only when a candidate has --dport) and its source (rules with source
+ * prefixes stay only if the longest prefix holding the source names them;
+ * rl_pfx first, so that a source in no prefix's network skips the trie, and
+ * neither is read for a family without prefixes).
+ */
+static __always_inline __u64 rules_candidates(const struct rl_pkt_info *pi)
+{
+	__u64 cand = (rl_rules.any_mask | rl_rules.src_mask) & rl_rules.proto_mask[pi->proto];
+	struct rl_lpm_val *v = NULL;
+	__u32 hi, idx;
+	__u64 *w;
+	int v4;
+
+	if (rl_rules.need_ports && (cand & rl_rules.port_mask) && (pi->info & RL_PKT_L4)) {
+		idx = (rl_rules.pair ? 2 * 65536 : 0) + (pi->proto == IPPROTO_UDP ? 65536 : 0) +
+		      pi->dport;
+		w = bpf_map_lookup_elem(&rl_ports, &idx);
+		if (w)
+			cand &= *w;
+	}
+	if (!(cand & rl_rules.src_mask))
+		return cand;
+	v4 = !pi->src.addr[0] && !pi->src.addr[1] && pi->src.addr[2] == bpf_htonl(0xffff);
+	if (v4 ? !rl_rules.has_src4 : !rl_rules.has_src6)
+		return cand & ~rl_rules.src_mask;
+	hi = bpf_ntohl(v4 ? pi->src.addr[3] : pi->src.addr[0]);
+	idx = rl_pfx_word(rl_rules.pair, !v4, hi);
+	w = bpf_map_lookup_elem(&rl_pfx, &idx);
+	if (!w || !(*w & rl_pfx_bit(hi)))
+		return cand & ~rl_rules.src_mask;
+	if (v4) {
+		struct rl_lpm4 k4 = { .prefixlen = 32, .addr = pi->src.addr[3] };
+
+		v = bpf_map_lookup_elem(rl_rules.pair ? (void *)&rl_src4b : (void *)&rl_src4a, &k4);
+	} else {
+		struct rl_lpm6 k6 = { .prefixlen = 128 };
+
+		__builtin_memcpy(k6.addr, pi->src.addr, sizeof(k6.addr));
+		v = bpf_map_lookup_elem(rl_rules.pair ? (void *)&rl_src6b : (void *)&rl_src6a, &k6);
+	}
+	return cand & (~rl_rules.src_mask | (v ? v->match : 0));
+}
+
+/*
  * The first rule that matches the packet decides it: its verdict, or -1 for
  * a packet no rule matched (the default rule's), or one rules do not look
  * at (not IP, ARP, neighbour discovery, malformed: as before rules);
- * RL_SYN_DONE as -1, after a syn-cookies rule let the packet go on.
+ * RL_SYN_DONE as -1, after a syn-cookies rule let the packet go on. Out of
+ * line, called from one place of the main program, and only for a packet
+ * that some rule may match (rules_may_match()).
  */
 static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };
 	__u64 len = frame_len(ctx, c.pos, c.end);
-	struct rl_match m = { .mask = rl_rules.any_mask, .found = RL_RULE_SLOTS };
+	struct rl_match m = { .found = RL_RULE_SLOTS };
 	struct rl_pkt_info *pi = &m.pi;
-	struct rl_lpm_val *v = NULL;
 	__u32 bad = 0;
-	int kind, v4;
+	int kind;
 
 	if (!cnt)
 		return -1;
@@ -291,36 +339,53 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	kind = rl_parse_frame(&c, &pi->src, &bad, pi, RL_PARSE_PROTO, rl_rules.need_l4);
 	if (kind != RL_PARSED_IPV4 && kind != RL_PARSED_IPV6)
 		return -1;
-	if (rl_rules.has_src) {
-		v4 = !pi->src.addr[0] && !pi->src.addr[1] && pi->src.addr[2] == bpf_htonl(0xffff);
-		if (v4) {
-			struct rl_lpm4 k4 = { .prefixlen = 32, .addr = pi->src.addr[3] };
-
-			v = bpf_map_lookup_elem(
-				rl_rules.pair ? (void *)&rl_src4b : (void *)&rl_src4a, &k4);
-		} else {
-			struct rl_lpm6 k6 = { .prefixlen = 128 };
-
-			__builtin_memcpy(k6.addr, pi->src.addr, sizeof(k6.addr));
-			v = bpf_map_lookup_elem(
-				rl_rules.pair ? (void *)&rl_src6b : (void *)&rl_src6a, &k6);
-		}
-		if (v)
-			m.mask |= v->match;
-	}
-	m.mask &= rl_rules.proto_mask[pi->proto];
-	if (rl_rules.need_ports && (pi->info & RL_PKT_L4)) {
-		__u32 idx = (rl_rules.pair ? 2 * 65536 : 0) +
-			    (pi->proto == IPPROTO_UDP ? 65536 : 0) + pi->dport;
-		__u64 *ports = bpf_map_lookup_elem(&rl_ports, &idx);
-
-		if (ports)
-			m.mask &= *ports;
-	}
+	m.mask = rules_candidates(pi);
 	if (!m.mask)
 		return -1;
 	bpf_loop(rl_rules.n, match_one, &m, 0);
 	return rules_syn(ctx, &m, len);
+}
+
+/*
+ * Can some rule match an untagged IP packet of protocol @proto from a
+ * source whose first 32 bits are @hi (host order; of IPv6 if @v6), whose L4
+ * header starts at @l4 (NULL: none, a fragment after the first)? In line
+ * in the main program, on what it parsed already: rules_candidates()
+ * without the trie, every table but rl_pfx (and rl_ports, when a candidate
+ * has --dport) skipped when its kind of rule is absent (the flags in
+ * rl_rules are constants: the verifier drops the tests that cannot pass).
+ * 0: no rule can, the default rule's packet, decided without a call. Else
+ * rules_path() decides, from the whole frame.
+ */
+static __always_inline __u64 rules_may_match(__u8 proto, void *l4, void *end, int v6, __u32 hi)
+{
+	__u64 cand = (rl_rules.any_mask | rl_rules.src_mask) & rl_rules.proto_mask[proto], *w;
+	__u32 idx;
+
+	if (rl_rules.need_ports && (cand & rl_rules.port_mask) && l4 &&
+	    (proto == IPPROTO_TCP || proto == IPPROTO_UDP)) {
+		struct udphdr *uh = l4; /* the destination port: the same place in tcp */
+
+		if ((void *)(uh + 1) <= end &&
+		    (proto == IPPROTO_UDP || (void *)((struct tcphdr *)l4 + 1) <= end)) {
+			idx = (rl_rules.pair ? 2 * 65536 : 0) + (proto == IPPROTO_UDP ? 65536 : 0) +
+			      bpf_ntohs(uh->dest);
+			w = bpf_map_lookup_elem(&rl_ports, &idx);
+			if (w)
+				cand &= *w;
+		}
+	}
+	if (cand & rl_rules.src_mask) {
+		if (v6 ? !rl_rules.has_src6 : !rl_rules.has_src4) {
+			cand &= ~rl_rules.src_mask;
+		} else {
+			idx = rl_pfx_word(rl_rules.pair, v6, hi);
+			w = bpf_map_lookup_elem(&rl_pfx, &idx);
+			if (!w || !(*w & rl_pfx_bit(hi)))
+				cand &= ~rl_rules.src_mask;
+		}
+	}
+	return cand;
 }
 
 #endif /* RL_BPF_RULES_H */

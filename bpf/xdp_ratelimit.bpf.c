@@ -9,13 +9,14 @@
  * in a read-only section the verifier reads as constants, so it removes
  * every branch the configuration does not take (other algorithms, byte or
  * packet costs, the clock, dry-run...). set loads a new program and swaps it
- * in (user/lib/prog.c). Untagged IPv4 is straight-line code; everything else
- * (VLAN tags, IPv6, frames to pass untouched, malformed ones) goes through
- * slow_path(), out of line.
+ * in (user/lib/prog.c). Untagged IPv4 and IPv6 are straight-line code;
+ * everything else (VLAN tags, ICMPv6 and IPv4-mapped sources, frames to pass
+ * untouched, malformed ones) goes through slow_path(), out of line.
  *
  * This file keeps the packet flow and the programs: the entry points (the
  * XDP program and the three syscall programs userspace runs), slow_path(), the
- * choice of the IPv4 table (limit_v4()) and the verdict (decide()). Each
+ * choice of the IPv4 table (limit_v4()), the IPv6 one's rounds (limit_v6())
+ * and the verdict (decide()). Each
  * concern is a header of its own, included here and nowhere below:
  *	maps.h		every map, the configuration and the other globals
  *	clock.h		the clocks, a packet's cost, the window tick
@@ -26,7 +27,7 @@
  *	table4_lru.h	IPv4 in rl_state4 (LRU hash)
  *	table4_sa.h	IPv4 in rl_sets4 (set-associative, the default)
  *	table4_wide.h	IPv4 in rl_wide4 (set-associative, whole states)
- *	table6.h	IPv6 in rl_state6 (LRU hash)
+ *	table6_sa.h	IPv6 in rl_sets6 (set-associative, keys whole)
  *	sweep.h		the sweep of rl_sets4 (a BPF timer)
  *	sample.h	drop samples to the events ring
  *	level.h		the states of the levels above the source (rl_agg.h)
@@ -48,7 +49,7 @@
 #include "table4_lru.h"
 #include "table4_sa.h"
 #include "table4_wide.h"
-#include "table6.h"
+#include "table6_sa.h"
 #include "sweep.h"
 #include "sample.h"
 #include "level.h"
@@ -143,7 +144,85 @@ static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u6
 	return ret;
 }
 
-/* The verdict for a table's answer @ret (limit_v4(), limit_lru6()), counted (and sampled when dropped). */
+/*
+ * IPv6 source @a0..@a3 (unmasked) over its limit, noted for top under its
+ * key in rl_sets6: masked by --prefix6, or whole if @ll (link-local).
+ */
+static __always_inline void hot_v6(__u32 a0, __u32 a1, __u32 a2, __u32 a3, int ll)
+{
+	if (!ll) {
+		a0 &= rl_cfg.mask6[0];
+		a1 &= rl_cfg.mask6[1];
+		a2 &= rl_cfg.mask6[2];
+		a3 &= rl_cfg.mask6[3];
+	}
+	hot_note(a0, a1, a2, a3, 0, rl_cfg.gen);
+}
+
+/*
+ * IPv6 source @src (unmasked), as limit_v4(), after the hit's first round
+ * in line answered @ret (sa6_hit(): 1 or 0, decided; RL_NOT_HELD or
+ * RL_ROUND_LOST), or with @ret -1 (slow_path(): no round yet): limit_sa6()
+ * for the rest; a miss asks the admission cap (admit6(), when it is on),
+ * then calls sa6_miss() from here, at most RL_CAS_TRIES times.
+ */
+static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
+				    __u64 cost, int ret)
+{
+	if (ret < 0)
+		ret = limit_sa6(cnt, src, now, cost, 0);
+	else if (ret == RL_ROUND_LOST)
+		ret = limit_sa6(cnt, src, now, cost, 1);
+	/* A new source, beyond the admission cap: limited with the others as one. */
+	if (ret == RL_NOT_HELD && admit_on(RL_LVL_ON6)) {
+		ret = admit6(cnt, src, now, cost);
+		if (ret != RL_NOT_HELD)
+			return ret;
+	}
+	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+		ret = sa6_miss(cnt, src, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = limit_sa6(cnt, src, now, cost, 0);
+		}
+	}
+	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return RL_CAS_LOST;
+	}
+	if (!ret) /* over its limit: noted for top, keyed as rl_sets6 keys it */
+		hot_v6(src->addr[0], src->addr[1], src->addr[2], src->addr[3],
+		       link_local6(src->addr[0]));
+	return count6(ret, cnt, src, cost);
+}
+
+/*
+ * Untagged IPv6 from @ip6 (a whole fixed header, not ICMPv6), source @a0..@a3
+ * neither IPv4-mapped nor link-local: the hit's first round in line
+ * (sa6_hit()), limit_v6() for the rest.
+ */
+static __always_inline int fast_v6(struct rl_kcounters *cnt, __u32 a0, __u32 a1, __u32 a2, __u32 a3,
+				   __u64 len)
+{
+	__u64 now = rl_now(), cost = packet_cost(len);
+	struct rl_key src;
+	int ret;
+
+	cnt->ipv6++;
+	ret = sa6_hit(cnt, a0, a1, a2, a3, now, cost);
+	if (ret != RL_NOT_HELD && ret != RL_ROUND_LOST && !rl_cfg.sync_count) {
+		if (!ret)
+			hot_v6(a0, a1, a2, a3, 0);
+		return ret;
+	}
+	src.addr[0] = a0;
+	src.addr[1] = a1;
+	src.addr[2] = a2;
+	src.addr[3] = a3;
+	return limit_v6(cnt, &src, now, cost, ret);
+}
+
+/* The verdict for a table's answer @ret (limit_v4(), limit_v6()), counted (and sampled when dropped). */
 static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, int ret, __u64 len)
 {
 	if (ret > 0)
@@ -168,7 +247,11 @@ static __always_inline int decide(struct xdp_md *ctx, struct rl_kcounters *cnt, 
 	return rl_count_pass(cnt, len);
 }
 
-/* Everything but untagged IPv4: VLAN tags, IPv6, what passes untouched, malformed frames. */
+/*
+ * Everything but untagged IPv4 and IPv6: VLAN tags, ICMPv6 (neighbour
+ * discovery passes) and IPv4-mapped sources, what passes untouched,
+ * malformed frames.
+ */
 static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
@@ -198,13 +281,8 @@ static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 	 */
 	if (kind == RL_PARSED_IPV6) {
 		cnt->ipv6++;
-		if (src.addr[0] || src.addr[1] || src.addr[2] != bpf_htonl(0xffff)) {
-			if ((src.addr[0] & bpf_htonl(RL_LL_MASK)) == bpf_htonl(RL_LL_PREFIX))
-				kind = RL_KEY_LL;
-			else
-				kind = RL_KEY_V6;
-			return decide(ctx, cnt, limit6(cnt, &src, kind, len), len);
-		}
+		if (src.addr[0] || src.addr[1] || src.addr[2] != bpf_htonl(0xffff))
+			return decide(ctx, cnt, limit6(cnt, &src, len), len);
 	}
 	return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0), len);
 malformed:
@@ -217,12 +295,45 @@ malformed:
 	return rl_count_pass(cnt, len);
 }
 
+/*
+ * With rules: can one match the frame at @data (to @end)? For untagged IPv4
+ * and IPv6 (but ICMPv6: neighbour discovery is rules_path()'s to tell),
+ * rules_may_match() answers in line on the headers, with no call and no
+ * lookup of a trie; any other frame is rules_path()'s to parse. An
+ * IPv4-mapped source is the IPv4 host to rules too.
+ */
+static __always_inline int rules_first(void *data, void *end)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	__u32 a0, a3;
+	int mapped;
+
+	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
+	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end)
+		return rules_may_match(ip->protocol,
+				       ip->frag_off & bpf_htons(0x1fff) ? NULL :
+									  (void *)ip + ip->ihl * 4,
+				       end, 0, bpf_ntohl(ip->saddr)) != 0;
+	if ((void *)(ip6 + 1) > end || eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 ||
+	    ip6->nexthdr == 58 /* IPPROTO_ICMPV6 */)
+		return 1;
+	a0 = ip6->saddr.in6_u.u6_addr32[0];
+	a3 = ip6->saddr.in6_u.u6_addr32[3];
+	mapped = !a0 && !ip6->saddr.in6_u.u6_addr32[1] &&
+		 ip6->saddr.in6_u.u6_addr32[2] == bpf_htonl(0xffff);
+	return rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped, bpf_ntohl(mapped ? a3 : a0)) !=
+	       0;
+}
+
 SEC("xdp")
 int xdp_ratelimit(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
 	int v = -1;
@@ -231,8 +342,8 @@ int xdp_ratelimit(struct xdp_md *ctx)
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
-	/* Rules first, when there are any; -1: the default rule's packet. */
-	if (rl_rules.n) {
+	/* Rules first, when one may match; -1: the default rule's packet. */
+	if (rl_rules.n && rules_first(data, end)) {
 		v = rules_path(ctx, cnt);
 		if (v >= 0)
 			return v;
@@ -249,13 +360,32 @@ int xdp_ratelimit(struct xdp_md *ctx)
 		end = (void *)(long)ctx->data_end;
 		eth = data;
 		ip = (void *)(eth + 1);
+		ip6 = (void *)(eth + 1);
 	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
-	if ((void *)(ip + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP) || ip->version != 4 ||
-	    ip->ihl < 5 || (void *)ip + ip->ihl * 4 > end)
-		return slow_path(ctx, cnt);
-	len = frame_len(ctx, data, end);
-	return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1), len);
+	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
+	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
+		len = frame_len(ctx, data, end);
+		return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1), len);
+	}
+	/*
+	 * Untagged IPv6, but ICMPv6 (neighbour discovery), IPv4-mapped sources
+	 * (IPv4 ones) and link-local ones (keyed whole): the other straight line,
+	 * when no level above the source is on for IPv6 (else slow_path(): the
+	 * levels' calls take the room of the hit in line).
+	 */
+	if ((void *)(ip6 + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6) &&
+	    ip6->version == 6 && ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */) {
+		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
+		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
+
+		if (!levels_on(RL_LVL_ON6) && (a0 || a1 || a2 != bpf_htonl(0xffff)) &&
+		    !link_local6(a0)) {
+			len = frame_len(ctx, data, end);
+			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, len), len);
+		}
+	}
+	return slow_path(ctx, cnt);
 }
 
 /*

@@ -28,13 +28,13 @@
 #define RL_DEFAULT_MAX_SOURCES 1048576
 #define RL_MAX_SOURCES_LIMIT   (64U << 20)
 /*
- * IPv6 sources have their own table (an LRU hash), a sixteenth of
- * --max-sources unless set (--max-sources6): a /64 is one source by
- * default, and an IPv6 entry costs 96 bytes of kernel memory against 32 for
- * an IPv4 one in rl_sets4, so a sixteenth adds 6 bytes per IPv4 source
- * whatever --max-sources is (65536 and 6 MiB for the default). A quarter
- * would be 24 bytes, most of the 48 a source may cost (docs/design.md,
- * "Memory").
+ * IPv6 sources have their own table (rl_sets6, include/rl_sa6.h), a
+ * sixteenth of --max-sources unless set (--max-sources6): a /64 is one
+ * source by default, and an IPv6 source costs 64 bytes of kernel memory
+ * against 32 for an IPv4 one in rl_sets4 (its key is kept whole), so a
+ * sixteenth adds 4 bytes per IPv4 source whatever --max-sources is (65536
+ * and 4 MiB for the default). A quarter would be 16 bytes, a third of the
+ * 48 a source may cost (docs/design.md, "Memory").
  */
 #define RL_SOURCES6_RATIO	  16
 #define RL_MAX_SOURCES6_FOR(max4) ((max4) / RL_SOURCES6_RATIO ?: 1)
@@ -173,6 +173,9 @@ struct rl_ctl {
 	 */
 	__u32 max_sources4;
 	__u32 pad;
+	/* --max-sources6 as attached (rl_sets6 is sized for it, rounded up). */
+	__u32 max_sources6;
+	__u32 pad6;
 };
 
 /* The IPv4 source table a policy uses (struct rl_config's table4). */
@@ -186,9 +189,11 @@ enum rl_table4 {
  * Per-source keys: the masked source and the configuration generation.
  * IPv4 sources (also IPv4-mapped IPv6 ones) are in the set-associative table
  * rl_sets4 (include/rl_sa.h: no key stored, the address is the set and the
- * tag) or, for the policies it cannot hold, in the LRU hash rl_state4 under
- * rl_state_key4; IPv6 sources in the hash rl_state6 under rl_state_key.
- * Userspace names both kinds with rl_state_key (IPv4 as IPv4-mapped IPv6).
+ * tag), in its wide layout rl_wide4, or in the LRU hash rl_state4 under
+ * rl_state_key4 (rl-bench only); IPv6 sources in the set-associative
+ * rl_sets6 (include/rl_sa6.h), which keeps the masked source. Userspace
+ * names both kinds with rl_state_key (IPv4 as IPv4-mapped IPv6), and so
+ * does fleet sync's IPv6 counting (rl_sync6).
  */
 struct rl_state_key4 {
 	__be32 addr;

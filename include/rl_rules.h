@@ -202,6 +202,15 @@ struct rl_rules_cfg {
 	__u16 slot_gen[RL_RULE_SLOTS]; /* the last generation each slot was given */
 	__u16 pad[RL_MAX_RULES - RL_RULE_SLOTS];
 	struct rl_krule r[RL_RULE_SLOTS];
+	/*
+	 * What lets a packet that no rule can match skip the lookups
+	 * (bpf/rules.h, rules_path()): the slots of the rules with source
+	 * prefixes and of those with --dport, and whether any prefix of each
+	 * family exists (rl_pfx and the tries are read only then).
+	 */
+	__u64 src_mask;
+	__u64 port_mask;
+	__u32 has_src4, has_src6;
 };
 
 /*
@@ -211,6 +220,29 @@ struct rl_rules_cfg {
  * to a port no rule names skips the port rules without looking at them.
  */
 #define RL_PORT_TABLE (2 * 2 * 65536)
+
+/*
+ * rl_pfx: per pair (the tries' pair), per family (0 IPv4, 1 IPv6), a bitmap
+ * of the /RL_PFX_BITS networks (the first RL_PFX_BITS bits of the address)
+ * that a prefix of that family covers or lies in: a source whose network's
+ * bit is clear is in no prefix, and skips the trie's lookup. 2^RL_PFX_BITS
+ * bits a bitmap, 2 MiB in all; a /22 of IPv4 (1024 addresses), of IPv6 the
+ * first 22 bits.
+ */
+#define RL_PFX_BITS  22
+#define RL_PFX_WORDS (1U << (RL_PFX_BITS - 6))
+#define RL_PFX_TABLE (2 * 2 * RL_PFX_WORDS)
+
+/* The word of rl_pfx, and the bit in it, of an address whose first 32 bits are @hi (host order). */
+RL_INLINE __u32 rl_pfx_word(__u32 pair, __u32 v6, __u32 hi)
+{
+	return (pair * 2 + v6) * RL_PFX_WORDS + (hi >> (32 - RL_PFX_BITS + 6));
+}
+
+RL_INLINE __u64 rl_pfx_bit(__u32 hi)
+{
+	return 1ULL << ((hi >> (32 - RL_PFX_BITS)) & 63);
+}
 
 /* Keys of the prefix tries (BPF_MAP_TYPE_LPM_TRIE): prefix length, then the address. */
 struct rl_lpm4 {

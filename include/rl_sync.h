@@ -28,7 +28,7 @@
  *   one bit per counter word, set by the packet that makes its units
  *   nonzero, so that a drain reads only the counters that counted (both
  *   arrays are BPF_F_MMAPABLE: the agent drains them through its mapping).
- * - IPv6 sources (rl_state6), IPv4 ones of the LRU table (rl_state4), and
+ * - IPv6 sources (rl_sets6), IPv4 ones of the LRU table (rl_state4), and
  *   sources of limit rules (rl_rstate): in an LRU hash under the state's
  *   own key (rl_sync6, rl_sync4, rl_syncr), drained by the syscall program
  *   rl_drain_prog, which walks the table and exchanges each counter with 0.

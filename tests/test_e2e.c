@@ -35,6 +35,7 @@
 #include "metrics.h"
 #include "rl_common.h"
 #include "netns.h"
+#include "sa6.h"
 #include "test.h"
 
 /* Relative tolerance of every rate check. */
@@ -876,12 +877,13 @@ TEST_FLAGS(e2e_top_clamps_and_says, RL_TEST_ROOT)
 {
 	struct rl_flow one = { .src = "2001:db8::99", .count = 1 };
 	char path[PATH_MAX], *out = NULL;
-	struct rl_state_key key;
+	struct rl_sa6_map m = {};
+	struct rl_key key;
 	struct timespec ts;
 	struct stat st;
 	struct rl_ns ns;
-	__u64 tat;
-	int fd = -1;
+	__u64 tat, w = 0, state;
+	int fd = -1, found = -1;
 
 	if (!setup(&ns, "--rate 100 --burst 10"))
 		goto out;
@@ -891,16 +893,23 @@ TEST_FLAGS(e2e_top_clamps_and_says, RL_TEST_ROOT)
 	snprintf(path, sizeof(path), "/run/netns/%s", ns.rx);
 	if (!ASSERT_OK(stat(path, &st), "the namespace's inode"))
 		goto out;
-	snprintf(path, sizeof(path), "/sys/fs/bpf/xdp-ratelimit/netns-%llu/%s/rl_state6",
+	snprintf(path, sizeof(path), "/sys/fs/bpf/xdp-ratelimit/netns-%llu/%s/rl_sets6",
 		 (unsigned long long)st.st_ino, ns.rx_if);
 	fd = bpf_obj_get(path);
-	if (!ASSERT_TRUE(fd >= 0, "open rl_state6") ||
-	    !ASSERT_OK(bpf_map_get_next_key(fd, NULL, &key), "the source's state"))
+	if (!ASSERT_TRUE(fd >= 0, "open rl_sets6") || !ASSERT_OK(rl_sa6_map(fd, 0, &m), "map it"))
+		goto out;
+	/* The one source: its way (read way by way: the hash's key is not needed). */
+	for (__u32 idx = 0; idx < (1U << m.bits) && found < 0; idx++)
+		for (int i = 0; i < RL_SA6_WAYS && found < 0; i++)
+			if (!rl_sa6_read(&m, idx, i, &w, &key, &state))
+				found = (int)((w >> RL_SA6_GEN_SHIFT) & 3);
+	if (!ASSERT_TRUE(found >= 0, "the source's state"))
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* 100/s: one vt per ns; 2 s ahead of the clock. */
 	tat = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec + 2000000000ULL;
-	if (!ASSERT_OK(bpf_map_update_elem(fd, &key, &tat, BPF_EXIST), "write an impossible TAT"))
+	if (!ASSERT_OK(rl_sa6_insert(&m, &key, (__u32)found, tat, BPF_EXIST, 0),
+		       "write an impossible TAT"))
 		goto out;
 	ASSERT_EQ(rl_ns_cli(&ns, &out, NULL, "top %s --json", ns.rx_if), 0, "top --json");
 	printf("    %s", out ? out : "");
@@ -914,6 +923,7 @@ TEST_FLAGS(e2e_top_clamps_and_says, RL_TEST_ROOT)
 	ASSERT_CONTAINS(out, "1 source read newer than the clock", "and says why");
 out:
 	free(out);
+	rl_sa6_unmap(&m);
 	if (fd >= 0)
 		close(fd);
 	rl_flow_stop(&one);

@@ -20,6 +20,8 @@
  *	lvl_admit		the admission cap: a spoofed flood gets one
  *				source's rate and no state, a source seen again
  *				gets its own
+ *	lvl_admit6		the same with IPv6 sources, one per /64, which
+ *				take the main program's straight line (rl_sets6)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -100,6 +102,15 @@ static void key4(struct rl_key *k, __u32 addr)
 	memset(k, 0, sizeof(*k));
 	k->addr[2] = htonl(0xffff);
 	k->addr[3] = htonl(addr);
+}
+
+/* 2001:db8:HHHH:LLLL::1, @net the /64's 32 bits after 2001:db8::/32. */
+static void key6(struct rl_key *k, __u32 net)
+{
+	memset(k, 0, sizeof(*k));
+	k->addr[0] = htonl(0x20010db8U);
+	k->addr[1] = htonl(net);
+	k->addr[3] = htonl(1);
 }
 
 /* What the algorithm passes for one bucket of @p fed back to back at @gap from @t0. */
@@ -496,7 +507,7 @@ out:
  * them; 10 ms later it is seen again, gets a state of its own and passes
  * every packet from then on. The kernel agrees with simulate's model.
  */
-TEST_FLAGS(lvl_admit, RL_TEST_ROOT)
+static void admit_flood(int v6)
 {
 	const char *opts[] = { "--rate", "100",		  "--burst", "10", "--admit-rate",
 			       "100",	 "--admit-burst", "10",	     NULL };
@@ -511,12 +522,15 @@ TEST_FLAGS(lvl_admit, RL_TEST_ROOT)
 	struct rl_sim sim;
 	char err[RL_ERRLEN];
 	__u64 capst, newst, next;
+	__u32 len;
 	struct lv l;
 
 	memset(&sim, 0, sizeof(sim));
 	if (!ASSERT_OK(rl_policy_parse(&pol, &o, opts, err, sizeof(err)), err) ||
-	    !ASSERT_OK(rl_sim_init(&sim, &pol, err, sizeof(err)), err) || !lv_start(&l, opts, 4096))
+	    !ASSERT_OK(rl_sim_init(&sim, &pol, err, sizeof(err)), err) ||
+	    !lv_start(&l, opts, v6 ? 65536 : 4096))
 		goto out;
+	len = v6 ? l.f6.len : l.f4.len;
 	lc = RL_LVL(&l.cfg, RL_LVL_ADMIT);
 	ln = RL_LVL(&l.cfg, RL_LVL_NEW);
 	capst = rl_initial_state(&lc->params, t0);
@@ -525,11 +539,17 @@ TEST_FLAGS(lvl_admit, RL_TEST_ROOT)
 		struct rl_key k, mk;
 		int kv, sv;
 
-		/* Spoofed: addresses of 198.18.0.0/15, each once (an odd stride mod 2^17). */
-		key4(&k, 0xc6120000U | ((start + (__u32)flood * 40503U) & 0x1ffff));
+		/*
+		 * Spoofed: addresses of 198.18.0.0/15, each once (an odd stride
+		 * mod 2^17); in IPv6, as many /64s of 2001:db8::/32.
+		 */
+		if (v6)
+			key6(&k, (start + (__u32)flood * 40503U) & 0x1ffff);
+		else
+			key4(&k, 0xc6120000U | ((start + (__u32)flood * 40503U) & 0x1ffff));
 		mk = k;
 		kv = send_from(&l, &k, t);
-		sv = rl_sim_packet(&sim, &mk, t, l.f4.len, NULL);
+		sv = rl_sim_packet(&sim, &mk, t, len, NULL);
 		if (kv < 0 || kv != sv) {
 			rl_test_fail(__FILE__, __LINE__,
 				     "flood packet at %llu: kernel %d, simulate %d",
@@ -548,10 +568,13 @@ TEST_FLAGS(lvl_admit, RL_TEST_ROOT)
 		}
 		if (t < t0 + SEC / 2 || (t - t0) % (10 * MSEC))
 			continue;
-		key4(&k, 0xc6140001U);
+		if (v6)
+			key6(&k, 0xfff00001U);
+		else
+			key4(&k, 0xc6140001U);
 		mk = k;
 		kv = send_from(&l, &k, t + 1);
-		sv = rl_sim_packet(&sim, &mk, t + 1, l.f4.len, NULL);
+		sv = rl_sim_packet(&sim, &mk, t + 1, len, NULL);
 		if (kv < 0 || kv != sv) {
 			rl_test_fail(__FILE__, __LINE__,
 				     "legit packet at %llu: kernel %d, simulate %d",
@@ -580,6 +603,16 @@ TEST_FLAGS(lvl_admit, RL_TEST_ROOT)
 out:
 	rl_sim_free(&sim);
 	lv_stop(&l);
+}
+
+TEST_FLAGS(lvl_admit, RL_TEST_ROOT)
+{
+	admit_flood(0);
+}
+
+TEST_FLAGS(lvl_admit6, RL_TEST_ROOT)
+{
+	admit_flood(1);
 }
 
 /*

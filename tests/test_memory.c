@@ -16,10 +16,12 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include "harness.h"
+#include "maps.h"
 #include "memory.h"
 #include "netns.h"
 #include "pins.h"
 #include "rl_sa.h"
+#include "rl_sa6.h"
 #include "sync_kern.h"
 #include "test.h"
 #include "xdp_attach.h"
@@ -89,11 +91,11 @@ static void per_source(const struct rl_pins *pins, const char *what, bool bounde
 	    !ASSERT_TRUE(m.max_sources4 > 0, "max sources"))
 		return;
 	printf("    %s: %llu bytes (%.2f MiB) for %u IPv4 and %u IPv6 sources: %.1f B per IPv4 source; "
-	       "rl_sets4 %llu, rl_state6 %llu, rl_rstate %llu, rl_ports %llu, rl_sync_slots %llu, "
+	       "rl_sets4 %llu, rl_sets6 %llu, rl_rstate %llu, rl_ports %llu, rl_sync_slots %llu, "
 	       "program %llu\n",
 	       what, (unsigned long long)m.total, m.total / 1048576.0, m.max_sources4,
 	       m.max_sources6, (double)m.total / m.max_sources4,
-	       (unsigned long long)m.map[RL_MAP_sets4], (unsigned long long)m.map[RL_MAP_state6],
+	       (unsigned long long)m.map[RL_MAP_sets4], (unsigned long long)m.map[RL_MAP_sets6],
 	       (unsigned long long)m.map[RL_MAP_rstate], (unsigned long long)m.map[RL_MAP_ports],
 	       (unsigned long long)m.map[RL_MAP_sync_slots], (unsigned long long)m.prog);
 	ASSERT_TRUE(m.prog > 0, "the program's own maps are counted");
@@ -125,6 +127,7 @@ static void dead_when_off(const struct rl_iface *ifc, const struct rl_pins *pins
 		return;
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->ports), 0,
 		  "no port rule: no load of rl_ports left");
+	ASSERT_EQ(rl_prog_refers_to(prog, pins->pfx), 0, "no prefix: no load of rl_pfx left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync_slots), 0,
 		  "no counting: no load of rl_sync_slots left");
 	ASSERT_EQ(rl_prog_refers_to(prog, pins->sync_dirty), 0,
@@ -166,10 +169,20 @@ TEST_FLAGS(memory_defaults, RL_TEST_ROOT)
 	    !ASSERT_OK(rl_attach(&ifc, RL_MODE_NATIVE, 0, 0, &cfg, err, sizeof(err)), err))
 		goto out;
 	if (open_limiter(ns.rx_if, &ifc, &pins)) {
-		ASSERT_EQ(entries(pins.state6), RL_DEFAULT_MAX_SOURCES6, "the IPv6 default");
-		ASSERT_EQ(entries(pins.state6), RL_DEFAULT_MAX_SOURCES / 16,
-			  "a sixteenth of the IPv4 sources");
+		struct rl_memory m;
+
+		ASSERT_EQ(RL_DEFAULT_MAX_SOURCES6, RL_DEFAULT_MAX_SOURCES / 16,
+			  "the IPv6 default: a sixteenth of the IPv4 sources");
+		ASSERT_EQ(rl_max_sources6(&pins), RL_DEFAULT_MAX_SOURCES6, "the IPv6 default");
+		/* Two ways of 32 bytes per IPv6 source asked for: 64 bytes each. */
+		ASSERT_EQ((__u64)entries(pins.sets6) * sizeof(struct rl_sa6_set),
+			  (__u64)RL_DEFAULT_MAX_SOURCES6 * 64,
+			  "rl_sets6: 64 bytes per IPv6 source");
+		if (ASSERT_OK(rl_memory_read(&pins, &m), "rl_memory_read"))
+			ASSERT_EQ(m.max_sources6, RL_DEFAULT_MAX_SOURCES6,
+				  "memory: the IPv6 sources");
 		features(&pins, false, false, false);
+		ASSERT_EQ(entries(pins.pfx), 1, "rl_pfx: one entry without source prefixes");
 		dead_when_off(&ifc, &pins);
 		per_source(&pins, "defaults", true);
 		rl_pins_close(&pins);
@@ -347,6 +360,7 @@ TEST_FLAGS(memory_rules_on_off, RL_TEST_ROOT)
 	features(&pins, true, true, false);
 	ASSERT_EQ(entries(pins.rstate), RL_RULE_MAX_SOURCES, "rl_rstate whole");
 	ASSERT_EQ(entries(pins.ports), RL_PORT_TABLE, "rl_ports whole");
+	ASSERT_EQ(entries(pins.pfx), RL_PFX_TABLE, "rl_pfx whole with a source prefix");
 	per_source(&pins, "a limit rule on a port", false);
 	rl_pins_close(&pins);
 	leave(self);

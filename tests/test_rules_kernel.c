@@ -7,6 +7,8 @@
  *	rk_vs_sim		random rule sets, random traces: verdicts and counters
  *	rk_fields		each match field at its edges, IPv4 and IPv6, VLAN
  *				tags, fragments, extension headers, ARP and ND
+ *	rk_quick_path		what the main program decides before any rule:
+ *				prefixes of one family, their networks, ports
  *	rk_block		block durations to the ns
  *	rk_change		a change keeps the other rules' states, a new rule
  *				starts afresh, the old prefix tries are emptied
@@ -481,6 +483,84 @@ TEST_FLAGS(rk_fields, RL_TEST_ROOT)
 	ASSERT_EQ(rl_prog_run(&k.p, t, f.data, f.len, 1), XDP_PASS, "ND under deny-all");
 	x = (struct pkt){ .src = "198.18.0.1", .proto = 17, .dport = 53 };
 	EXPECT(&k, &x, t, XDP_DROP, "none");
+out:
+	rk_stop(&k);
+}
+
+/*
+ * What the main program decides in line, before any rule is looked at
+ * (bpf/rules.h, rules_may_match()): a family without prefixes, a source
+ * outside every prefix's /22 network (rl_pfx), in such a network but in no
+ * prefix (the trie says), under a /8 spanning many networks; the port table
+ * for tcp and udp, a fragment and an extension header (no port: the full
+ * path); IPv4-mapped sources as IPv4 ones. Each against the simulator.
+ */
+TEST_FLAGS(rk_quick_path, RL_TEST_ROOT)
+{
+	static const struct {
+		const char *src;
+		__u8 proto;
+		__u16 dport;
+		int frag, ext, verdict;
+		const char *rule;
+	} v4only[] = {
+		{ "198.18.4.5", 17, 9, 0, 0, XDP_DROP, "net" },
+		{ "198.18.7.255", 17, 9, 0, 0, XDP_DROP, "net" },
+		{ "198.18.8.1", 17, 9, 0, 0, XDP_PASS, "default" },
+		{ "198.18.12.1", 17, 9, 0, 0, XDP_DROP, "one" },
+		{ "198.18.13.1", 17, 9, 0, 0, XDP_PASS, "default" }, /* the /22 of one, not in it */
+		{ "10.200.1.1", 17, 9, 0, 0, XDP_DROP, "wide" },
+		{ "11.0.0.1", 17, 9, 0, 0, XDP_PASS, "default" },
+		{ "::ffff:198.18.4.9", 17, 9, 0, 0, XDP_DROP, "net" },
+		{ "::ffff:198.19.0.1", 17, 9, 0, 0, XDP_PASS, "default" },
+		{ "2001:db8:40::1", 17, 9, 0, 0, XDP_PASS, "default" },
+		{ "198.19.0.1", 17, 53, 0, 0, XDP_DROP, "dns" },
+		{ "198.19.0.1", 17, 54, 0, 0, XDP_PASS, "default" },
+		{ "198.19.0.1", 6, 53, 0, 0, XDP_PASS, "default" },
+		{ "198.19.0.1", 6, 1005, 0, 0, XDP_DROP, "tcp" },
+		{ "198.19.0.1", 6, 1011, 0, 0, XDP_PASS, "default" },
+		{ "198.19.0.1", 17, 53, 1, 0, XDP_PASS, "default" },
+		{ "2001:db8::1", 6, 1000, 0, 0, XDP_DROP, "tcp" },
+		{ "2001:db8::1", 6, 1000, 0, 1, XDP_PASS, "default" },
+		{ "2001:db8::1", 17, 53, 0, 0, XDP_DROP, "dns" },
+	}, v6only[] = {
+		{ "2001:db8:40::1", 17, 9, 0, 0, XDP_DROP, "net6" },
+		{ "2001:db8:4f:ffff::1", 17, 9, 0, 0, XDP_DROP, "net6" },
+		{ "2001:db8:50::1", 17, 9, 0, 0, XDP_PASS, "default" },
+		{ "198.18.4.5", 17, 9, 0, 0, XDP_PASS, "default" },
+		{ "::ffff:198.18.4.5", 17, 9, 0, 0, XDP_PASS, "default" },
+	};
+	struct rk k;
+	struct pkt x;
+	__u64 t = SEC;
+
+	if (!rk_start(&k, def_opts))
+		goto out;
+	if (!rk_add(&k.set, "net --src 198.18.4.0/22 --deny", NULL) ||
+	    !rk_add(&k.set, "one --src 198.18.12.0/24 --deny", NULL) ||
+	    !rk_add(&k.set, "wide --src 10.0.0.0/8 --deny", NULL) ||
+	    !rk_add(&k.set, "dns --proto udp --dport 53 --deny", NULL) ||
+	    !rk_add(&k.set, "tcp --proto tcp --dport 1000-1010 --deny", NULL) || !rk_apply(&k))
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(v4only); i++) {
+		x = (struct pkt){ .src = v4only[i].src,
+				  .proto = v4only[i].proto,
+				  .dport = v4only[i].dport,
+				  .frag = v4only[i].frag,
+				  .ext = v4only[i].ext };
+		EXPECT(&k, &x, t, v4only[i].verdict, v4only[i].rule);
+	}
+	rk_stop(&k);
+	if (!rk_start(&k, def_opts))
+		goto out;
+	if (!rk_add(&k.set, "net6 --src 2001:db8:40::/44 --deny", NULL) || !rk_apply(&k))
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(v6only); i++) {
+		x = (struct pkt){ .src = v6only[i].src,
+				  .proto = v6only[i].proto,
+				  .dport = v6only[i].dport };
+		EXPECT(&k, &x, t, v6only[i].verdict, v6only[i].rule);
+	}
 out:
 	rk_stop(&k);
 }

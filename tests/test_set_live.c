@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include "netns.h"
 #include "rl_sa.h"
+#include "rl_sa6.h"
 #include "test.h"
 
 /* Ports the slow sources send to, each counted by a socket: their passes. */
@@ -442,14 +443,15 @@ out:
 }
 
 /*
- * Sources in the pinned set-associative IPv4 table @path: its published
- * slots (used, not pending: include/rl_sa.h), read set by set with the
- * batch syscall rather than through the library that writes them.
+ * Sources in the pinned set-associative table @path: its published slots
+ * (used, not pending: include/rl_sa.h; rl_sets6's identity words, used and
+ * not locked: include/rl_sa6.h), read set by set with the batch syscall
+ * rather than through the library that writes them.
  */
-static long sets_entries(const char *path, bool wide)
+static long sets_entries(const char *path, bool wide, bool v6)
 {
 	__u32 in = 0, out, cnt, batch = 1024;
-	struct rl_sa_set *vals = NULL;
+	struct rl_sa6_set *vals = NULL;
 	__u32 *keys = NULL;
 	long n = -1;
 	int fd, r;
@@ -470,9 +472,13 @@ static long sets_entries(const char *path, bool wide)
 			break;
 		}
 		/* rl_wide4: the first four words are the identity words. */
-		for (__u32 i = 0; i < cnt; i++)
+		for (__u32 i = 0; i < cnt && !v6; i++)
 			for (int j = 0; j < (wide ? RL_SA_WIDE_WAYS : RL_SA_WAYS); j++)
-				n += (vals[i].w[j] & (RL_SA_USED | RL_SA_PEND)) == RL_SA_USED;
+				n += (((struct rl_sa_set *)vals)[i].w[j] &
+				      (RL_SA_USED | RL_SA_PEND)) == RL_SA_USED;
+		for (__u32 i = 0; i < cnt && v6; i++)
+			for (int j = 0; j < RL_SA6_WAYS; j++)
+				n += (vals[i].id[j] & (RL_SA6_USED | RL_SA6_LOCK)) == RL_SA6_USED;
 		if (r)
 			break;
 		in = out;
@@ -485,8 +491,8 @@ out:
 }
 
 /*
- * Entries of every pinned source table: the hashes (rl_state6...) by
- * bpftool, the IPv4 sets (rl_sets4) by their published slots.
+ * Entries of every pinned source table: the hash rl_state4 by bpftool, the
+ * set tables (rl_sets4, rl_wide4, rl_sets6) by their published slots.
  */
 static long state_entries(struct rl_ns *ns)
 {
@@ -501,12 +507,14 @@ static long state_entries(struct rl_ns *ns)
 	if (!d)
 		return -1;
 	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, "rl_sets4") || !strcmp(de->d_name, "rl_wide4")) {
+		if (!strcmp(de->d_name, "rl_sets4") || !strcmp(de->d_name, "rl_wide4") ||
+		    !strcmp(de->d_name, "rl_sets6")) {
 			char path[PATH_MAX + 16];
 			long n;
 
 			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			n = sets_entries(path, !strcmp(de->d_name, "rl_wide4"));
+			n = sets_entries(path, !strcmp(de->d_name, "rl_wide4"),
+					 !strcmp(de->d_name, "rl_sets6"));
 			if (n < 0) {
 				total = -1;
 				break;

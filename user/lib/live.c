@@ -21,13 +21,12 @@ static __u32 ctl_max_sources4(const struct rl_pins *pins)
 int rl_live_read(const struct rl_iface *ifc, const struct rl_pins *pins, struct rl_live *l,
 		 char *err, size_t errlen)
 {
-	struct bpf_map_info i4 = {}, i6 = {};
-	__u32 l4 = sizeof(i4), l6 = sizeof(i6);
+	struct bpf_map_info i4 = {};
+	__u32 l4 = sizeof(i4);
 	int ret;
 
 	ret = rl_config_read(pins, &l->cfg, &l->active);
-	if (!ret && (bpf_obj_get_info_by_fd(pins->state4, &i4, &l4) ||
-		     bpf_obj_get_info_by_fd(pins->state6, &i6, &l6)))
+	if (!ret && bpf_obj_get_info_by_fd(pins->state4, &i4, &l4))
 		ret = -errno;
 	if (ret) {
 		snprintf(err, errlen, "couldn't read the configuration of '%s': %s", ifc->name,
@@ -36,6 +35,6 @@ int rl_live_read(const struct rl_iface *ifc, const struct rl_pins *pins, struct 
 	}
 	/* --max-sources as attached: rl_state4 is a one-entry stand-in when rl_sets4 is in use. */
 	l->max_sources = ctl_max_sources4(pins) ?: i4.max_entries;
-	l->max_sources6 = i6.max_entries;
+	l->max_sources6 = rl_max_sources6(pins);
 	return 0;
 }

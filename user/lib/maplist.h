@@ -28,9 +28,10 @@
 enum rl_map_size {
 	RL_SIZE_OBJ, /* as the BPF object declares it (an LPM trie's memory grows with it) */
 	RL_SIZE_TABLE4, /* IPv4 sources: the policy's table full, the others one entry */
-	RL_SIZE_SRC6, /* IPv6 sources: --max-sources6 */
+	RL_SIZE_SRC6, /* IPv6 sources: --max-sources6 (rl_sets6) */
 	RL_SIZE_RSTATE, /* states of limit rules: only with a limit rule */
 	RL_SIZE_PORTS, /* the port table: only with a rule that matches ports */
+	RL_SIZE_PFX, /* the networks of the source prefixes: only with a rule that has some */
 	/* Sync counting's tables (include/rl_sync.h): only while counting is on. */
 	RL_SIZE_SYNC_SLOTS, /* the set tables' counters: a word per slot */
 	RL_SIZE_SYNC_DIRTY, /* a bit per counter word */
@@ -46,9 +47,10 @@ enum rl_map_size {
 	X(state4, rl_state4, rl_state4, RL_SIZE_TABLE4,                                             \
 	  "IPv4 sources in an LRU hash: the table of a policy whose states do not fit the"          \
 	  " slots of rl_sets4 (long bursts, wide byte windows), one entry otherwise")               \
-	X(state6, rl_state6, rl_state6, RL_SIZE_SRC6,                                               \
-	  "IPv6 sources (one per --prefix6 network) in an LRU hash of --max-sources6 "              \
-	  "entries")                                                                                \
+	X(sets6, rl_sets6, rl_sets6, RL_SIZE_SRC6,                                                  \
+	  "IPv6 sources (one per --prefix6 network) in a set-associative table: 128-byte "          \
+	  "sets of four ways, each a lock word, a state and the source, 2 ways per source "         \
+	  "of --max-sources6")                                                                      \
 	X(config, rl_config, rl_config, RL_SIZE_OBJ,                                                \
 	  "a copy of the configuration compiled into the program, in two slots, for "               \
 	  "status and bpftool")                                                                     \
@@ -112,6 +114,9 @@ enum rl_map_size {
 	X(wide4, rl_wide4, rl_wide4, RL_SIZE_TABLE4,                                                \
 	  "IPv4 sources in the wide layout of rl_sets4, for policies whose states need 64"          \
 	  " bits (one entry otherwise)")                                                            \
+	X(pfx, rl_pfx, rl_pfx, RL_SIZE_PFX,                                                         \
+	  "the networks (/22) that hold a rule's source prefix, per family and pair of "            \
+	  "tries: a source outside them skips the tries (one entry without prefixes)")              \
 	/* The limited sources, for top: include/rl_hot.h. */                                       \
 	X(hot, rl_hot, data_hot, RL_SIZE_OBJ,                                                       \
 	  "the sources last dropped over their limit (4096 entries, one per hash), which top "      \

@@ -12,6 +12,7 @@
 #include "pins.h"
 #include "rl_skel.h"
 #include "sa.h"
+#include "sa6.h"
 
 /* The id of map @fd, 0 if it cannot be read. */
 static __u32 map_id(int fd)
@@ -120,6 +121,18 @@ int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *act
 	/* The program's own, past a copy a killed command left stale (rl_live_compiled()). */
 	rl_live_compiled(pins, cfg, NULL);
 	return 0;
+}
+
+__u32 rl_max_sources6(const struct rl_pins *pins)
+{
+	struct rl_ctl ctl = {};
+	__u32 zero = 0;
+	int bits;
+
+	if (!bpf_map_lookup_elem(pins->ctl, &zero, &ctl) && ctl.max_sources6)
+		return ctl.max_sources6;
+	bits = rl_sa6_bits_of(pins->sets6);
+	return bits < 0 ? 0 : (RL_SA6_WAYS << bits) / RL_SA6_WAYS_PER_SOURCE;
 }
 
 int rl_config_swap(const struct rl_pins *pins, const struct rl_config *cfg, __u32 active)
@@ -251,7 +264,7 @@ static __u64 mono_ns(void)
 	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
 }
 
-/* Walk a hash table (rl_state4 or rl_state6), handing every entry to @fn as a 20-byte key. */
+/* Walk the hash table rl_state4, handing every entry to @fn as a 20-byte key. */
 static int walk_table(int fd, bool v4, rl_state_fn fn, void *ctx)
 {
 	struct rl_state_key keys[WALK_BATCH];
@@ -436,18 +449,95 @@ static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn 
 	return ret;
 }
 
+/*
+ * What a walk of rl_sets6 holds for its callback's lookups, updates and
+ * deletes (migration: two per source), as walking does for the IPv4 set
+ * tables: the table mapped, and the live configuration.
+ */
+static struct {
+	const struct rl_sa6_map *m;
+	const struct rl_config *cfg;
+} walking6;
+
+static int map_v6(int fd, __u64 key, struct rl_sa6_map *m)
+{
+	if (walking6.m) {
+		*m = *walking6.m;
+		return 0;
+	}
+	return rl_sa6_map(fd, key, m);
+}
+
+/* map_v6() of the limiter's rl_sets6, under the live configuration's key. */
+static int map_live_v6(const struct rl_pins *pins, struct rl_sa6_map *m)
+{
+	struct rl_config cfg;
+	__u32 active;
+	int ret;
+
+	if (walking6.m)
+		return map_v6(pins->sets6, 0, m);
+	ret = rl_config_read(pins, &cfg, &active);
+	return ret ? ret : map_v6(pins->sets6, cfg.sa_key, m);
+}
+
+static void unmap_v6(struct rl_sa6_map *m)
+{
+	if (walking6.m && m->sets == walking6.m->sets)
+		return; /* the walk's */
+	rl_sa6_unmap(m);
+}
+
+/* Walk rl_sets6: keys as stored (masked), states whole, the clock read after each way's. */
+static int walk_sets6(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
+{
+	struct rl_config cfg;
+	struct rl_sa6_map m;
+	struct rl_state_key k;
+	__u32 active;
+	__u64 now, w, st;
+	int ret;
+
+	ret = rl_config_read(pins, &cfg, &active);
+	if (!ret)
+		ret = rl_sa6_map(pins->sets6, cfg.sa_key, &m);
+	if (ret)
+		return ret;
+	walking6.m = &m;
+	walking6.cfg = &cfg;
+	for (__u32 idx = 0; idx < (1U << m.bits) && !ret; idx++) {
+		for (int i = 0; i < RL_SA6_WAYS && !ret; i++) {
+			ret = rl_sa6_read(&m, idx, i, &w, &k.src, &st);
+			if (ret == -ENOENT) {
+				ret = 0;
+				continue;
+			}
+			if (ret)
+				break;
+			/* After the way's read: see walk_sets(). */
+			now = mono_ns();
+			slot_params(&cfg, (__u32)(w >> RL_SA6_GEN_SHIFT) & 3, &k.gen);
+			ret = fn(&k, st, now, ctx);
+		}
+	}
+	walking6.m = NULL;
+	walking6.cfg = NULL;
+	rl_sa6_unmap(&m);
+	return ret;
+}
+
 int rl_state_walk(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 {
 	/*
-	 * The hashes first: their batches are read just before @fn sees them,
+	 * The hash first: its batches are read just before @fn sees them,
 	 * while the scan of a set table maps the whole table (32 MiB by
 	 * default). Every IPv4 table: after a set that changed the table, the
 	 * previous one holds the states not moved yet.
 	 */
-	int ret = walk_table(pins->state6, false, fn, ctx);
+	int ret = walk_table(pins->state4, true, fn, ctx);
 
 	if (!ret)
-		ret = walk_table(pins->state4, true, fn, ctx);
+		ret = walk_sets6(pins, fn, ctx);
 	if (!ret)
 		ret = walk_sets(pins, pins->sets4, false, fn, ctx);
 	return ret ? ret : walk_sets(pins, pins->wide4, true, fn, ctx);
@@ -550,7 +640,74 @@ static int some_sets(const struct rl_pins *pins, int fd, bool wide, struct rl_wa
 	return ret;
 }
 
-/* A hash table (rl_state4, rl_state6) in batches, within the budget. */
+/* One source of rl_sets6 read by some_sets6(): its key as stored, its whole state. */
+struct some6 {
+	struct rl_state_key k;
+	__u64 st;
+};
+
+/*
+ * rl_sets6 from set b->start on, in batches, within the budget, as
+ * some_sets(): each way read whole (a way being written, -EBUSY, is
+ * passed over), the clock read once after each batch.
+ */
+static int some_sets6(const struct rl_pins *pins, struct rl_walk_budget *b, rl_state_fn fn,
+		      void *ctx)
+{
+	struct some6 got[SOME_BATCH * RL_SA6_WAYS];
+	struct rl_config cfg;
+	struct rl_sa6_map m;
+	__u32 active, nsets, done = 0;
+	int ret;
+
+	ret = rl_config_read(pins, &cfg, &active);
+	if (!ret)
+		ret = rl_sa6_map(pins->sets6, cfg.sa_key, &m);
+	if (ret)
+		return ret;
+	nsets = 1U << m.bits;
+	b->sets_total += nsets;
+	while (done < nsets && !ret) {
+		__u32 idx = (b->start + done) & (nsets - 1);
+		__u32 len = nsets - idx < SOME_BATCH ? nsets - idx : SOME_BATCH;
+		size_t n = 0;
+		__u64 w, now;
+
+		if (b->max_states && b->states >= b->max_states)
+			break;
+		if (len > nsets - done)
+			len = nsets - done;
+		for (__u32 s = idx; s < idx + len && !ret; s++) {
+			for (int i = 0; i < RL_SA6_WAYS; i++) {
+				b->slots_read++;
+				ret = rl_sa6_read(&m, s, i, &w, &got[n].k.src, &got[n].st);
+				if (ret == -ENOENT || ret == -EBUSY) {
+					ret = 0;
+					continue;
+				}
+				if (ret)
+					break;
+				slot_params(&cfg, (__u32)(w >> RL_SA6_GEN_SHIFT) & 3,
+					    &got[n].k.gen);
+				n++;
+			}
+		}
+		b->sets_read += len;
+		done += len;
+		/* After every load of the batch: no state is newer than this clock. */
+		now = mono_ns();
+		for (size_t j = 0; j < n && !ret; j++) {
+			b->states++;
+			ret = fn(&got[j].k, got[j].st, now, ctx);
+		}
+	}
+	if (done < nsets)
+		b->whole = false;
+	rl_sa6_unmap(&m);
+	return ret;
+}
+
+/* A hash table (rl_state4) in batches, within the budget. */
 static int some_table(int fd, bool v4, struct rl_walk_budget *b, rl_state_fn fn, void *ctx)
 {
 	struct rl_state_key keys[WALK_BATCH];
@@ -602,7 +759,7 @@ int rl_state_walk_some(const struct rl_pins *pins, struct rl_walk_budget *b, rl_
 
 	b->whole = true;
 	b->states = b->slots_read = b->sets_read = b->sets_total = 0;
-	ret = some_table(pins->state6, false, b, fn, ctx);
+	ret = some_sets6(pins, b, fn, ctx);
 	if (!ret)
 		ret = some_table(pins->state4, true, b, fn, ctx);
 	if (!ret)
@@ -624,6 +781,51 @@ static bool key_is_v4(const struct rl_key *k)
 	return !k->addr[0] && !k->addr[1] && k->addr[2] == htonl(0xffff);
 }
 
+/* IPv6: rl_sets6, by the XDP program's protocol (a victim's reference: the live policy's). */
+static int update_v6(const struct rl_pins *pins, const struct rl_state_key *k, __u64 val,
+		     __u64 flags)
+{
+	struct rl_config cfg;
+	struct rl_sa6_map m;
+	__u32 active;
+	int ret;
+
+	if (walking6.cfg)
+		cfg = *walking6.cfg;
+	else if ((ret = rl_config_read(pins, &cfg, &active)))
+		return ret;
+	ret = map_v6(pins->sets6, cfg.sa_key, &m);
+	if (ret)
+		return ret;
+	ret = rl_sa6_insert(&m, &k->src, k->gen, val, flags, rl_sa_ref(&cfg.params, mono_ns()));
+	unmap_v6(&m);
+	return ret;
+}
+
+static int lookup_v6(const struct rl_pins *pins, const struct rl_state_key *k, __u64 *val)
+{
+	struct rl_sa6_map m;
+	int ret = map_live_v6(pins, &m);
+
+	if (ret)
+		return ret;
+	ret = rl_sa6_find(&m, &k->src, k->gen, val);
+	unmap_v6(&m);
+	return ret;
+}
+
+static int delete_v6(const struct rl_pins *pins, const struct rl_state_key *k)
+{
+	struct rl_sa6_map m;
+	int ret = map_live_v6(pins, &m);
+
+	if (ret)
+		return ret;
+	ret = rl_sa6_delete(&m, &k->src, k->gen);
+	unmap_v6(&m);
+	return ret;
+}
+
 /* One source of rl_state_lookup_many(): its state, or the slot word to read back. */
 struct many_val {
 	__u64 v;
@@ -634,6 +836,7 @@ int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *
 			 __u64 *looked, rl_state_fn fn, void *ctx)
 {
 	struct rl_sa_map m = { 0 };
+	struct rl_sa6_map m6 = { 0 };
 	struct many_val *vals;
 	struct rl_config cfg;
 	__u32 active, idx;
@@ -661,14 +864,18 @@ int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *
 		struct many_val *v = &vals[i];
 
 		(*looked)++;
-		if (!key_is_v4(&k->src))
-			v->found = !bpf_map_lookup_elem(pins->state6, k, &v->v);
-		else if (cfg.table4 == RL_TABLE4_LRU)
+		if (!key_is_v4(&k->src)) {
+			/* rl_sets6, mapped once; its states are whole. */
+			if (!m6.sets && (ret = map_v6(pins->sets6, cfg.sa_key, &m6)))
+				goto out;
+			v->found = !rl_sa6_find(&m6, &k->src, k->gen, &v->v);
+		} else if (cfg.table4 == RL_TABLE4_LRU) {
 			v->found = !bpf_map_lookup_elem(pins->state4, &k4, &v->v);
-		else if (cfg.table4 == RL_TABLE4_WIDE)
+		} else if (cfg.table4 == RL_TABLE4_WIDE) {
 			v->found = !rl_sa_wide_find(&m, k4.addr, k4.gen, &idx, &way, &v->v);
-		else
+		} else {
 			v->found = v->slot = !rl_sa_find(&m, k4.addr, k4.gen, &idx, &way, &v->v);
+		}
 		/* After a set that changed tables, a state not moved yet is in the other one. */
 		if (!v->found && key_is_v4(&k->src) && cfg.has_prev)
 			v->found = !rl_state_lookup(pins, k, &v->v);
@@ -688,6 +895,7 @@ int rl_state_lookup_many(const struct rl_pins *pins, const struct rl_state_key *
 	}
 out:
 	rl_sa_unmap(&m);
+	unmap_v6(&m6);
 	free(vals);
 	return ret;
 }
@@ -703,7 +911,7 @@ int rl_state_update(const struct rl_pins *pins, const struct rl_state_key *k, __
 	int ret;
 
 	if (!key_is_v4(&k->src))
-		return bpf_map_update_elem(pins->state6, k, &val, flags) ? -errno : 0;
+		return update_v6(pins, k, val, flags);
 	ret = live_cfg(pins, &cfg);
 	if (ret)
 		return ret;
@@ -792,7 +1000,7 @@ int rl_state_lookup(const struct rl_pins *pins, const struct rl_state_key *k, __
 	int ret;
 
 	if (!key_is_v4(&k->src))
-		return bpf_map_lookup_elem(pins->state6, k, val) ? -errno : 0;
+		return lookup_v6(pins, k, val);
 	ret = live_cfg(pins, &cfg);
 	if (ret)
 		return ret;
@@ -811,7 +1019,7 @@ int rl_state_delete(const struct rl_pins *pins, const struct rl_state_key *k)
 	int ret = -ENOENT;
 
 	if (!key_is_v4(&k->src))
-		return bpf_map_delete_elem(pins->state6, k) ? -errno : 0;
+		return delete_v6(pins, k);
 	if (!bpf_map_delete_elem(pins->state4, &k4))
 		return 0;
 	if (errno != ENOENT)

@@ -18,6 +18,11 @@ struct rl_rules_cfg;
  */
 int rl_config_read(const struct rl_pins *pins, struct rl_config *cfg, __u32 *active);
 /*
+ * --max-sources6 as attached (rl_ctl), or for maps made before rl_ctl
+ * recorded it, what rl_sets6 is sized for; 0 if neither can be read.
+ */
+__u32 rl_max_sources6(const struct rl_pins *pins);
+/*
  * What the limiter of @pins runs, read from the program itself: the policy
  * and the rules compiled into its read-only data (.rodata.cfg), from the
  * program the interfaces of this namespace that run these maps run. Either

@@ -8,6 +8,7 @@
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "maps.h"
 #include "memory.h"
 #include "pins.h"
 
@@ -94,9 +95,7 @@ int rl_memory_read(const struct rl_pins *pins, struct rl_memory *m)
 
 	memset(m, 0, sizeof(*m));
 	for (int i = 0; i < RL_N_MAPS; i++) {
-		ids[i] = map_id(pins->fd[i], i == RL_MAP_state6 ? &m->max_sources6 :
-					     i == RL_MAP_state4 ? &max4 :
-								  NULL);
+		ids[i] = map_id(pins->fd[i], i == RL_MAP_state4 ? &max4 : NULL);
 		ret = rl_map_memlock(pins->fd[i], &m->map[i]);
 		if (ret)
 			return ret;
@@ -106,6 +105,7 @@ int rl_memory_read(const struct rl_pins *pins, struct rl_memory *m)
 	if (!bpf_map_lookup_elem(pins->ctl, &zero, &ctl) && ctl.max_sources4)
 		max4 = ctl.max_sources4;
 	m->max_sources4 = max4;
+	m->max_sources6 = rl_max_sources6(pins);
 	ret = prog_maps(ids, &m->prog);
 	if (ret < 0)
 		return ret;

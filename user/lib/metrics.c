@@ -18,6 +18,7 @@
 #include "config.h"
 #include "counters.h"
 #include "level.h"
+#include "maps.h"
 #include "memory.h"
 #include "metrics.h"
 #include "rl_sa.h"
@@ -303,7 +304,7 @@ static int read_one(const struct rl_pinned *p, struct ifdata *d)
 			 d->cfg.table4 == RL_TABLE4_WIDE ?
 				 max_entries(pins.wide4) * RL_SA_WAYS / RL_SA_SLOTS_PER_SOURCE :
 				 max_entries(pins.state4);
-	d->capacity[1] = max_entries(pins.state6);
+	d->capacity[1] = rl_max_sources6(&pins);
 	/*
 	 * The pinned maps' memory, from their fdinfo: not rl_memory_read(),
 	 * which also finds the program's own few maps through its interface,

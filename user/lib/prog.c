@@ -16,6 +16,7 @@
 #include "level.h"
 #include "rulemaps.h"
 #include "sa.h"
+#include "sa6.h"
 
 static bool fault(const char *what)
 {
@@ -97,6 +98,8 @@ static bool feature_on(int i, const struct rl_config *cfg, const struct rl_rules
 		return rules_limit(rules);
 	case RL_SIZE_PORTS:
 		return rules->need_ports;
+	case RL_SIZE_PFX:
+		return rules->has_src4 || rules->has_src6;
 	case RL_SIZE_SYNC_SLOTS:
 	case RL_SIZE_SYNC_DIRTY:
 		/* The counters of the set tables: rl_state4's policies count in rl_sync4. */
@@ -122,6 +125,8 @@ static __u32 feature_full(int i, __u32 max4, __u32 max6)
 		return max4 < RL_RULE_MAX_SOURCES ? max4 : RL_RULE_MAX_SOURCES;
 	case RL_SIZE_PORTS:
 		return RL_PORT_TABLE;
+	case RL_SIZE_PFX:
+		return RL_PFX_TABLE;
 	case RL_SIZE_SYNC_SLOTS:
 		/* A counter word per slot of the set tables (2^rl_sa_bits sets). */
 		return RL_SA_WAYS << rl_sa_bits_for(max4);
@@ -323,6 +328,14 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		goto fail;
 	}
 	skel->rodata->rl_sa_bits = bits;
+	/* rl_sets6: sized for --max-sources6, or as the live one is. */
+	ret = o->reuse ? rl_sa6_bits_of(o->reuse->sets6) : (int)rl_sa6_bits_for(max6);
+	if (ret < 0) {
+		snprintf(err, errlen, "couldn't read the size of the IPv6 source table: %s",
+			 strerror(-ret));
+		goto fail;
+	}
+	skel->rodata->rl_sa6_bits = (__u32)ret;
 	skel->rodata->rl_admit_bits = admit_bits(o, max4);
 	/*
 	 * xdp.frags where the kernel has it: native mode then attaches on an
@@ -400,7 +413,8 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		if (!ret)
 			ret = bpf_map__set_max_entries(skel->maps.rl_wide4, wide ? 1U << bits : 1);
 		if (!ret)
-			ret = bpf_map__set_max_entries(skel->maps.rl_state6, max6);
+			ret = bpf_map__set_max_entries(skel->maps.rl_sets6,
+						       1U << skel->rodata->rl_sa6_bits);
 		/* The features' maps: one entry unless the policy or the rules turn them on. */
 		ret = ret   ?:
 			      feature_sizes(skel, cfg, &skel->rodata_cfg->rl_rules, max4, max6,

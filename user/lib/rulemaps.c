@@ -87,14 +87,20 @@ int rl_rules_compile(const struct rl_ruleset *set, const struct rl_rules_cfg *ol
 		k->l4 = r->l4;
 		/* An empty source list has its bit in no prefix: it matches nothing. */
 		k->has_src = r->src_given;
-		if (k->has_src)
+		if (k->has_src) {
 			out->has_src = 1;
-		else
+			out->src_mask |= 1ULL << k->slot;
+			out->has_src4 |= r->n4 > 0;
+			out->has_src6 |= r->n6 > 0;
+		} else {
 			out->any_mask |= 1ULL << k->slot;
+		}
 		if (r->l4.fields & (RL_MATCH_DPORT | RL_MATCH_FLAGS))
 			out->need_l4 = 1;
-		if (r->l4.fields & RL_MATCH_DPORT)
+		if (r->l4.fields & RL_MATCH_DPORT) {
 			out->need_ports = 1;
+			out->port_mask |= 1ULL << k->slot;
+		}
 		for (unsigned int p = 0; p < 256; p++)
 			if (!(r->l4.fields & RL_MATCH_PROTO) || r->l4.proto == p)
 				out->proto_mask[p] |= 1ULL << k->slot;
@@ -201,8 +207,48 @@ static size_t close_prefixes(struct pfx *p, size_t n, unsigned int bits, size_t 
 	return m;
 }
 
+/*
+ * Set in @bits (RL_PFX_WORDS words) the networks of rl_pfx that prefix @p
+ * (of @nbits: 32 or 128) covers or lies in.
+ */
+static void pfx_mark(__u64 *bits, const struct pfx *p, unsigned int nbits)
+{
+	__u32 hi = (__u32)(p->addr >> (nbits - 32)), first, last;
+
+	if (p->len >= RL_PFX_BITS) {
+		first = last = hi >> (32 - RL_PFX_BITS);
+	} else {
+		first = (p->len ? hi & (~0U << (32 - p->len)) : 0) >> (32 - RL_PFX_BITS);
+		last = first + (1U << (RL_PFX_BITS - p->len)) - 1;
+	}
+	for (__u64 n = first; n <= last; n++)
+		bits[n >> 6] |= 1ULL << (n & 63);
+}
+
+/* The half of rl_pfx of @cfg->pair for family @v6, from @bits, in one batch. */
+static int fill_pfx(int fd, const struct rl_rules_cfg *cfg, int v6, const __u64 *bits, char *err,
+		    size_t errlen)
+{
+	__u32 n = RL_PFX_WORDS, *keys = malloc(n * sizeof(*keys));
+	int ret = 0;
+
+	if (!keys) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (__u32 i = 0; i < n; i++)
+		keys[i] = rl_pfx_word(cfg->pair, (__u32)v6, 0) + i;
+	if (bpf_map_update_batch(fd, keys, bits, &n, NULL)) {
+		ret = -errno;
+		snprintf(err, errlen, "couldn't write the networks of the source prefixes: %s",
+			 strerror(errno));
+	}
+	free(keys);
+	return ret;
+}
+
 static int fill_family(int fd, const struct rl_ruleset *set, const struct rl_rules_cfg *cfg, int v6,
-		       char *err, size_t errlen)
+		       __u64 *bits, char *err, size_t errlen)
 {
 	size_t n = 0, total = 0, *stack = NULL;
 	struct pfx *p = NULL;
@@ -234,6 +280,8 @@ static int fill_family(int fd, const struct rl_ruleset *set, const struct rl_rul
 		}
 	}
 	n = close_prefixes(p, n, v6 ? 128 : 32, stack);
+	for (size_t i = 0; i < n; i++)
+		pfx_mark(bits, &p[i], v6 ? 128 : 32);
 	for (size_t i = 0; i < n; i++) {
 		struct rl_lpm_val val = { .match = p[i].match, .own = p[i].own };
 		struct rl_lpm6 k6 = { .prefixlen = p[i].len };
@@ -305,7 +353,7 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 	    fd6 = cfg->pair ? pins->src6b : pins->src6a;
 	int ncpu = libbpf_num_possible_cpus(), ret;
 	struct rl_rule_counters *zero;
-	__u64 t0 = now_ns();
+	__u64 t0 = now_ns(), *bits = NULL;
 
 	/* Empty already, unless a change was interrupted. */
 	ret = map_clear(fd4, sizeof(struct rl_lpm4));
@@ -315,9 +363,23 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
 		snprintf(err, errlen, "couldn't empty the source prefix maps: %s", strerror(-ret));
 		return ret;
 	}
-	ret = fill_family(fd4, set, cfg, 0, err, errlen);
-	if (!ret)
-		ret = fill_family(fd6, set, cfg, 1, err, errlen);
+	bits = malloc(RL_PFX_WORDS * sizeof(*bits));
+	if (!bits) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (int v6 = 0; v6 < 2 && !ret; v6++) {
+		memset(bits, 0, RL_PFX_WORDS * sizeof(*bits));
+		ret = fill_family(v6 ? fd6 : fd4, set, cfg, v6, bits, err, errlen);
+		/*
+		 * The networks of the family's prefixes, the whole half: no bit
+		 * of an earlier set stays. Without prefixes rl_pfx has one
+		 * entry, and the program does not read it.
+		 */
+		if (!ret && (cfg->has_src4 || cfg->has_src6))
+			ret = fill_pfx(pins->pfx, cfg, v6, bits, err, errlen);
+	}
+	free(bits);
 	if (!ret && cfg->need_ports)
 		ret = fill_ports(pins->ports, cfg, err, errlen);
 	if (ret)

@@ -183,12 +183,13 @@ const char *rl_attach_mode(const struct rl_iface *ifc)
 }
 
 static int write_first_config(const struct rl_pins *maps, const struct rl_config *cfg,
-			      const struct rl_iface *ifc, __u32 max_sources4)
+			      const struct rl_iface *ifc, __u32 max_sources4, __u32 max_sources6)
 {
 	struct rl_ctl ctl = { .active = 0,
 			      .ifindex = (__u32)ifc->ifindex,
 			      .netns_ino = ifc->netns_ino,
-			      .max_sources4 = max_sources4 };
+			      .max_sources4 = max_sources4,
+			      .max_sources6 = max_sources6 };
 	__u32 zero = 0;
 
 	if (bpf_map_update_elem(maps->config, &zero, cfg, BPF_ANY))
@@ -369,7 +370,9 @@ int rl_attach_rules(const struct rl_iface *ifc, enum rl_mode mode, __u32 max_sou
 		goto out;
 	}
 	rl_prog_maps(skel, &maps);
-	ret = write_first_config(&maps, &c, ifc, max_sources ?: RL_DEFAULT_MAX_SOURCES);
+	ret = write_first_config(
+		&maps, &c, ifc, max_sources ?: RL_DEFAULT_MAX_SOURCES,
+		max_sources6 ?: RL_MAX_SOURCES6_FOR(max_sources ?: RL_DEFAULT_MAX_SOURCES));
 	if (ret) {
 		snprintf(err, errlen, "couldn't write the configuration: %s", strerror(-ret));
 		goto out;
@@ -816,26 +819,25 @@ _Static_assert(RL_N_MAPS <= 32, "feature_maps(): a bit of *made per map");
 static int feature_maps(struct rl_pins *np, const struct rl_config *cfg,
 			const struct rl_rules_cfg *rules, __u32 *made, char *err, size_t errlen)
 {
-	struct bpf_map_info i6 = {};
-	__u32 zero = 0, len = sizeof(i6), max4, want = 0;
+	__u32 zero = 0, len, max4, max6, want = 0;
 	struct rl_ctl ctl = {};
 	int ret = 0, i;
 
 	*made = 0;
-	if (bpf_map_lookup_elem(np->ctl, &zero, &ctl) ||
-	    bpf_obj_get_info_by_fd(np->state6, &i6, &len)) {
+	if (bpf_map_lookup_elem(np->ctl, &zero, &ctl)) {
 		ret = -errno;
 		snprintf(err, errlen, "couldn't read the size of the source tables: %s",
 			 strerror(errno));
 		return ret;
 	}
 	max4 = ctl.max_sources4 ?: RL_DEFAULT_MAX_SOURCES;
+	max6 = rl_max_sources6(np);
 	for (i = 0; i < RL_N_MAPS; i++) {
 		LIBBPF_OPTS(bpf_map_create_opts, o);
 		struct bpf_map_info info = {};
 		int fd, btf = -1;
 
-		want = rl_map_entries(i, cfg, rules, max4, i6.max_entries);
+		want = rl_map_entries(i, cfg, rules, max4, max6);
 		len = sizeof(info);
 		if (!want)
 			continue;
