@@ -52,7 +52,23 @@ int bench_fill(int argc, char **argv)
 		return 1;
 	}
 	prog_fd = bpf_prog_get_fd_by_id(id);
-	drv = bench_ref__open_and_load();
+	/*
+	 * The driver tail-calls the limiter, which the kernel allows only
+	 * between programs alike in xdp.frags: as this build loads them first,
+	 * then (a limiter of another build) the other way.
+	 */
+	for (int frags = 1; prog_fd >= 0 && frags >= 0; frags--) {
+		bench_ref__destroy(drv);
+		drv = bench_ref__open();
+		if (!drv || (frags && bench_frags(drv->obj)) || bench_ref__load(drv)) {
+			bench_ref__destroy(drv);
+			drv = NULL;
+			continue;
+		}
+		err = bench_set_target(drv, prog_fd, sources);
+		if (err != -EINVAL)
+			break;
+	}
 	if (prog_fd < 0 || !drv) {
 		fprintf(stderr, "rl-bench fill: couldn't open the program or the driver\n");
 		err = 1;
@@ -61,7 +77,6 @@ int bench_fill(int argc, char **argv)
 	bench_frame_ipv4(&f, 64);
 	drv->bss->bench_off = f.src_off;
 	drv->bss->bench_base = sources <= BENCH_NET4_SIZE ? BENCH_NET4 : BENCH_WIDE4;
-	err = bench_set_target(drv, prog_fd, sources);
 	if (!err)
 		err = bench_run_driver(drv, &f, sources, NULL, NULL);
 	if (err)
