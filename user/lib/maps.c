@@ -371,6 +371,23 @@ static bool sets_in_place(int fd)
 }
 
 /*
+ * For a walk of the set table @fd: the live configuration in *@cfg and the
+ * table mapped under its secret in *@m. 1 when @fd is a stand-in (nothing
+ * to walk), else 0 or -errno.
+ */
+static int walk_map_v4(const struct rl_pins *pins, int fd, struct rl_config *cfg,
+		       struct rl_sa_map *m)
+{
+	__u32 active;
+	int ret;
+
+	if (!sets_in_place(fd))
+		return 1;
+	ret = rl_config_read(pins, cfg, &active);
+	return ret ? ret : rl_sa_map(fd, cfg->sa_key, m);
+}
+
+/*
  * Way @i of set @idx of rl_wide4: 0 with its identity word and state, read
  * when it was not locked; -ENOENT when it is empty; -EBUSY when it stayed
  * locked (a writer that does not finish).
@@ -394,16 +411,11 @@ static int walk_sets(const struct rl_pins *pins, int fd, bool wide, rl_state_fn 
 	struct rl_config cfg;
 	struct rl_sa_map m;
 	struct rl_state_key k;
-	__u32 active;
 	__u64 now;
 
-	if (!sets_in_place(fd))
-		return 0;
-	ret = rl_config_read(pins, &cfg, &active);
-	if (!ret)
-		ret = rl_sa_map(fd, cfg.sa_key, &m);
+	ret = walk_map_v4(pins, fd, &cfg, &m);
 	if (ret)
-		return ret;
+		return ret < 0 ? ret : 0;
 	walking.fd = fd;
 	walking.m = &m;
 	walking.cfg = &cfg;
@@ -481,6 +493,15 @@ static int map_live_v6(const struct rl_pins *pins, struct rl_sa6_map *m)
 	return ret ? ret : map_v6(pins->sets6, cfg.sa_key, m);
 }
 
+/* For a walk of rl_sets6: the live configuration in *@cfg, the table mapped under its secret. */
+static int walk_map_v6(const struct rl_pins *pins, struct rl_config *cfg, struct rl_sa6_map *m)
+{
+	__u32 active;
+	int ret = rl_config_read(pins, cfg, &active);
+
+	return ret ? ret : rl_sa6_map(pins->sets6, cfg->sa_key, m);
+}
+
 static void unmap_v6(struct rl_sa6_map *m)
 {
 	if (walking6.m && m->sets == walking6.m->sets)
@@ -494,13 +515,10 @@ static int walk_sets6(const struct rl_pins *pins, rl_state_fn fn, void *ctx)
 	struct rl_config cfg;
 	struct rl_sa6_map m;
 	struct rl_state_key k;
-	__u32 active;
 	__u64 now, w, st;
 	int ret;
 
-	ret = rl_config_read(pins, &cfg, &active);
-	if (!ret)
-		ret = rl_sa6_map(pins->sets6, cfg.sa_key, &m);
+	ret = walk_map_v6(pins, &cfg, &m);
 	if (ret)
 		return ret;
 	walking6.m = &m;
@@ -595,17 +613,13 @@ static int some_sets(const struct rl_pins *pins, int fd, bool wide, struct rl_wa
 	struct rl_config cfg;
 	struct rl_state_key k;
 	struct rl_sa_map m;
-	__u32 active, nsets, done = 0;
+	__u32 nsets, done = 0;
 	size_t n;
 	int ret;
 
-	if (!sets_in_place(fd))
-		return 0;
-	ret = rl_config_read(pins, &cfg, &active);
-	if (!ret)
-		ret = rl_sa_map(fd, cfg.sa_key, &m);
+	ret = walk_map_v4(pins, fd, &cfg, &m);
 	if (ret)
-		return ret;
+		return ret < 0 ? ret : 0;
 	nsets = 1U << m.bits;
 	b->sets_total += nsets;
 	while (done < nsets && !ret) {
@@ -657,12 +671,10 @@ static int some_sets6(const struct rl_pins *pins, struct rl_walk_budget *b, rl_s
 	struct some6 got[SOME_BATCH * RL_SA6_WAYS];
 	struct rl_config cfg;
 	struct rl_sa6_map m;
-	__u32 active, nsets, done = 0;
+	__u32 nsets, done = 0;
 	int ret;
 
-	ret = rl_config_read(pins, &cfg, &active);
-	if (!ret)
-		ret = rl_sa6_map(pins->sets6, cfg.sa_key, &m);
+	ret = walk_map_v6(pins, &cfg, &m);
 	if (ret)
 		return ret;
 	nsets = 1U << m.bits;
