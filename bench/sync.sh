@@ -149,10 +149,47 @@ passed_on() {
 	echo $((ipv4 - lim))
 }
 
+# Wait until agents 1..$1 (their logs $tmp/agentI.log) see their group.
+wait_agents() {
+	local i
+	for i in $(seq 1 "$1"); do
+		for _ in $(seq 200); do
+			grep -q "node(s) live" "$tmp/agent$i.log" 2>/dev/null && break
+			sleep 0.02
+		done
+		grep -q "node(s) live" "$tmp/agent$i.log" || die "agent $i: $(cat "$tmp/agent$i.log")"
+	done
+}
+
+# 3x the limit in all, evenly over $ns_s's rss1..rss$1; $2 NAMESPACE_PREFIX|- and $3
+# DEVICE_PREFIX name receiver i's device (namespace $2$i-$id, or $ns_c with -). Sets t0, t1.
+flood() {
+	local n=$1 i pps gap count mac p pids="" ns
+	pps=$((3 * rate / n))
+	# trafgen spends about 20 us per packet besides the gap (tests/lib/netns.c).
+	gap=$((1000000 / pps - 20))
+	count=$((pps * secs))
+	for i in $(seq 1 "$n"); do
+		ns=$ns_c
+		[ "$2" = - ] || ns=$2$i-$id
+		mac=$(ip -n "$ns" -o link show dev "$3$i" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+		echo "{ eth(da=$mac), ipv4(sa=198.18.0.1, da=198.18.$i.2, ttl=64), udp(sp=40000, dp=9), fill(0x00, 18) }" \
+			> "$tmp/flow$i.cfg"
+	done
+	t0=$(date +%s.%N)
+	for i in $(seq 1 "$n"); do
+		timeout -k 1 $((secs * 2 + 10)) ip netns exec "$ns_s" trafgen -o "rss$i" \
+			-i "$tmp/flow$i.cfg" -n "$count" -t "${gap}us" -P 1 -Q >/dev/null 2>&1 &
+		pids="$pids $!"
+	done
+	for p in $pids; do wait "$p" || true; done
+	t1=$(date +%s.%N)
+}
+
 # One run: N receivers, interval I ("none": no agents). Writes "passed seconds" to
 # $tmp/run.out (in this shell, not a subshell: cleanup must know the agents).
 run_once() {
-	local n=$1 iv=$2 i pps gap count mac t0 t1 total p pids=""
+	local n=$1 iv=$2 i t0 t1 total
 	teardown
 	ip netns add "$ns_s"
 	ip -n "$ns_s" link set lo up
@@ -174,33 +211,8 @@ run_once() {
 			agents="$agents $!"
 		fi
 	done
-	if [ "$iv" != none ]; then
-		for i in $(seq 1 "$n"); do
-			for _ in $(seq 200); do
-				grep -q "node(s) live" "$tmp/agent$i.log" 2>/dev/null && break
-				sleep 0.02
-			done
-			grep -q "node(s) live" "$tmp/agent$i.log" || die "agent $i: $(cat "$tmp/agent$i.log")"
-		done
-	fi
-	# 3x the limit in all, evenly.
-	pps=$((3 * rate / n))
-	# trafgen spends about 20 us per packet besides the gap (tests/lib/netns.c).
-	gap=$((1000000 / pps - 20))
-	count=$((pps * secs))
-	for i in $(seq 1 "$n"); do
-		mac=$(ip -n "rls-r$i-$id" -o link show dev "rsr$i" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
-		echo "{ eth(da=$mac), ipv4(sa=198.18.0.1, da=198.18.$i.2, ttl=64), udp(sp=40000, dp=9), fill(0x00, 18) }" \
-			> "$tmp/flow$i.cfg"
-	done
-	t0=$(date +%s.%N)
-	for i in $(seq 1 "$n"); do
-		timeout -k 1 $((secs * 2 + 10)) ip netns exec "$ns_s" trafgen -o "rss$i" \
-			-i "$tmp/flow$i.cfg" -n "$count" -t "${gap}us" -P 1 -Q >/dev/null 2>&1 &
-		pids="$pids $!"
-	done
-	for p in $pids; do wait "$p" || true; done
-	t1=$(date +%s.%N)
+	[ "$iv" = none ] || wait_agents "$n"
+	flood "$n" "rls-r" rsr
 	sleep 0.1
 	total=0
 	for i in $(seq 1 "$n"); do
@@ -248,7 +260,7 @@ cluster_up() {
 # a veth pair to each from $ns_s, interval I. Writes "passed seconds" to
 # $tmp/run.out.
 run_once_cluster() {
-	local n=$1 iv=$2 i pps gap count mac t0 t1 total p pids=""
+	local n=$1 iv=$2 i t0 t1 total
 	teardown
 	ip netns add "$ns_s"
 	ip -n "$ns_s" link set lo up
@@ -263,29 +275,8 @@ run_once_cluster() {
 			--group "c$n-$iv-$id" --node "n$i" --interval "$iv" 2>"$tmp/agent$i.log" &
 		agents="$agents $!"
 	done
-	for i in $(seq 1 "$n"); do
-		for _ in $(seq 200); do
-			grep -q "node(s) live" "$tmp/agent$i.log" 2>/dev/null && break
-			sleep 0.02
-		done
-		grep -q "node(s) live" "$tmp/agent$i.log" || die "agent $i: $(cat "$tmp/agent$i.log")"
-	done
-	pps=$((3 * rate / n))
-	gap=$((1000000 / pps - 20))
-	count=$((pps * secs))
-	for i in $(seq 1 "$n"); do
-		mac=$(ip -n "$ns_c" -o link show dev "rcr$i" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
-		echo "{ eth(da=$mac), ipv4(sa=198.18.0.1, da=198.18.$i.2, ttl=64), udp(sp=40000, dp=9), fill(0x00, 18) }" \
-			> "$tmp/flow$i.cfg"
-	done
-	t0=$(date +%s.%N)
-	for i in $(seq 1 "$n"); do
-		timeout -k 1 $((secs * 2 + 10)) ip netns exec "$ns_s" trafgen -o "rss$i" \
-			-i "$tmp/flow$i.cfg" -n "$count" -t "${gap}us" -P 1 -Q >/dev/null 2>&1 &
-		pids="$pids $!"
-	done
-	for p in $pids; do wait "$p" || true; done
-	t1=$(date +%s.%N)
+	wait_agents "$n"
+	flood "$n" - rcr
 	sleep 0.1
 	total=0
 	for i in $(seq 1 "$n"); do
