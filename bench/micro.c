@@ -193,6 +193,18 @@ static int warm(struct micro *m, struct bench_ref *drv, int prog_fd, __u32 sourc
 	return err;
 }
 
+/* warm() every program of @t measured on @sources sources, @total repetitions each. */
+static int warm_targets(struct micro *m, struct bench_ref *drv, const struct target *t, int nt,
+			__u32 sources, __u64 total)
+{
+	int err = 0;
+
+	for (int i = 0; i < nt && !err; i++)
+		if (t[i].kind != K_DRIVER && t[i].sources == sources)
+			err = warm(m, drv, t[i].prog_fd, sources, total);
+	return err;
+}
+
 static int measure_all(struct micro *m, struct bench_ref *drv, struct target *t, int nt,
 		       const char *phase)
 {
@@ -1055,14 +1067,10 @@ static int phase_scale(struct micro *m)
 	}
 	link_targets(t, nt);
 	fprintf(stderr, "rl-bench: warming %d maps with %u sources\n", 3 * INSTANCES, top);
-	for (int i = 0; i < nt; i++) {
-		/* The targets of the largest count: one per program instance. */
-		if (t[i].sources != counts[4] || t[i].kind == K_DRIVER)
-			continue;
-		err = warm(m, drv, t[i].prog_fd, top, (__u64)top + top / 16);
-		if (err)
-			goto out;
-	}
+	/* The targets of the largest count: one per program instance. */
+	err = warm_targets(m, drv, t, nt, counts[4], (__u64)top + top / 16);
+	if (err)
+		goto out;
 	fprintf(stderr, "rl-bench: scale: %d programs x %d rounds\n", nt, m->rounds);
 	before = new_sources(lim, INSTANCES);
 	err = measure_all(m, drv, t, nt, "scale");
@@ -1907,13 +1915,9 @@ static int phase_sync(struct micro *m)
 		}
 	}
 	link_targets(t, nt);
-	for (int i = 0; i < nt; i++) {
-		if (t[i].kind == K_DRIVER || t[i].sources != counts[1])
-			continue;
-		err = warm(m, drv, t[i].prog_fd, counts[1], 2ULL * counts[1]);
-		if (err)
-			goto out;
-	}
+	err = warm_targets(m, drv, t, nt, counts[1], 2ULL * counts[1]);
+	if (err)
+		goto out;
 	fprintf(stderr, "rl-bench: sync: %d programs x %d rounds\n", nt, m->rounds);
 	err = measure_all(m, drv, t, nt, "sync");
 	if (err)
@@ -2058,13 +2062,9 @@ static int phase_levels(struct micro *m)
 		}
 	}
 	link_targets(t, nt);
-	for (int i = 0; i < nt; i++) {
-		if (t[i].kind == K_DRIVER || t[i].sources != counts[1])
-			continue;
-		err = warm(m, drv, t[i].prog_fd, counts[1], 2ULL * counts[1]);
-		if (err)
-			goto out;
-	}
+	err = warm_targets(m, drv, t, nt, counts[1], 2ULL * counts[1]);
+	if (err)
+		goto out;
 	fprintf(stderr, "rl-bench: levels: %d programs x %d rounds\n", nt, m->rounds);
 	err = measure_all(m, drv, t, nt, "levels");
 	if (err)
