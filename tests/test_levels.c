@@ -374,26 +374,7 @@ TEST_FLAGS(lvl_vs_sim, RL_TEST_ROOT)
 /* Add rule "@s" to @set. */
 static bool rule_add(struct rl_ruleset *set, const char *s)
 {
-	char *copy = strdup(s), *save = NULL, *words[64], err[RL_ERRLEN] = "";
-	struct rl_rule r;
-	size_t n = 0;
-	int ret;
-
-	if (!ASSERT_TRUE(copy != NULL, "strdup"))
-		return false;
-	for (char *t = strtok_r(copy, " ", &save); t && n < 63; t = strtok_r(NULL, " ", &save))
-		words[n++] = t;
-	words[n] = NULL;
-	ret = rl_rule_parse(&r, NULL, (const char *const *)words, err, sizeof(err));
-	if (!ret) {
-		ret = rl_ruleset_add(set, &r, NULL, err, sizeof(err));
-		if (ret)
-			rl_rule_free(&r);
-	}
-	if (ret)
-		rl_test_fail(__FILE__, __LINE__, "rule '%s': %s", s, err);
-	free(copy);
-	return !ret;
+	return rl_test_rule_add(set, s, NULL);
 }
 
 /*

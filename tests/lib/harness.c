@@ -204,3 +204,28 @@ out:
 	free(cfg);
 	return ok;
 }
+
+bool rl_test_rule_add(struct rl_ruleset *set, const char *s, const char *before)
+{
+	char *copy = strdup(s), *save = NULL, *words[64], err[RL_ERRLEN] = "";
+	struct rl_rule r;
+	size_t n = 0;
+	int ret;
+
+	if (!ASSERT_TRUE(copy != NULL, "strdup"))
+		return false;
+	for (char *t = strtok_r(copy, " ", &save); t && n < sizeof(words) / sizeof(*words) - 1;
+	     t = strtok_r(NULL, " ", &save))
+		words[n++] = t;
+	words[n] = NULL;
+	ret = rl_rule_parse(&r, NULL, (const char *const *)words, err, sizeof(err));
+	if (!ret) {
+		ret = rl_ruleset_add(set, &r, before, err, sizeof(err));
+		if (ret)
+			rl_rule_free(&r);
+	}
+	if (ret)
+		rl_test_fail(__FILE__, __LINE__, "rule '%s': %s", s, err);
+	free(copy);
+	return !ret;
+}

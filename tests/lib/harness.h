@@ -63,4 +63,11 @@ bool rl_prog_counters(struct rl_prog *p, struct rl_counters *sum);
  */
 int rl_prog_refers_to(int prog_fd, int map_fd);
 
+struct rl_ruleset;
+/*
+ * Add the rule "NAME --opt val ..." @s to @set, before the rule named
+ * @before (NULL: last); a failure is the running test's, naming the rule.
+ */
+bool rl_test_rule_add(struct rl_ruleset *set, const char *s, const char *before);
+
 #endif /* RL_HARNESS_H */
