@@ -89,7 +89,8 @@ static __always_inline int checked(int v, __u32 id)
  * xdp_ratelimit.bpf.c defines after this header (always inline: the
  * compiler inlines it here all the same).
  */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast);
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast,
+				    __u64 now);
 
 /*
  * An IPv4 source's verdict with the policy's levels: checked, the source
@@ -102,7 +103,7 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 	int ret;
 
 	if (!levels_on(RL_LVL_ON4))
-		return limit_v4(cnt, saddr, len, fast);
+		return limit_v4(cnt, saddr, len, fast, rl_now());
 	now = rl_now();
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON4)) {
 		ret = checked(agg_prefix4(cnt, saddr, LVL_OP_CHECK, len, now), RL_LVL_PREFIX);
@@ -114,7 +115,8 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 		if (ret)
 			return ret;
 	}
-	ret = limit_v4(cnt, saddr, len, fast);
+	/* The clock read once: the source stepped at the levels' time. */
+	ret = limit_v4(cnt, saddr, len, fast, now);
 	if (ret != 1)
 		return ret;
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON4))

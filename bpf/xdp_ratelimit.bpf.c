@@ -96,9 +96,10 @@ static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u
  * lookup when another CPU changed the set first. At most RL_CAS_TRIES
  * insertions.
  */
-static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __u64 len, int fast)
+static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __u64 len, int fast,
+				       __u64 now)
 {
-	__u64 now = rl_now(), cost = packet_cost(len);
+	__u64 cost = packet_cost(len);
 	int ret;
 
 	if (rl_cfg.table4 == RL_TABLE4_LRU) {
@@ -133,11 +134,15 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 	return ret;
 }
 
-/* limit_v4_in() on the masked source; one over its limit is noted for top. */
-static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+/*
+ * limit_v4_in() on the masked source at time @now (the levels' time, when
+ * some are on); one over its limit is noted for top.
+ */
+static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast,
+				    __u64 now)
 {
 	__be32 addr = saddr & rl_cfg.mask4;
-	int ret = limit_v4_in(cnt, addr, len, fast);
+	int ret = limit_v4_in(cnt, addr, len, fast, now);
 
 	if (!ret)
 		hot_note(0, 0, bpf_htonl(0xffff), addr, 0, rl_cfg.gen);
