@@ -70,15 +70,16 @@ static __always_inline int rule_block_step(const struct rl_krule *r, struct rl_b
 }
 
 /*
- * The verdict of limit rule @r for source @src: an enum rl_block_verdict, -1
- * untracked. A pass is counted for fleet sync under the state's key.
+ * The verdict of limit rule @r for source @src at @now (the time its levels
+ * were checked at): an enum rl_block_verdict, -1 untracked. A pass is
+ * counted for fleet sync under the state's key.
  */
 static __noinline int rule_limit(struct rl_kcounters *cnt, const struct rl_krule *r,
-				 const struct rl_key *src, __u64 len)
+				 const struct rl_key *src, __u64 len, __u64 now)
 {
 	struct rl_rstate_key k = {};
 	struct rl_block_state *s, init = {};
-	__u64 now = rl_now(), cost;
+	__u64 cost;
 	int i;
 
 	if (!r || !src)
@@ -153,7 +154,7 @@ __noinline int rl_rule_apply(__u32 idx, const struct rl_pkt_info *pi, __u64 len)
 
 		v = rule_agg_check(cnt, r, idx, &pi->src, len, now);
 		if (!v)
-			v = rule_limit(cnt, r, &pi->src, len);
+			v = rule_limit(cnt, r, &pi->src, len, now);
 		if (v <= RL_V_LEVEL) {
 			if (RL_V_LEVEL_OF(v) == RL_LVL_PREFIX)
 				rc->agg_limited++;
