@@ -1174,7 +1174,8 @@ TEST_FLAGS(apply_kill_atomic, RL_TEST_ROOT)
 	char pa[64] = "", pb[64] = "", what[2048];
 	unsigned long long seed = rl_test_seed() ^ 0x61707079;
 	int cur, old = 0, new = 0, mix = 0, tries = 0, status;
-	double t0 = rl_now();
+	double t0 = rl_now(), t_apply;
+	__u64 span;
 	struct rl_ns ns = {};
 
 	if (!ASSERT_OK(rl_ns_create(&ns), "make the namespace pair"))
@@ -1182,12 +1183,21 @@ TEST_FLAGS(apply_kill_atomic, RL_TEST_ROOT)
 	if (!write_file(pa, sizeof(pa), KILL_FILE, ns.rx_if, 1000, 100, "one", 1, "one") ||
 	    !write_file(pb, sizeof(pb), KILL_FILE, ns.rx_if, 2000, 200, "two", 2, "two"))
 		goto out;
+	t_apply = rl_now();
 	if (!ASSERT_EQ(rl_ns_cli(&ns, NULL, NULL, "apply %s", pa), 0, "apply state A") ||
 	    !ASSERT_EQ(kill_state(&ns, what, sizeof(what)), 0, what))
 		goto out;
+	/*
+	 * Kills spread over as long as the first apply took on this host now
+	 * (an attach too, so longer than a change; a loaded CI host takes more
+	 * than KILL_SPAN_US): some land before the swap, some after.
+	 */
+	span = (__u64)((rl_now() - t_apply) * 1e6);
+	if (span < KILL_SPAN_US)
+		span = KILL_SPAN_US;
 	cur = 0;
 	for (; tries < KILL_TRIES && rl_now() - t0 < KILL_MAX_S; tries++) {
-		useconds_t delay = (useconds_t)rl_rand_below(&seed, KILL_SPAN_US);
+		useconds_t delay = (useconds_t)rl_rand_below(&seed, span);
 		pid_t pid = apply_start(&ns, cur ? pa : pb);
 		int st;
 
