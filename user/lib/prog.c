@@ -389,6 +389,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			goto fail;
 		}
 	}
+	rl_dport_bits_of(&skel->rodata_cfg->rl_rules, skel->rodata->rl_dport_bits);
 	if (o->reuse) {
 		ret = reuse_fits(o->reuse, cfg, &skel->rodata_cfg->rl_rules, err, errlen);
 		if (ret)
