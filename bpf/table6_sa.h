@@ -128,7 +128,7 @@ static __always_inline int round6(struct rl_kcounters *cnt, struct rl_sa6_set *s
 			return 0;
 	} else if (__sync_val_compare_and_swap(&set->id[i], w, w | RL_SA6_LOCK) == w) {
 		*(volatile __u64 *)&set->st[i] = next;
-		release6(set, i, w);
+		release6(set, i, w | RL_SA6_SEEN);
 		return 1;
 	}
 	cnt->cas_retries++;
@@ -343,6 +343,11 @@ __noinline int sa6_claim(struct rl_kcounters *cnt, struct rl_sa6_set *set, const
 	*(volatile __u64 *)&set->st[victim] = next;
 	release6(set, victim, lock);
 	cnt->new_sources++;
+	if (vw & RL_SA6_USED) {
+		cnt->evicted++;
+		if (vw & RL_SA6_SEEN)
+			cnt->evicted_seen++;
+	}
 	return pass;
 }
 
@@ -350,7 +355,8 @@ __noinline int sa6_claim(struct rl_kcounters *cnt, struct rl_sa6_set *set, const
  * One attempt at inserting IPv6 source @src, which its set does not hold:
  * as limit_sa6() with the source published, or RL_RETRY_LOOKUP when another
  * CPU changed the set first. The victim is an empty way, else the unlocked
- * one whose state is least ahead of the clock; it is locked from the word
+ * one whose state is least ahead of the clock, among the sources not seen
+ * again first (RL_SA6_SEEN), then among those seen again; it is locked from the word
  * read, with the new source's identity and the way's version; the other
  * ways are read for another copy of the source (a locked way with its
  * identity may be one: the claim is undone, the word put back as it was,
@@ -389,6 +395,8 @@ __noinline int sa6_miss(struct rl_kcounters *cnt, const struct rl_key *src, __u6
 		if (w & RL_SA6_LOCK)
 			continue;
 		ahead = (__s64)(*(volatile __u64 *)&set->st[i] - ref);
+		/* Sources seen again go last, by a multiply, not a branch (fewer verifier paths). */
+		ahead += (__s64)((w & RL_SA6_SEEN) * (RL_SA6_SEEN_RANK / RL_SA6_SEEN));
 		if (ahead < best) {
 			best = ahead;
 			victim = i;
