@@ -39,15 +39,18 @@ CFLAGS   += -D_GNU_SOURCE -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncatio
 # clang 14 finds asm/types.h only in the multiarch directory; -mcpu=v3 for atomics.
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -Iinclude -I/usr/include/$(ARCH)-linux-gnu
-# libmicrohttpd: the exporter's HTTP server (only the CLI uses it).
+# libmicrohttpd (the exporter's HTTP server), libpcap (simulate --pcap, events
+# --pcap) and libnftables (--syn-proxy nft): their headers only. They are not
+# linked but loaded by the commands that need them (user/lib/dynlib*.c), so
+# that the others do not pay their start-up (docs/design.md, "Optional
+# libraries"); debian/control names their packages.
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS   := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 CFLAGS   += $(MHD_CFLAGS)
 # libyaml: the configuration file of apply.
 YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 CFLAGS   += $(YAML_CFLAGS)
-LDLIBS   := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread -lpcap $(YAML_LIBS) -lhiredis -lnftables
+LDLIBS   := -lxdp -lbpf -lelf -lz -lpthread $(YAML_LIBS) -lhiredis -ldl
 
 ifeq ($(V),1)
 Q :=

@@ -27,6 +27,45 @@
 #include "sa_set.h"
 #include "sync.h"
 
+/* The arguments of a round of limit_sa4() (one pointer: a call takes five at most). */
+struct sa4_round_arg {
+	__u64 id, ref, now, tk, cost;
+	__u32 idx;
+};
+
+/*
+ * One round of limit_sa4() on @set for the source and packet of @a: 1, 0,
+ * RL_NOT_HELD, or RL_ROUND_LOST (another CPU changed the slot, or is
+ * inserting the source). A global function of its own: the verifier checks
+ * one round once, not once for each of limit_sa4()'s RL_CAS_TRIES.
+ */
+__noinline int sa4_round(struct rl_kcounters *cnt, struct rl_sa_set *set, struct sa4_round_arg *a)
+{
+	__u32 bits = rl_sa_bits, idx;
+	__u64 idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits), id, w, next;
+	int hit;
+
+	if (!cnt || !set || !a)
+		return -1;
+	id = a->id;
+	SA_FIND(set, id, idm, hit, w);
+	if (hit < 0)
+		return RL_NOT_HELD;
+	if (w & RL_SA_PEND) { /* being inserted by another CPU */
+		cnt->cas_retries++;
+		return RL_ROUND_LOST;
+	}
+	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, a->ref, bits), a->now, a->tk, a->cost, &next))
+		return 0;
+	if (__sync_val_compare_and_swap(&set->w[hit], w, id | RL_SA_SEEN | (next & sm)) == w) {
+		idx = a->idx;
+		sync_slot4(cnt, &idx, hit, id, a->cost);
+		return 1;
+	}
+	cnt->cas_retries++;
+	return RL_ROUND_LOST;
+}
+
 /*
  * 1: within the limit; 0: over it; -1: the source could not be tracked.
  * The protocol of bench/bpf/bench_sa.bpf.c (its comment proves it exact):
@@ -44,44 +83,29 @@
  */
 __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
 {
-	__u32 bits = rl_sa_bits, h, idx;
-	__u64 ref, tk, id, idm, sm, w, next, st;
+	__u32 bits = rl_sa_bits, h;
+	struct sa4_round_arg a;
 	struct rl_sa_set *set;
-	int t;
+	int t, ret;
 
 	if (!cnt)
 		return -1;
 	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
-	idx = h & ((1U << bits) - 1);
-	id = rl_sa_id(h, rl_cfg.gen, bits);
-	idm = rl_sa_id_mask(bits);
-	sm = rl_sa_state_mask(bits);
-	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	a.idx = h & ((1U << bits) - 1);
+	a.id = rl_sa_id(h, rl_cfg.gen, bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &a.idx);
 	if (!set) { /* cannot happen: idx < max_entries */
 		cnt->insert_failed++;
 		return -1;
 	}
-	tk = tick(cnt, now);
-	ref = rl_sa_ref_at(&rl_cfg.params, tk);
+	a.now = now;
+	a.cost = cost;
+	a.tk = tick(cnt, now);
+	a.ref = rl_sa_ref_at(&rl_cfg.params, a.tk);
 	for (t = lost ? 1 : 0; t < RL_CAS_TRIES; t++) {
-		int hit;
-
-		SA_FIND(set, id, idm, hit, w);
-		if (hit < 0)
-			return RL_NOT_HELD;
-		if (w & RL_SA_PEND) { /* being inserted by another CPU */
-			cnt->cas_retries++;
-			continue;
-		}
-		st = rl_sa_get(w, ref, bits);
-		if (!rl_step_at(&rl_cfg.params, st, now, tk, cost, &next))
-			return 0;
-		if (__sync_val_compare_and_swap(&set->w[hit], w, id | RL_SA_SEEN | (next & sm)) ==
-		    w) {
-			sync_slot4(cnt, &idx, hit, id, cost);
-			return 1;
-		}
-		cnt->cas_retries++;
+		ret = sa4_round(cnt, set, &a);
+		if (ret != RL_ROUND_LOST)
+			return ret;
 	}
 	cnt->cas_exhausted++;
 	return RL_CAS_LOST;
@@ -122,33 +146,31 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 	return RL_ROUND_LOST;
 }
 
+/* The arguments of sa_miss4()'s claim (one pointer: a call takes five at most). */
+struct sa4_claim_arg {
+	__u64 id, vw, now, tk, cost;
+	__be32 addr;
+	__u32 idx;
+	int victim;
+};
+
 /*
- * One attempt at inserting a source its set does not hold: 1 or 0 as
- * limit_sa4() with the source published, RL_RETRY_LOOKUP when another CPU
- * changed the set first (limit_v4() then starts over). A global function of
- * its own, so that the verifier checks it once rather than in each of
- * limit_sa4()'s retries: 100 ms of verification per load otherwise.
+ * sa_miss4() after the victim was chosen: claim slot @a->victim of @set
+ * (read as @a->vw) as pending, check for a twin, publish the first state.
+ * A global function of its own: the verifier checks it once with the victim
+ * any of the ways, not once for each way SA_VICTIM() may pick.
  */
-__noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+__noinline int sa4_claim(struct rl_kcounters *cnt, struct rl_sa_set *set, struct sa4_claim_arg *a)
 {
-	__u32 bits = rl_sa_bits, h, idx;
-	__u64 ref, tk, id, idm, sm, next, st, vw;
-	struct rl_sa_set *set;
+	__u32 bits = rl_sa_bits, idx;
+	__u64 idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits), id, vw, next, st;
 	int victim, twin, pass;
 
-	if (!cnt)
+	if (!cnt || !set || !a)
 		return -1;
-	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
-	idx = h & ((1U << bits) - 1);
-	id = rl_sa_id(h, rl_cfg.gen, bits);
-	idm = rl_sa_id_mask(bits);
-	sm = rl_sa_state_mask(bits);
-	set = bpf_map_lookup_elem(&rl_sets4, &idx);
-	if (!set)
-		return -1;
-	tk = tick(cnt, now);
-	ref = rl_sa_ref_at(&rl_cfg.params, tk);
-	SA_VICTIM(set, ref, bits, victim, vw);
+	victim = a->victim;
+	id = a->id;
+	vw = a->vw;
 	if (victim < 0 || victim >= RL_SA_WAYS)
 		return RL_RETRY_LOOKUP;
 	if (__sync_val_compare_and_swap(&set->w[victim], vw, id | RL_SA_PEND) != vw)
@@ -159,8 +181,8 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 		__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, 0);
 		return RL_RETRY_LOOKUP;
 	}
-	st = sa_first_state(cnt, addr, now);
-	pass = rl_step_at(&rl_cfg.params, st, now, tk, cost, &next);
+	st = sa_first_state(cnt, a->addr, a->now);
+	pass = rl_step_at(&rl_cfg.params, st, a->now, a->tk, a->cost, &next);
 	if (!pass)
 		next = st;
 	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
@@ -171,9 +193,44 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 		if (vw & RL_SA_SEEN)
 			cnt->evicted_seen++;
 	}
-	if (pass)
-		sync_slot4(cnt, &idx, victim, id, cost);
+	if (pass) {
+		idx = a->idx;
+		sync_slot4(cnt, &idx, victim, id, a->cost);
+	}
 	return pass;
+}
+
+/*
+ * One attempt at inserting a source its set does not hold: 1 or 0 as
+ * limit_sa4() with the source published, RL_RETRY_LOOKUP when another CPU
+ * changed the set first (limit_v4() then starts over). A global function of
+ * its own, so that the verifier checks it once rather than in each of
+ * limit_sa4()'s retries: 100 ms of verification per load otherwise.
+ */
+__noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__u32 bits = rl_sa_bits, h;
+	struct sa4_claim_arg a;
+	struct rl_sa_set *set;
+	__u64 ref;
+	int victim;
+
+	if (!cnt)
+		return -1;
+	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
+	a.idx = h & ((1U << bits) - 1);
+	a.id = rl_sa_id(h, rl_cfg.gen, bits);
+	set = bpf_map_lookup_elem(&rl_sets4, &a.idx);
+	if (!set)
+		return -1;
+	a.addr = addr;
+	a.now = now;
+	a.cost = cost;
+	a.tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, a.tk);
+	SA_VICTIM(set, ref, bits, victim, a.vw);
+	a.victim = victim;
+	return sa4_claim(cnt, set, &a);
 }
 
 /*

@@ -124,38 +124,67 @@ static __always_inline int wide_hit4(struct rl_kcounters *cnt, __be32 addr, __u6
 	return ret;
 }
 
+/* The arguments of a round of limit_wide4() (one pointer: a call takes five at most). */
+struct wide_round_arg {
+	__u64 id, now, tk, cost;
+	__u32 idx;
+};
+
+/*
+ * One round of limit_wide4() on @set for the source and packet of @a: the
+ * source's way (waited for while locked), then wide_round(): 1, 0,
+ * RL_NOT_HELD, or RL_ROUND_LOST. A global function of its own: the
+ * verifier checks one round once, not once for each of limit_wide4()'s
+ * RL_CAS_TRIES.
+ */
+__noinline int wide_round4(struct rl_kcounters *cnt, struct rl_sa_set *set,
+			   struct wide_round_arg *a)
+{
+	__u64 w = 0;
+	__u32 idx;
+	int i, ret;
+
+	if (!cnt || !set || !a)
+		return -1;
+	i = wide_find(set, a->id, &w);
+	if (i < 0 || i >= RL_SA_WIDE_WAYS)
+		return RL_NOT_HELD;
+	if (w & RL_SA_PEND)
+		w = wide_unlocked(set, i, w);
+	if ((w & RL_SA_PEND) || (w & rl_sa_id_mask(rl_sa_bits)) != a->id) {
+		cnt->cas_retries++;
+		return RL_ROUND_LOST;
+	}
+	ret = wide_round(cnt, set, i, w, a->now, a->tk, a->cost);
+	if (ret == 1) {
+		idx = a->idx;
+		sync_slot4(cnt, &idx, i, a->id, a->cost);
+	}
+	return ret;
+}
+
 /*
  * limit_sa4() for rl_wide4: at most RL_CAS_TRIES rounds (less @lost), each
- * a wide_round() on the source's way; RL_NOT_HELD on a miss.
+ * a wide_round4() on the source's way; RL_NOT_HELD on a miss.
  */
 __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
 {
+	struct wide_round_arg a;
 	struct rl_sa_set *set;
-	__u64 id, w = 0, tk;
-	__u32 idx;
-	int i, t, ret;
+	int t, ret;
 
 	if (!cnt)
 		return -1;
-	set = wide_set(addr, &idx, &id);
+	set = wide_set(addr, &a.idx, &a.id);
 	if (!set) { /* cannot happen: idx < max_entries */
 		cnt->insert_failed++;
 		return -1;
 	}
-	tk = tick(cnt, now);
+	a.now = now;
+	a.cost = cost;
+	a.tk = tick(cnt, now);
 	for (t = lost ? 1 : 0; t < RL_CAS_TRIES; t++) {
-		i = wide_find(set, id, &w);
-		if (i < 0 || i >= RL_SA_WIDE_WAYS)
-			return RL_NOT_HELD;
-		if (w & RL_SA_PEND)
-			w = wide_unlocked(set, i, w);
-		if ((w & RL_SA_PEND) || (w & rl_sa_id_mask(rl_sa_bits)) != id) {
-			cnt->cas_retries++;
-			continue;
-		}
-		ret = wide_round(cnt, set, i, w, now, tk, cost);
-		if (ret == 1)
-			sync_slot4(cnt, &idx, i, id, cost);
+		ret = wide_round4(cnt, set, &a);
 		if (ret != RL_ROUND_LOST)
 			return ret;
 	}
@@ -163,52 +192,32 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 	return RL_CAS_LOST;
 }
 
+/* The arguments of wide_miss4()'s claim (one pointer: a call takes five at most). */
+struct wide_claim_arg {
+	__u64 id, vw, now, tk, cost;
+	__be32 addr;
+	__u32 idx;
+	int victim;
+};
+
 /*
- * sa_miss4() for rl_wide4: the victim an empty way, else the unlocked one
- * not seen again, then seen again, whose state is least ahead of the reference; lock it from the identity
- * word read (a failure: RL_RETRY_LOOKUP), look for another copy of the
- * source in the other ways (one: restore the word, RL_RETRY_LOOKUP), then
- * store the first state and release the way under the source's identity.
- * A way released without its state written gets its old word back, as a
- * reader that saw it expects.
+ * wide_miss4() after the victim was chosen: lock way @a->victim of @set
+ * (read as @a->vw), look for a twin, store the first state and release.
+ * A global function of its own: the verifier checks it once with the
+ * victim any of the ways, not once for each way the choice may pick.
  */
-__noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+__noinline int wide_claim4(struct rl_kcounters *cnt, struct rl_sa_set *set,
+			   struct wide_claim_arg *a)
 {
-	__u64 ref, tk, id, idm, w, next, st, vw = 0, lock;
-	__s64 best = 0x7fffffffffffffffLL;
-	struct rl_sa_set *set;
-	int i, victim = -1, pass;
+	__u64 idm = rl_sa_id_mask(rl_sa_bits), id, vw, w, next, st, lock;
+	int i, victim, pass;
 	__u32 idx;
 
-	if (!cnt)
+	if (!cnt || !set || !a)
 		return -1;
-	set = wide_set(addr, &idx, &id);
-	if (!set)
-		return -1;
-	idm = rl_sa_id_mask(rl_sa_bits);
-	tk = tick(cnt, now);
-	ref = rl_sa_ref_at(&rl_cfg.params, tk);
-	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
-		__s64 ahead;
-
-		w = *(volatile __u64 *)&set->w[i];
-		if (!(w & RL_SA_USED)) { /* empty: never used, or its source deleted */
-			victim = i;
-			vw = w;
-			break;
-		}
-		if (w & RL_SA_PEND)
-			continue;
-		ahead = (__s64)(*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] - ref);
-		/* Sources seen again go last (RL_SA_SEEN_RANK, include/rl_sa.h). */
-		if (w & RL_SA_SEEN)
-			ahead += RL_SA_SEEN_RANK;
-		if (ahead < best) {
-			best = ahead;
-			victim = i;
-			vw = w;
-		}
-	}
+	victim = a->victim;
+	id = a->id;
+	vw = a->vw;
 	if (victim < 0 || victim >= RL_SA_WIDE_WAYS)
 		return RL_RETRY_LOOKUP;
 	/* The way's version goes on with the new source: a reader of the old one sees a change. */
@@ -227,8 +236,8 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 		__sync_val_compare_and_swap(&set->w[victim], lock, vw);
 		return RL_RETRY_LOOKUP;
 	}
-	st = sa_first_state(cnt, addr, now);
-	pass = rl_step_at(&rl_cfg.params, st, now, tk, cost, &next);
+	st = sa_first_state(cnt, a->addr, a->now);
+	pass = rl_step_at(&rl_cfg.params, st, a->now, a->tk, a->cost, &next);
 	if (!pass)
 		next = st;
 	*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + victim] = next;
@@ -239,9 +248,63 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 		if (vw & RL_SA_SEEN)
 			cnt->evicted_seen++;
 	}
-	if (pass)
-		sync_slot4(cnt, &idx, victim, id, cost);
+	if (pass) {
+		idx = a->idx;
+		sync_slot4(cnt, &idx, victim, id, a->cost);
+	}
 	return pass;
+}
+
+/*
+ * sa_miss4() for rl_wide4: the victim an empty way, else the unlocked one
+ * not seen again, then seen again, whose state is least ahead of the reference; lock it from the identity
+ * word read (a failure: RL_RETRY_LOOKUP), look for another copy of the
+ * source in the other ways (one: restore the word, RL_RETRY_LOOKUP), then
+ * store the first state and release the way under the source's identity.
+ * A way released without its state written gets its old word back, as a
+ * reader that saw it expects.
+ */
+__noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	__s64 best = 0x7fffffffffffffffLL;
+	struct wide_claim_arg a = {};
+	struct rl_sa_set *set;
+	int i, victim = -1;
+	__u64 ref, w;
+
+	if (!cnt)
+		return -1;
+	set = wide_set(addr, &a.idx, &a.id);
+	if (!set)
+		return -1;
+	a.addr = addr;
+	a.now = now;
+	a.cost = cost;
+	a.tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, a.tk);
+	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->w[i];
+		if (!(w & RL_SA_USED)) { /* empty: never used, or its source deleted */
+			victim = i;
+			a.vw = w;
+			break;
+		}
+		if (w & RL_SA_PEND)
+			continue;
+		ahead = (__s64)(*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + i] - ref);
+		/* Sources seen again go last (RL_SA_SEEN_RANK, include/rl_sa.h). */
+		if (w & RL_SA_SEEN)
+			ahead += RL_SA_SEEN_RANK;
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			a.vw = w;
+		}
+	}
+	a.victim = victim;
+	return wide_claim4(cnt, set, &a);
 }
 
 /*

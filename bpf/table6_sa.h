@@ -128,7 +128,7 @@ static __always_inline int round6(struct rl_kcounters *cnt, struct rl_sa6_set *s
 			return 0;
 	} else if (__sync_val_compare_and_swap(&set->id[i], w, w | RL_SA6_LOCK) == w) {
 		*(volatile __u64 *)&set->st[i] = next;
-		release6(set, i, w);
+		release6(set, i, w | RL_SA6_SEEN);
 		return 1;
 	}
 	cnt->cas_retries++;
@@ -194,6 +194,36 @@ __noinline __u64 sa6_unlocked(struct rl_sa6_set *set, int i)
 	return w;
 }
 
+/* The arguments of a round of limit_sa6() (one pointer: a call takes five at most). */
+struct sa6_round_arg {
+	__u64 id, k0, k1, now, tk, cost;
+};
+
+/*
+ * One round of limit_sa6() on @set for the source and packet of @a: 1, 0,
+ * RL_NOT_HELD, or RL_ROUND_LOST (another CPU changed the way, or held it:
+ * then after waiting for the holder, as the way may hold another source
+ * now). A global function of its own: the verifier checks one round once,
+ * not once for each of limit_sa6()'s RL_CAS_TRIES.
+ */
+__noinline int sa6_round(struct rl_kcounters *cnt, struct rl_sa6_set *set, struct sa6_round_arg *a)
+{
+	__u64 w = 0;
+	int i;
+
+	if (!cnt || !set || !a)
+		return -1;
+	i = find6(set, a->id, a->k0, a->k1, &w);
+	if (i < 0 || i >= RL_SA6_WAYS)
+		return RL_NOT_HELD;
+	if (w & RL_SA6_LOCK) {
+		sa6_unlocked(set, i);
+		cnt->cas_retries++;
+		return RL_ROUND_LOST;
+	}
+	return round6(cnt, set, i, w, a->now, a->tk, a->cost);
+}
+
 /*
  * IPv6 source @src (unmasked): 1 within the limit, 0 over it, RL_NOT_HELD
  * when the table does not hold it, RL_CAS_LOST after RL_CAS_TRIES rounds
@@ -204,30 +234,23 @@ __noinline __u64 sa6_unlocked(struct rl_sa6_set *set, int i)
 __noinline int limit_sa6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now, __u64 cost,
 			 int lost)
 {
+	struct sa6_round_arg a;
 	struct rl_sa6_set *set;
-	__u64 k0, k1, id, w = 0, tk;
-	int i, t, ret;
+	int t, ret;
 
 	if (!cnt || !src)
 		return -1;
-	key6(src, rl_cfg.mask6, &k0, &k1);
-	set = set6(k0, k1, rl_cfg.gen, &id);
+	key6(src, rl_cfg.mask6, &a.k0, &a.k1);
+	set = set6(a.k0, a.k1, rl_cfg.gen, &a.id);
 	if (!set) { /* cannot happen: idx < max_entries */
 		cnt->insert_failed++;
 		return -1;
 	}
-	tk = tick(cnt, now);
+	a.now = now;
+	a.cost = cost;
+	a.tk = tick(cnt, now);
 	for (t = lost ? 1 : 0; t < RL_CAS_TRIES; t++) {
-		i = find6(set, id, k0, k1, &w);
-		if (i < 0 || i >= RL_SA6_WAYS)
-			return RL_NOT_HELD;
-		if (w & RL_SA6_LOCK) {
-			/* Wait for the holder, then look again: the way may hold another source now. */
-			sa6_unlocked(set, i);
-			cnt->cas_retries++;
-			continue;
-		}
-		ret = round6(cnt, set, i, w, now, tk, cost);
+		ret = sa6_round(cnt, set, &a);
 		if (ret != RL_ROUND_LOST)
 			return ret;
 	}
@@ -258,52 +281,33 @@ static __always_inline int sa6_prev(const struct rl_key *src, __u64 *st)
 	return *(volatile __u64 *)&set->id[i] == w;
 }
 
+/* The arguments of sa6_miss()'s claim (one pointer: a call takes five at most). */
+struct sa6_claim_arg {
+	__u64 id, k0, k1, vw, now, tk, cost;
+	int victim;
+};
+
 /*
- * One attempt at inserting IPv6 source @src, which its set does not hold:
- * as limit_sa6() with the source published, or RL_RETRY_LOOKUP when another
- * CPU changed the set first. The victim is an empty way, else the unlocked
- * one whose state is least ahead of the clock; it is locked from the word
- * read, with the new source's identity and the way's version; the other
- * ways are read for another copy of the source (a locked way with its
- * identity may be one: the claim is undone, the word put back as it was,
- * nothing else of the way written); then the key and the first state are
- * stored and the way released. As rl_wide4's insertion (wide_miss4()), so
- * no source is ever in two ways. A global function of its own, as
- * sa_miss4().
+ * sa6_miss() after the victim was chosen: lock way @a->victim of @set (read
+ * as @a->vw), look for a twin, store the key and the first state of @src
+ * and release. A global function of its own: the verifier checks it once
+ * with the victim any of the ways, not once for each way the choice may
+ * pick.
  */
-__noinline int sa6_miss(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now, __u64 cost)
+__noinline int sa6_claim(struct rl_kcounters *cnt, struct rl_sa6_set *set, const struct rl_key *src,
+			 struct sa6_claim_arg *a)
 {
-	__u64 k0, k1, id, ref, tk, w, st, next, vw = 0, lock;
-	__s64 best = 0x7fffffffffffffffLL;
-	struct rl_sa6_set *set;
-	int i, victim = -1, pass;
+	__u64 id, k0, k1, vw, w, st, next, lock, now;
+	int i, victim, pass;
 
-	if (!cnt || !src)
+	if (!cnt || !set || !src || !a)
 		return -1;
-	key6(src, rl_cfg.mask6, &k0, &k1);
-	set = set6(k0, k1, rl_cfg.gen, &id);
-	if (!set)
-		return -1;
-	tk = tick(cnt, now);
-	ref = rl_sa_ref_at(&rl_cfg.params, tk);
-	for (i = 0; i < RL_SA6_WAYS; i++) {
-		__s64 ahead;
-
-		w = *(volatile __u64 *)&set->id[i];
-		if (!(w & RL_SA6_USED)) { /* empty: never used, or its source deleted */
-			victim = i;
-			vw = w;
-			break;
-		}
-		if (w & RL_SA6_LOCK)
-			continue;
-		ahead = (__s64)(*(volatile __u64 *)&set->st[i] - ref);
-		if (ahead < best) {
-			best = ahead;
-			victim = i;
-			vw = w;
-		}
-	}
+	victim = a->victim;
+	id = a->id;
+	k0 = a->k0;
+	k1 = a->k1;
+	vw = a->vw;
+	now = a->now;
 	if (victim < 0 || victim >= RL_SA6_WAYS)
 		return RL_RETRY_LOOKUP;
 	/* The way's version goes on with the new source: a reader of the old one sees a change. */
@@ -331,7 +335,7 @@ __noinline int sa6_miss(struct rl_kcounters *cnt, const struct rl_key *src, __u6
 	} else {
 		st = rl_initial_state(&rl_cfg.params, now);
 	}
-	pass = rl_step_at(&rl_cfg.params, st, now, tk, cost, &next);
+	pass = rl_step_at(&rl_cfg.params, st, now, a->tk, a->cost, &next);
 	if (!pass)
 		next = st;
 	*(volatile __u64 *)&set->key[2 * victim] = k0;
@@ -339,7 +343,68 @@ __noinline int sa6_miss(struct rl_kcounters *cnt, const struct rl_key *src, __u6
 	*(volatile __u64 *)&set->st[victim] = next;
 	release6(set, victim, lock);
 	cnt->new_sources++;
+	if (vw & RL_SA6_USED) {
+		cnt->evicted++;
+		if (vw & RL_SA6_SEEN)
+			cnt->evicted_seen++;
+	}
 	return pass;
+}
+
+/*
+ * One attempt at inserting IPv6 source @src, which its set does not hold:
+ * as limit_sa6() with the source published, or RL_RETRY_LOOKUP when another
+ * CPU changed the set first. The victim is an empty way, else the unlocked
+ * one whose state is least ahead of the clock, among the sources not seen
+ * again first (RL_SA6_SEEN), then among those seen again; it is locked from the word
+ * read, with the new source's identity and the way's version; the other
+ * ways are read for another copy of the source (a locked way with its
+ * identity may be one: the claim is undone, the word put back as it was,
+ * nothing else of the way written); then the key and the first state are
+ * stored and the way released. As rl_wide4's insertion (wide_miss4()), so
+ * no source is ever in two ways. A global function of its own, as
+ * sa_miss4().
+ */
+__noinline int sa6_miss(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now, __u64 cost)
+{
+	__s64 best = 0x7fffffffffffffffLL;
+	struct sa6_claim_arg a = {};
+	struct rl_sa6_set *set;
+	int i, victim = -1;
+	__u64 ref, w;
+
+	if (!cnt || !src)
+		return -1;
+	key6(src, rl_cfg.mask6, &a.k0, &a.k1);
+	set = set6(a.k0, a.k1, rl_cfg.gen, &a.id);
+	if (!set)
+		return -1;
+	a.now = now;
+	a.cost = cost;
+	a.tk = tick(cnt, now);
+	ref = rl_sa_ref_at(&rl_cfg.params, a.tk);
+	for (i = 0; i < RL_SA6_WAYS; i++) {
+		__s64 ahead;
+
+		w = *(volatile __u64 *)&set->id[i];
+		if (!(w & RL_SA6_USED)) { /* empty: never used, or its source deleted */
+			victim = i;
+			a.vw = w;
+			break;
+		}
+		if (w & RL_SA6_LOCK)
+			continue;
+		ahead = (__s64)(*(volatile __u64 *)&set->st[i] - ref);
+		/* Sources seen again go last, by a multiply, not a branch (fewer verifier paths). */
+		ahead += (__s64)((w & RL_SA6_SEEN) * (RL_SA6_SEEN_RANK / RL_SA6_SEEN));
+		if (ahead < best) {
+			best = ahead;
+			victim = i;
+			a.vw = w;
+		}
+	}
+	a.victim = victim;
+	return sa6_claim(cnt, set, src, &a);
 }
 
 /*

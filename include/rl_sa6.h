@@ -18,7 +18,9 @@
  *	bits 61-60	generation, mod 4
  *	bits 59-44	tag: the hash's top 16 bits, so that a lookup reads the
  *			key of the matching way only
- *	bits 43-0	version: one more at every release of the lock
+ *	bit 43		seen again: a packet of the source passed after the
+ *			one that inserted it (eviction takes the others first)
+ *	bits 42-0	version: one more at every release of the lock
  *
  * The key is stored whole, so a source is never taken for another (no
  * identity collision: the tag only filters), and userspace reads every
@@ -26,7 +28,7 @@
  * among the words the lock guards: a reader reads the identity word, then
  * the key and the state; what it read was one source's at one moment if the
  * identity word still reads the same after (a drop), or if the lock is taken
- * from the word read (a pass). A version repeats after 2^44 writes of one
+ * from the word read (a pass). A version repeats after 2^43 writes of one
  * way, which a reader would have to sleep through between two of its loads.
  *
  * The set index and the tag come from a 64-bit hash of the masked key
@@ -44,9 +46,16 @@
 #define RL_SA6_LOCK	 (1ULL << 62)
 #define RL_SA6_GEN_SHIFT 60
 #define RL_SA6_TAG_SHIFT 44
-#define RL_SA6_VER_MASK	 ((1ULL << RL_SA6_TAG_SHIFT) - 1)
+#define RL_SA6_SEEN	 (1ULL << 43)
+#define RL_SA6_VER_MASK	 (RL_SA6_SEEN - 1)
 /* The used, generation and tag bits: what a lookup compares. */
-#define RL_SA6_ID_MASK (~(RL_SA6_LOCK | RL_SA6_VER_MASK))
+#define RL_SA6_ID_MASK (~(RL_SA6_LOCK | RL_SA6_SEEN | RL_SA6_VER_MASK))
+/*
+ * Added to a way's rank as a victim (its state's distance ahead of the
+ * clock) when its source was seen again, as RL_SA_SEEN_RANK in rl_sets4:
+ * one-packet sources (a spoofed flood) evict each other first.
+ */
+#define RL_SA6_SEEN_RANK (1LL << 61)
 /*
  * Ways per source asked for with --max-sources6, as in rl_wide4: four ways
  * fill unevenly, two per source keep evictions rare until the table is full

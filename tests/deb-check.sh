@@ -111,6 +111,19 @@ check "the units the package installed pass systemd-analyze verify" \
 	systemd-analyze verify /lib/systemd/system/xdp-ratelimit.service \
 	/lib/systemd/system/xdp-ratelimit-exporter.service
 check "the dashboard is JSON" python3 -m json.tool /usr/share/xdp-ratelimit/grafana-dashboard.json
+# libmicrohttpd, libpcap and libnftables are opened when a command needs them,
+# not linked: dpkg-shlibdeps cannot see them, debian/control names them.
+for lib in libmicrohttpd12 libnftables1 libpcap0.8; do
+	check "Depends names $lib, installed with it" bash -c \
+		"dpkg-query -W -f='\${Depends}' $pkg | grep -q '$lib' &&
+		dpkg-query -W -f='\${Status}' $lib | grep -q 'ok installed'"
+done
+check "simulate --pcap finds libpcap (libpcap's own error on /dev/null)" \
+	bash -c '/usr/sbin/xdp-ratelimit simulate --pcap /dev/null --rate 10 2>&1 | grep -q "truncated dump file"'
+check "the exporter finds libmicrohttpd (it serves until stopped)" \
+	bash -c 'timeout 2 /usr/sbin/xdp-ratelimit exporter --listen 127.0.0.1:0; [ $? = 124 ]'
+check "no optional library linked (ldd)" \
+	bash -c '! ldd /usr/sbin/xdp-ratelimit | grep -E "libmicrohttpd|libpcap|libnftables"'
 
 echo "== apt-get purge $pkg"
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "$pkg" >"$tmp/purge.log" 2>&1 ||

@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "dynlib_mhd.h"
+#include "dynlib_nft.h"
+#include "dynlib_pcap.h"
 #include "netns.h"
 #include "test.h"
 
@@ -142,4 +145,26 @@ TEST(deb_build_depends)
 		     "");
 	ASSERT_STREQ(missing, "", "Build-Depends not in DEB_PKGS");
 	free(missing);
+}
+
+/*
+ * The libraries the program opens with dlopen() (user/lib/dynlib_*.h) are
+ * not seen by dpkg-shlibdeps: the package's Depends must name each.
+ */
+TEST(deb_depends_opened_libraries)
+{
+	static const char *const pkgs[] = { RL_MHD_PACKAGE, RL_NFT_PACKAGE, RL_PCAP_PACKAGE };
+	/* One package a line, versions dropped, between newlines. */
+	char *deps = sh(
+		"echo; sed -n '/^Package:/,$p' debian/control | sed -n '/^Depends:/,/^[A-Z]/p' | "
+		"sed '$d' | sed 's/^Depends://' | tr ',' '\\n' | sed 's/(.*)//; s/ //g'; echo%s",
+		"");
+
+	for (size_t i = 0; i < sizeof(pkgs) / sizeof(pkgs[0]); i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "\n%s\n", pkgs[i]);
+		ASSERT_TRUE(deps && strstr(deps, line), pkgs[i]);
+	}
+	free(deps);
 }

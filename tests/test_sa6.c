@@ -18,6 +18,8 @@
  *	sa6_keyed		eight sources aimed at one set with the hash
  *				computed without the table's secret: one set of
  *				an unkeyed table, several of a keyed one
+ *	sa6_eviction_prefers_seen  one-packet sources aimed at a steady
+ *				source's set evict each other, never it
  *	sa6_hot			a /64 over its limit (main program) and a
  *				link-local source over its (slow path) are noted
  *				in rl_hot under their keys in rl_sets6, and top's
@@ -438,6 +440,65 @@ static int count_found(const struct rl_state_key *k, __u64 st, __u64 now, void *
 	(void)now;
 	(*(int *)ctx)++;
 	return 0;
+}
+
+/*
+ * State under spoofing, as sa_eviction_prefers_seen for rl_sets4: a /128
+ * source seen again and again (one packet every 20 ms, far under its rate:
+ * its state lies behind the clock, the least ahead of its set), its set
+ * filled by one-packet sources aimed at it (the test knows the key). They
+ * evict each other and never it; by the rank of least ahead alone it went
+ * first each time.
+ */
+TEST_FLAGS(sa6_eviction_prefers_seen, RL_TEST_ROOT)
+{
+	static const char *const opts[] = { "--rate",	 "1000", "--burst", "10",
+					    "--prefix6", "128",	 NULL };
+	enum { ROUNDS = 60, PER_ROUND = 6, SOURCES = 1 + ROUNDS * PER_ROUND };
+	static struct rl_key k[SOURCES];
+	unsigned long lost = 0, nflood = 0;
+	struct rl_sa6_map m = {};
+	struct rl_counters c;
+	struct rl_config cfg;
+	struct rl_prog p;
+	char a[64];
+	int n = 0;
+
+	if (!rl_build_config(&cfg, opts, NULL) || !keyed(&cfg) ||
+	    !ASSERT_TRUE(pick_sources(cfg.gen, 0, SOURCES, k, &n) && n == SOURCES,
+			 "sources of one set") ||
+	    !rl_prog_load(&p, true, SA6_TEST_SOURCES))
+		return;
+	if (!rl_prog_configure(&p, 0, &cfg) ||
+	    !ASSERT_OK(rl_sa6_map(p.maps.sets6, cfg.sa_key, &m), "map rl_sets6"))
+		goto out;
+	for (int round = 0, next = 1; round < ROUNDS + 2; round++) {
+		__u64 t = 1000000000ULL + (__u64)round * 20000000ULL, st;
+
+		/* Still there after the round before's flood? */
+		lost += round > 0 && rl_sa6_find(&m, &k[0], cfg.gen, &st) != 0;
+		addr_text(&k[0], a, sizeof(a));
+		if (!ASSERT_EQ(run_n(&p, t, a, 1), 1, "the steady source passes"))
+			goto out;
+		/* From the third round on (it has been seen again), new sources of its set. */
+		for (int i = 0; round >= 2 && i < PER_ROUND; i++, next++, nflood++) {
+			addr_text(&k[next], a, sizeof(a));
+			if (run_n(&p, t + 1000 + (__u64)i * 1000, a, 1) != 1)
+				goto out;
+		}
+	}
+	if (!ASSERT_TRUE(rl_prog_counters(&p, &c), "counters"))
+		goto out;
+	printf("    %lu one-packet sources into one set of %d ways; evictions %llu, of sources "
+	       "seen again %llu; the steady source found evicted %lu times\n",
+	       nflood, RL_SA6_WAYS, (unsigned long long)c.evicted,
+	       (unsigned long long)c.evicted_seen, lost);
+	ASSERT_TRUE(c.evicted >= nflood - RL_SA6_WAYS, "the flood evicts one way per source");
+	ASSERT_EQ(c.evicted_seen, 0, "never a source seen again");
+	ASSERT_EQ(lost, 0, "the steady source keeps its state");
+out:
+	rl_sa6_unmap(&m);
+	rl_prog_close(&p);
 }
 
 /* Is @k (a key as rl_sets6 keeps it) in its entry of rl_hot under @gen? */

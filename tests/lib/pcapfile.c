@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-/* libpcap's classic-BPF header clashes with <linux/bpf.h>; nothing here compiles filters. */
-#define lib_pcap_bpf_h
-#include <pcap/pcap.h>
-#include <pcap/dlt.h>
+#include "dynlib_pcap.h"
 #include "pcapfile.h"
 
 #ifndef DLT_LINUX_SLL2
@@ -64,19 +61,26 @@ static unsigned int cooked(enum pf_link link, const struct pf_rec *r, __u8 *h)
 int pf_write(const char *path, enum pf_link link, const struct pf_rec *r, size_t n)
 {
 	int dlt = link == PF_ETHER ? DLT_EN10MB : link == PF_SLL ? DLT_LINUX_SLL : DLT_LINUX_SLL2;
-	pcap_t *p = pcap_open_dead_with_tstamp_precision(dlt, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
 	pcap_dumper_t *d;
 	__u8 *buf = NULL;
+	char err[256];
+	pcap_t *p;
 	int ret = 0;
 
+	/* The library's loader, as the program's own writer (events --pcap) uses it. */
+	if (rl_pcap_load("the tests' capture writer", err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return -1;
+	}
+	p = rl_pcap.pcap_open_dead_with_tstamp_precision(dlt, SNAPLEN, PCAP_TSTAMP_PRECISION_NANO);
 	if (!p) {
 		fprintf(stderr, "pcap_open_dead failed\n");
 		return -1;
 	}
-	d = pcap_dump_open(p, path);
+	d = rl_pcap.pcap_dump_open(p, path);
 	if (!d) {
-		fprintf(stderr, "pcap_dump_open %s: %s\n", path, pcap_geterr(p));
-		pcap_close(p);
+		fprintf(stderr, "pcap_dump_open %s: %s\n", path, rl_pcap.pcap_geterr(p));
+		rl_pcap.pcap_close(p);
 		return -1;
 	}
 	buf = malloc(SNAPLEN + 32);
@@ -97,17 +101,17 @@ int pf_write(const char *path, enum pf_link link, const struct pf_rec *r, size_t
 			memcpy(buf + hl, r[i].data + ETH_HDR, r[i].caplen - ETH_HDR);
 			h.caplen = r[i].caplen - ETH_HDR + hl;
 			h.len = r[i].len - ETH_HDR + hl;
-			pcap_dump((u_char *)d, &h, buf);
+			rl_pcap.pcap_dump((u_char *)d, &h, buf);
 		} else {
-			pcap_dump((u_char *)d, &h, r[i].data);
+			rl_pcap.pcap_dump((u_char *)d, &h, r[i].data);
 		}
 	}
 	if (!buf)
 		ret = -1;
-	if (pcap_dump_flush(d))
+	if (rl_pcap.pcap_dump_flush(d))
 		ret = -1;
-	pcap_dump_close(d);
-	pcap_close(p);
+	rl_pcap.pcap_dump_close(d);
+	rl_pcap.pcap_close(p);
 	free(buf);
 	if (ret)
 		unlink(path);

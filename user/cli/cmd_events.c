@@ -8,14 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-/*
- * libpcap's classic-BPF header and the kernel's <linux/bpf.h> (libbpf's) both
- * define struct bpf_insn: keep libpcap's out, nothing here compiles filters.
- */
-#define lib_pcap_bpf_h
-#include <pcap/pcap.h>
-#include <pcap/dlt.h>
 #include "cli.h"
+#include "dynlib_pcap.h"
 #include "env.h"
 #include "events.h"
 #include "json_writer.h"
@@ -108,7 +102,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 		/* A nanosecond-precision file: tv_usec holds the ns (pcap_open_dead_with_tstamp_precision). */
 		h.ts.tv_sec = (time_t)(wall / 1000000000ULL);
 		h.ts.tv_usec = (suseconds_t)(wall % 1000000000ULL);
-		pcap_dump((u_char *)r->dump, &h, e->data);
+		rl_pcap.pcap_dump((u_char *)r->dump, &h, e->data);
 		return 0;
 	}
 	source_str(&e->src, src, sizeof(src));
@@ -163,16 +157,23 @@ static int on_sample(void *ctx, void *data, size_t size)
 
 static int open_pcap(const char *file, pcap_t **p, pcap_dumper_t **d)
 {
-	*p = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, RL_EV_SNAP,
-						  PCAP_TSTAMP_PRECISION_NANO);
+	char err[RL_ERRLEN];
+
+	/* Before the file is made or sampling turned on: a missing libpcap changes nothing. */
+	if (rl_pcap_load("events --pcap", err, sizeof(err))) {
+		pr_err("%s", err);
+		return -ELIBACC;
+	}
+	*p = rl_pcap.pcap_open_dead_with_tstamp_precision(DLT_EN10MB, RL_EV_SNAP,
+							  PCAP_TSTAMP_PRECISION_NANO);
 	if (!*p) {
 		pr_err("couldn't set up a pcap writer");
 		return -ENOMEM;
 	}
-	*d = pcap_dump_open(*p, file);
+	*d = rl_pcap.pcap_dump_open(*p, file);
 	if (!*d) {
-		pr_err("couldn't open '%s' for writing: %s", file, pcap_geterr(*p));
-		pcap_close(*p);
+		pr_err("couldn't open '%s' for writing: %s", file, rl_pcap.pcap_geterr(*p));
+		rl_pcap.pcap_close(*p);
 		*p = NULL;
 		return -EIO;
 	}
@@ -278,9 +279,9 @@ int cmd_events(const struct rl_args *a)
 out:
 	ring_buffer__free(rb);
 	if (r.dump)
-		pcap_dump_close(r.dump);
+		rl_pcap.pcap_dump_close(r.dump);
 	if (pcap)
-		pcap_close(pcap);
+		rl_pcap.pcap_close(pcap);
 	rl_pins_close(&pins);
 	return ret;
 }

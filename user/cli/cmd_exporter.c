@@ -34,8 +34,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <microhttpd.h>
 #include "cli.h"
+#include "dynlib_mhd.h"
 #include "env.h"
 #include "metrics.h"
 
@@ -117,7 +117,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **sctx,
 	(void)cls;
 	pthread_mutex_lock(&slots_lock);
 	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
-		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		ci = rl_mhd.MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		for (unsigned int i = 0; ci && i < MAX_CONNS; i++) {
 			if (slots[i].used)
 				continue;
@@ -140,7 +140,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **sctx,
 static struct slot *conn_slot(struct MHD_Connection *conn)
 {
 	const union MHD_ConnectionInfo *ci =
-		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+		rl_mhd.MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
 
 	return ci ? ci->socket_context : NULL;
 }
@@ -267,20 +267,21 @@ static bool request_line_ok(const char *method, const char *url, const char *ver
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *text)
 {
-	struct MHD_Response *r =
-		MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+	struct MHD_Response *r = rl_mhd.MHD_create_response_from_buffer(strlen(text), (void *)text,
+									MHD_RESPMEM_PERSISTENT);
 	enum MHD_Result ret;
 
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+	rl_mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				       "text/plain; charset=utf-8");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+		rl_mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	/* After a request that is not HTTP, nothing on the connection can be trusted. */
 	if (status == MHD_HTTP_BAD_REQUEST)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
+		rl_mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+	ret = rl_mhd.MHD_queue_response(conn, status, r);
+	rl_mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -355,12 +356,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		free(shared.body);
 		shared = (struct shared_body){ .body = body, .len = len, .start_ms = start };
 	}
-	r = MHD_create_response_from_buffer(shared.len, shared.body, MHD_RESPMEM_MUST_COPY);
+	r = rl_mhd.MHD_create_response_from_buffer(shared.len, shared.body, MHD_RESPMEM_MUST_COPY);
 	if (!r)
 		return MHD_NO;
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
-	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
+	rl_mhd.MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, CONTENT_TYPE);
+	ret = rl_mhd.MHD_queue_response(conn, MHD_HTTP_OK, r);
+	rl_mhd.MHD_destroy_response(r);
 	return ret;
 }
 
@@ -392,7 +393,7 @@ int cmd_exporter(const struct rl_args *a)
 		pr_err("exporter: --listen: %s", err);
 		return 2;
 	}
-	if (rl_check_env(err, sizeof(err))) {
+	if (rl_check_env(err, sizeof(err)) || rl_mhd_load("the exporter", err, sizeof(err))) {
 		pr_err("%s", err);
 		return 1;
 	}
@@ -424,21 +425,21 @@ int cmd_exporter(const struct rl_args *a)
 		pr_err("exporter: couldn't start its reaper thread: %s", strerror(errno));
 		goto out_cond;
 	}
-	d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL,
-			     /* first, or MHD prints what it says about the others itself */
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
-			     (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-			     (unsigned int)MAX_CONNS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-			     (unsigned int)PER_IP_CONNS, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-			     (size_t)CONN_MEMORY, MHD_OPTION_CONNECTION_TIMEOUT,
-			     (unsigned int)CONN_TIMEOUT, MHD_OPTION_NOTIFY_CONNECTION,
-			     on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-			     MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_END);
+	d = rl_mhd.MHD_start_daemon(
+		flags, 0, NULL, NULL, on_request, NULL,
+		/* first, or MHD prints what it says about the others itself */
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+		(struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNS,
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNS,
+		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_MEMORY,
+		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONN_TIMEOUT,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+		on_completed, NULL, MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_END);
 	if (!d) {
 		pr_err("exporter: couldn't listen on %s: %s", listen, strerror(errno));
 		goto out_reaper;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	info = rl_mhd.MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	port = info ? info->port : 0;
 	if (ss.ss_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, addr, sizeof(addr));
@@ -451,7 +452,7 @@ int cmd_exporter(const struct rl_args *a)
 	while (sigwait(&set, &sig))
 		;
 	/* MHD closes every connection (each CLOSED notified) before the reaper goes. */
-	MHD_stop_daemon(d);
+	rl_mhd.MHD_stop_daemon(d);
 	free(shared.body);
 	shared.body = NULL;
 	fprintf(stderr, RL_PROG ": exporter stopped (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");

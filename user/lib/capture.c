@@ -15,14 +15,8 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <linux/if_ether.h>
-/*
- * libpcap's classic-BPF header and the kernel's <linux/bpf.h> both define
- * struct bpf_insn: keep libpcap's out, nothing here compiles filters.
- */
-#define lib_pcap_bpf_h
-#include <pcap/pcap.h>
-#include <pcap/dlt.h>
 #include "capture.h"
+#include "dynlib_pcap.h"
 
 #ifndef DLT_LINUX_SLL2
 #define DLT_LINUX_SLL2 276
@@ -64,6 +58,8 @@ int rl_capture_open(struct rl_capture **capp, const char *path, char *err, size_
 	int fd;
 
 	*capp = NULL;
+	if (rl_pcap_load("simulate --pcap", err, errlen))
+		return -ELIBACC;
 	if (!strcmp(path, "-")) {
 		fd = dup(0);
 	} else {
@@ -92,7 +88,8 @@ int rl_capture_open(struct rl_capture **capp, const char *path, char *err, size_
 	}
 	snprintf(cap->path, sizeof(cap->path), "%s", path);
 	/* Nanoseconds whatever the file holds: libpcap scales microsecond files. */
-	cap->p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	cap->p = rl_pcap.pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO,
+								  errbuf);
 	if (!cap->p) {
 		/* libpcap's words: "unknown file format", "truncated dump file; ...". */
 		snprintf(err, errlen, "capture '%s': %s", path,
@@ -101,12 +98,12 @@ int rl_capture_open(struct rl_capture **capp, const char *path, char *err, size_
 		free(cap);
 		return -EINVAL;
 	}
-	cap->dlt = pcap_datalink(cap->p);
+	cap->dlt = rl_pcap.pcap_datalink(cap->p);
 	/* libpcap reports a pcapng file as version 1.0 (its section header's), pcap as 2.4. */
-	cap->pcapng = pcap_major_version(cap->p) == 1;
+	cap->pcapng = rl_pcap.pcap_major_version(cap->p) == 1;
 	snprintf(cap->linktype, sizeof(cap->linktype), "%s (%s)",
-		 pcap_datalink_val_to_name(cap->dlt) ?: "?",
-		 pcap_datalink_val_to_description(cap->dlt) ?: "unknown");
+		 rl_pcap.pcap_datalink_val_to_name(cap->dlt) ?: "?",
+		 rl_pcap.pcap_datalink_val_to_description(cap->dlt) ?: "unknown");
 	if (cap->dlt != DLT_EN10MB && cap->dlt != DLT_LINUX_SLL && cap->dlt != DLT_LINUX_SLL2) {
 		snprintf(err, errlen,
 			 "capture '%s': link type %s is not one simulate replays: Ethernet "
@@ -125,7 +122,7 @@ void rl_capture_close(struct rl_capture *cap)
 	if (!cap)
 		return;
 	if (cap->p)
-		pcap_close(cap->p);
+		rl_pcap.pcap_close(cap->p);
 	free(cap->buf);
 	free(cap);
 }
@@ -245,12 +242,12 @@ int rl_capture_next(struct rl_capture *cap, struct rl_capture_frame *f, char *er
 	int ret;
 
 	for (;;) {
-		ret = pcap_next_ex(cap->p, &h, &pkt);
+		ret = rl_pcap.pcap_next_ex(cap->p, &h, &pkt);
 		if (ret == PCAP_ERROR_BREAK)
 			return 0; /* the end of the file */
 		cap->st.records++;
 		if (ret != 1)
-			return bad_record(cap, err, errlen, "%s", pcap_geterr(cap->p));
+			return bad_record(cap, err, errlen, "%s", rl_pcap.pcap_geterr(cap->p));
 		/* libpcap gives nanoseconds in tv_usec (opened with PCAP_TSTAMP_PRECISION_NANO). */
 		if (h->ts.tv_sec < 0 || (unsigned long long)h->ts.tv_sec > ~0ULL / 1000000000ULL ||
 		    h->ts.tv_usec < 0 || h->ts.tv_usec >= 1000000000L)

@@ -202,6 +202,8 @@ static int pick_victim(struct rl_sa6_set *set, __u32 gen, __u64 ref, __u64 *vw)
 			continue;
 		}
 		ahead = (__s64)(load(&set->st[i]) - ref);
+		if (w & RL_SA6_SEEN) /* as the kernel's sa6_miss(): seen again goes last */
+			ahead += RL_SA6_SEEN_RANK;
 		if (rank == 3 || (rank == 2 && ahead < best)) {
 			rank = 2;
 			best = ahead;

@@ -8,7 +8,7 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <nftables/libnftables.h>
+#include "dynlib_nft.h"
 #include "log.h"
 #include "synproxy.h"
 
@@ -97,7 +97,7 @@ int rl_synproxy_params(const char *ifname, struct rl_syn_cfg *syn, char *err, si
 /* Run @cmds in one nftables transaction; the output in *@out (freed by the caller) if asked. */
 static int nft_run(const char *cmds, char **out, char *err, size_t errlen)
 {
-	struct nft_ctx *ctx = nft_ctx_new(NFT_CTX_DEFAULT);
+	struct nft_ctx *ctx = rl_nft.nft_ctx_new(NFT_CTX_DEFAULT);
 	const char *e, *o;
 	int ret = 0;
 
@@ -105,20 +105,20 @@ static int nft_run(const char *cmds, char **out, char *err, size_t errlen)
 		snprintf(err, errlen, "couldn't start libnftables");
 		return -ENOMEM;
 	}
-	nft_ctx_buffer_output(ctx);
-	nft_ctx_buffer_error(ctx);
-	if (nft_run_cmd_from_buffer(ctx, cmds)) {
-		e = nft_ctx_get_error_buffer(ctx);
+	rl_nft.nft_ctx_buffer_output(ctx);
+	rl_nft.nft_ctx_buffer_error(ctx);
+	if (rl_nft.nft_run_cmd_from_buffer(ctx, cmds)) {
+		e = rl_nft.nft_ctx_get_error_buffer(ctx);
 		snprintf(err, errlen, "nftables refused it: %.*s", (int)strcspn(e ?: "", "\n"),
 			 e ?: "");
 		ret = -EINVAL;
 	} else if (out) {
-		o = nft_ctx_get_output_buffer(ctx);
+		o = rl_nft.nft_ctx_get_output_buffer(ctx);
 		*out = strdup(o ?: "");
 		if (!*out)
 			ret = -ENOMEM;
 	}
-	nft_ctx_free(ctx);
+	rl_nft.nft_ctx_free(ctx);
 	return ret;
 }
 
@@ -177,6 +177,9 @@ int rl_synproxy_setup(const char *ifname, const struct rl_syn_cfg *syn, char *er
 
 	if (!name_ok(ifname, err, errlen))
 		return -EINVAL;
+	/* Before the sysctls: without the library nothing is changed. */
+	if (rl_nft_load("--syn-proxy nft", err, errlen))
+		return -ELIBACC;
 	chain_id(ifname, id, sizeof(id));
 	port_set(syn, ports, sizeof(ports));
 	snprintf(cmds, sizeof(cmds),
@@ -226,6 +229,8 @@ int rl_synproxy_check(const struct rl_syn_cfg *syn, char *err, size_t errlen)
 	long v;
 
 	(void)syn;
+	if (rl_nft_load("--syn-proxy check", err, errlen))
+		return -ELIBACC;
 	off = (size_t)snprintf(err, errlen, "the stack cannot complete SYN-cookie connections:");
 	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]) && off < errlen; i++) {
 		int ret = read_long(needs[i].path, 0, &v);
@@ -286,6 +291,9 @@ int rl_synproxy_remove(const char *ifname, char *err, size_t errlen)
 
 	if (!name_ok(ifname, err, errlen))
 		return -EINVAL;
+	/* Without libnftables no chain can have been made (rl_synproxy_setup() needs it). */
+	if (rl_nft_load("removing the --syn-proxy nft chains", why, sizeof(why)))
+		return 0;
 	chain_id(ifname, id, sizeof(id));
 	/* No table: nothing of ours here (nft 1.0.6 has no "destroy"). */
 	snprintf(cmds, sizeof(cmds), "list table %s", t);
