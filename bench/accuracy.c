@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bench.h"
+#include "prog.h"
 #include "rl_skel.h"
 
 #define RATE_PPS   20000ULL /* the limit in packets per second */
@@ -189,7 +190,7 @@ static int run_case(const char *algo, bool bytes, double seconds, struct acc_res
 	lim = bench_limiter(&cfg, 1024, 16);
 	if (!lim)
 		return -EINVAL;
-	link = bench_attach(lim->progs.xdp_ratelimit, &err);
+	link = bench_attach(rl_prog_xdp(lim), &err);
 	if (err) {
 		xdp_ratelimit__destroy(lim);
 		return err;
@@ -198,7 +199,7 @@ static int run_case(const char *algo, bool bytes, double seconds, struct acc_res
 	start = bench_now() + 20000000ULL;
 	for (int i = 0; i < 2; i++) {
 		s[i].cpu = i;
-		s[i].prog_fd = bpf_program__fd(lim->progs.xdp_ratelimit);
+		s[i].prog_fd = bpf_program__fd(rl_prog_xdp(lim));
 		s[i].start = start;
 		s[i].t_end = start + (__u64)(seconds * 1e9);
 		s[i].bytes = bytes;

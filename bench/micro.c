@@ -662,8 +662,7 @@ static int phase_matrix(struct micro *m)
 			for (int a = 0; a < NPOL; a++) {
 				if (!matrix_wanted(a, name, sizeof(name)))
 					continue;
-				add_target(t, &nt, name, K_OURS,
-					   bpf_program__fd(lim[k][a]->progs.xdp_ratelimit), n, k);
+				add_target(t, &nt, name, K_OURS, rl_prog_fd(lim[k][a]), n, k);
 			}
 		}
 	}
@@ -1057,8 +1056,8 @@ static int phase_scale(struct micro *m)
 		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop),
 			   counts[s], 0);
 		for (int k = 0; k < ninst; k++) {
-			add_target(t, &nt, "xdp-ratelimit token-bucket", K_OURS,
-				   bpf_program__fd(lim[k]->progs.xdp_ratelimit), counts[s], k);
+			add_target(t, &nt, "xdp-ratelimit token-bucket", K_OURS, rl_prog_fd(lim[k]),
+				   counts[s], k);
 			add_target(t, &nt, NAME_B, K_REF,
 				   bpf_program__fd(refs[k]->progs.ref_lookup), counts[s], k);
 			add_target(t, &nt, NAME_CL, K_REF,
@@ -1163,7 +1162,7 @@ static int phase_memory(struct micro *m)
 			fd = v6 ? bpf_map__fd(lim->maps.rl_sets6) :
 				  ipv4_table_fd(lim, &name, &what);
 			fprintf(stderr, "rl-bench: filling %s with %u sources\n", name, n);
-			err = warm(m, drv, bpf_program__fd(lim->progs.xdp_ratelimit), n, n);
+			err = warm(m, drv, rl_prog_fd(lim), n, n);
 			have = family_entries(lim, v6);
 			memlock = bench_fdinfo(fd, "memlock");
 			per = have > 0 ? (double)memlock / have : 0;
@@ -2057,8 +2056,7 @@ static int phase_levels(struct micro *m)
 		add_target(t, &nt, "driver", K_DRIVER, bpf_program__fd(drv->progs.bench_nop), n, 0);
 		for (int k = s < 2 ? 0 : NHELD; k < (s < 2 ? NHELD : NLEVELS); k++) {
 			idx[s][k] = nt;
-			add_target(t, &nt, names[k], K_OURS,
-				   bpf_program__fd(lim[k]->progs.xdp_ratelimit), n, 0);
+			add_target(t, &nt, names[k], K_OURS, rl_prog_fd(lim[k]), n, 0);
 		}
 	}
 	link_targets(t, nt);

@@ -90,20 +90,22 @@ static __always_inline int checked(int v, __u32 id)
  * compiler inlines it here all the same).
  */
 static __always_inline int limit_v4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast,
-				    __u64 now);
+				    __u64 now, const int full);
 
 /*
  * An IPv4 source's verdict with the policy's levels: checked, the source
  * stepped (limit_v4(), in line when @fast), charged when it passed. With no
- * level on, limit_v4() alone: the verifier drops the rest.
+ * level on, limit_v4() alone: the verifier drops the rest. @full (a
+ * constant): the program that has levels (xdp_ratelimit.bpf.c), else none.
  */
-static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast)
+static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 len, int fast,
+				  const int full)
 {
 	__u64 now;
 	int ret;
 
-	if (!levels_on(RL_LVL_ON4))
-		return limit_v4(cnt, saddr, len, fast, rl_now());
+	if (!full || !levels_on(RL_LVL_ON4))
+		return limit_v4(cnt, saddr, len, fast, rl_now(), full);
 	now = rl_now();
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON4)) {
 		ret = checked(agg_prefix4(cnt, saddr, LVL_OP_CHECK, len, now), RL_LVL_PREFIX);
@@ -116,7 +118,7 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 			return ret;
 	}
 	/* The clock read once: the source stepped at the levels' time. */
-	ret = limit_v4(cnt, saddr, len, fast, now);
+	ret = limit_v4(cnt, saddr, len, fast, now, full);
 	if (ret != 1)
 		return ret;
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON4))
@@ -128,18 +130,21 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 
 /* The IPv6 source level, the packet flow's limit_v6() (with the admission cap on a miss). */
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
-				    __u64 cost, int ret);
+				    __u64 cost, int ret, const int full);
 
 /*
  * The same for an IPv6 source @src (unmasked): its levels, then its own
  * level in rl_sets6 (limit_v6(), no round in line: the main program's
  * straight line, fast_v6(), is taken only with no level on for IPv6).
  */
-static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 len)
+static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 len,
+				  const int full)
 {
 	__u64 now = rl_now();
 	int ret;
 
+	if (!full)
+		return limit_v6(cnt, src, now, packet_cost(len), -1, full);
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON6)) {
 		ret = checked(agg_prefix6(cnt, src, LVL_OP_CHECK, len, now), RL_LVL_PREFIX);
 		if (ret)
@@ -150,7 +155,7 @@ static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key 
 		if (ret)
 			return ret;
 	}
-	ret = limit_v6(cnt, src, now, packet_cost(len), -1);
+	ret = limit_v6(cnt, src, now, packet_cost(len), -1, full);
 	if (ret != 1)
 		return ret;
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON6))

@@ -12,6 +12,8 @@
  *	prog_prefix4/6		prefix aggregation
  *	prog_bytes(_vlan)	byte mode: the cost is the whole frame's length
  *	prog_vs_sim		random traces: kernel and rl_sim_packet() agree
+ *	prog_basic_or_full	the XDP program without rules, SYN cookies and
+ *				levels for a policy with none, the other for one
  *	prog_set_*		live configuration change with state carried over
  */
 #include <arpa/inet.h>
@@ -1295,4 +1297,60 @@ out:
 	rl_prog_close(&p);
 out_cpu:
 	sched_setaffinity(0, sizeof(old), &old);
+}
+
+/* The name of @p's XDP program, as the kernel reports it, in @name; its length in instructions. */
+static __u32 prog_name(const struct rl_prog *p, char *name, size_t len)
+{
+	struct bpf_prog_info info = {};
+	__u32 ilen = sizeof(info);
+
+	name[0] = 0;
+	if (!ASSERT_OK(bpf_obj_get_info_by_fd(p->prog_fd, &info, &ilen), "program info"))
+		return 0;
+	snprintf(name, len, "%s", info.name);
+	return info.xlated_prog_len / 8;
+}
+
+/*
+ * A policy with no rule, no SYN cookies and no level above the source loads
+ * xdp_ratelimit_b, whose object holds none of their code (less to load, and
+ * for the verifier to remove); one with any of them loads xdp_ratelimit.
+ * Either way set swaps one for the other on the same maps.
+ */
+TEST_FLAGS(prog_basic_or_full, RL_TEST_ROOT)
+{
+	static const struct {
+		const char *const opts[10];
+		const char *name;
+	} cases[] = {
+		{ { "--rate", "100", "--burst", "10", NULL }, "xdp_ratelimit_b" },
+		{ { "--rate", "10mbit", "--algo", "sliding-window", NULL }, "xdp_ratelimit_b" },
+		{ { "--rate", "100", "--aggregate4", "24", "--aggregate-rate", "1000", NULL },
+		  "xdp_ratelimit" },
+		{ { "--rate", "100", "--iface-rate", "100000", NULL }, "xdp_ratelimit" },
+		{ { "--rate", "100", "--admit-rate", "1000", NULL }, "xdp_ratelimit" },
+		{ { "--rate", "100", "--syn-cookies", "80", NULL }, "xdp_ratelimit" },
+		{ { "--rate", "100", "--burst", "10", NULL }, "xdp_ratelimit_b" },
+	};
+	struct rl_config cfg;
+	struct rl_prog p;
+	char name[BPF_OBJ_NAME_LEN];
+	__u32 basic = 0, full = 0, n;
+
+	if (!rl_prog_load(&p, true, 4096))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		if (!rl_build_config(&cfg, cases[i].opts, NULL) || !rl_prog_configure(&p, 0, &cfg))
+			break;
+		n = prog_name(&p, name, sizeof(name));
+		ASSERT_STREQ(name, cases[i].name, cases[i].opts[2]);
+		if (i == 0)
+			basic = n;
+		if (i == 5)
+			full = n;
+	}
+	printf("    token-bucket: %u instructions; with SYN cookies: %u\n", basic, full);
+	ASSERT_TRUE(basic && basic < full, "the basic program is the smaller");
+	rl_prog_close(&p);
 }

@@ -318,7 +318,7 @@ int rl_prog_alone(int ifindex, int *fd, __u32 *mode)
 		close(pfd);
 		return ret;
 	}
-	if (strcmp(info.name, RL_PROG_NAME)) {
+	if (!rl_prog_name_ours(info.name)) {
 		close(pfd);
 		return 0;
 	}

@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <net/if.h>
 #include <linux/types.h>
 #include "maplist.h"
@@ -86,8 +87,18 @@ int rl_prog_uses_map(int prog_fd, __u32 map_id);
  * its maps; each has its own directory of pins of the same maps.
  */
 #define RL_MAX_MEMBERS 64
-/* The name of our XDP program, as the kernel reports it. */
-#define RL_PROG_NAME "xdp_ratelimit"
+/*
+ * The names of our XDP program, as the kernel reports them: with rules,
+ * SYN cookies and levels, and without (bpf/xdp_ratelimit.bpf.c).
+ */
+#define RL_PROG_NAME	   "xdp_ratelimit"
+#define RL_PROG_NAME_BASIC "xdp_ratelimit_b"
+
+/* Is @name one of our XDP program's? */
+static inline bool rl_prog_name_ours(const char *name)
+{
+	return name && (!strcmp(name, RL_PROG_NAME) || !strcmp(name, RL_PROG_NAME_BASIC));
+}
 
 struct rl_member {
 	char name[IF_NAMESIZE];

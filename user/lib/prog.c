@@ -293,6 +293,21 @@ static void close_templates(const int *templ, int n)
 		close(templ[i]);
 }
 
+/*
+ * Does the policy @cfg with @rules need the XDP program with rules, SYN
+ * cookies and levels (xdp_ratelimit), or does the one without
+ * (xdp_ratelimit_b, the default policy's) do? bpf/xdp_ratelimit.bpf.c.
+ */
+static bool needs_full(const struct rl_config *cfg, const struct rl_rules_cfg *rules)
+{
+	if (rules->n || cfg->syn.n)
+		return true;
+	for (int id = 1; id <= RL_LVL_N; id++)
+		if (RL_LVL(cfg, id)->on)
+			return true;
+	return false;
+}
+
 struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
 				   char *err, size_t errlen)
 {
@@ -302,6 +317,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	__u32 max6 = o->max_sources6 ?: RL_MAX_SOURCES6_FOR(max4);
 	int ret, avail = free_fds(), need = RL_LOAD_FDS_EXTRA;
 	struct bpf_map *map;
+	bool full;
 
 	skel = xdp_ratelimit__open();
 	if (!skel) {
@@ -347,6 +363,11 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		ret = bpf_program__set_flags(skel->progs.xdp_ratelimit,
 					     bpf_program__flags(skel->progs.xdp_ratelimit) |
 						     BPF_F_XDP_HAS_FRAGS);
+		if (!ret)
+			ret = bpf_program__set_flags(
+				skel->progs.xdp_ratelimit_b,
+				bpf_program__flags(skel->progs.xdp_ratelimit_b) |
+					BPF_F_XDP_HAS_FRAGS);
 		if (ret) {
 			snprintf(err, errlen, "couldn't prepare the BPF object: %s",
 				 strerror(-ret));
@@ -370,8 +391,6 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	if (!ret)
 		ret = bpf_program__set_autoload(skel->progs.rl_drain_prog, o->charge);
 	if (!ret)
-		ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit, !o->charge);
-	if (!ret)
 		ret = bpf_program__set_autoload(skel->progs.rl_sweep_arm, !o->charge);
 	if (!ret)
 		ret = bpf_map__set_autocreate(skel->maps.rl_chg, o->charge);
@@ -390,6 +409,15 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 		}
 	}
 	rl_dport_bits_of(&skel->rodata_cfg->rl_rules, skel->rodata->rl_dport_bits);
+	/* The XDP program: the one with rules, SYN cookies and levels only when the policy has one. */
+	full = needs_full(cfg, &skel->rodata_cfg->rl_rules);
+	ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit, !o->charge && full);
+	if (!ret)
+		ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit_b, !o->charge && !full);
+	if (ret) {
+		snprintf(err, errlen, "couldn't prepare the BPF object: %s", strerror(-ret));
+		goto fail;
+	}
 	if (o->reuse) {
 		ret = reuse_fits(o->reuse, cfg, &skel->rodata_cfg->rl_rules, err, errlen);
 		if (ret)
@@ -462,9 +490,15 @@ void rl_prog_destroy(struct xdp_ratelimit *skel)
 	xdp_ratelimit__destroy(skel);
 }
 
+struct bpf_program *rl_prog_xdp(const struct xdp_ratelimit *skel)
+{
+	return bpf_program__fd(skel->progs.xdp_ratelimit) >= 0 ? skel->progs.xdp_ratelimit :
+								 skel->progs.xdp_ratelimit_b;
+}
+
 int rl_prog_fd(const struct xdp_ratelimit *skel)
 {
-	return bpf_program__fd(skel->progs.xdp_ratelimit);
+	return bpf_program__fd(rl_prog_xdp(skel));
 }
 
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds)

@@ -49,7 +49,13 @@ struct rl_prog_opts {
 struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_prog_opts *o,
 				   char *err, size_t errlen);
 void rl_prog_destroy(struct xdp_ratelimit *skel);
-/* The program's fd, and its maps' fds in struct rl_pins (owned by the skeleton). */
+/*
+ * The XDP program rl_prog_open() loaded (of the two of
+ * bpf/xdp_ratelimit.bpf.c), its fd, and its maps' fds in struct rl_pins
+ * (owned by the skeleton).
+ */
+struct bpf_program;
+struct bpf_program *rl_prog_xdp(const struct xdp_ratelimit *skel);
 int rl_prog_fd(const struct xdp_ratelimit *skel);
 void rl_prog_maps(const struct xdp_ratelimit *skel, struct rl_pins *fds);
 /*

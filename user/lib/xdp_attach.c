@@ -29,8 +29,6 @@
 #include "xdp_attach.h"
 #include "xdp_coexist.h"
 
-#define PROG_NAME RL_PROG_NAME
-
 /* libbpf's and libxdp's chatter only with -v: every failure is reported by us, named. */
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -59,10 +57,10 @@ static struct xdp_program *find_ours(struct xdp_multiprog *mp)
 		return NULL;
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
-		return p && !strcmp(xdp_program__name(p), PROG_NAME) ? p : NULL;
+		return p && rl_prog_name_ours(xdp_program__name(p)) ? p : NULL;
 	}
 	for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
-		if (!strcmp(xdp_program__name(p), PROG_NAME))
+		if (rl_prog_name_ours(xdp_program__name(p)))
 			return p;
 	return NULL;
 }

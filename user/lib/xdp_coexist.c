@@ -37,7 +37,7 @@ int rl_xdp_other(int ifindex, char *desc, size_t len)
 		return (int)err;
 	if (xdp_multiprog__is_legacy(mp)) {
 		p = xdp_multiprog__main_prog(mp);
-		if (!p || !strcmp(xdp_program__name(p), RL_PROG_NAME)) {
+		if (!p || rl_prog_name_ours(xdp_program__name(p))) {
 			ret = 0;
 		} else {
 			snprintf(desc, len, "'%s' (id %u, %s)", xdp_program__name(p),
