@@ -7,7 +7,7 @@
  * the code that happens to use it first. The order of the definitions is
  * the skeleton's: keep it.
  *
- * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sa6_bits, rl_sync_zero,
+ * Owns: rl_cfg, rl_rules, rl_test_clock, rl_sa_bits, rl_sa6_bits, rl_dport_bits, rl_sync_zero,
  * rl_admit_bits, rl_evctl, rl_hot and every SEC(".maps") map. Includes only include/ headers and
  * libbpf's: every other header of bpf/ may include it, and it includes none
  * of them.
@@ -57,6 +57,13 @@ const volatile __u8 rl_frags = 0;
 
 /* log2 of rl_sets4's max_entries, set by userspace with the table's size. */
 const volatile __u32 rl_sa_bits = RL_SA_BITS_MIN;
+
+/*
+ * The destination ports some --dport rule names, per protocol (rl_rules.h,
+ * RL_DPORT_WORDS): made by userspace from rl_rules at load (rl_dport_bits_of()
+ * of user/lib/rulemaps.h), read by rules_may_match() before rl_ports.
+ */
+const volatile __u64 rl_dport_bits[2][RL_DPORT_WORDS] = {};
 
 /* log2 of rl_sets6's max_entries, as rl_sa_bits. */
 const volatile __u32 rl_sa6_bits = RL_SA6_BITS_MIN;

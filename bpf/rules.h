@@ -348,32 +348,53 @@ static __noinline int rules_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 }
 
 /*
+ * @cand narrowed by the destination port of a packet of @udp (1) or tcp
+ * (0), @raw as the packet holds it (network order): rl_dport_bits is
+ * indexed by that, so the common test needs no byte swap. A port that no
+ * --dport rule names (its bit clear, the common case) leaves the port
+ * rules out without reading rl_ports; one that some rule names is looked up
+ * there, to know which.
+ */
+static __always_inline __u64 rules_port(__u64 cand, __u32 udp, __u16 raw)
+{
+	__u32 idx;
+	__u64 *w;
+
+	if (!((rl_dport_bits[udp][raw >> 6] >> (raw & 63)) & 1))
+		return cand & ~rl_rules.port_mask;
+	idx = (rl_rules.pair ? 2 * 65536 : 0) + (udp ? 65536 : 0) + bpf_ntohs(raw);
+	w = bpf_map_lookup_elem(&rl_ports, &idx);
+	return w ? cand & *w : cand;
+}
+
+/*
  * Can some rule match an untagged IP packet of protocol @proto from a
  * source whose first 32 bits are @hi (host order; of IPv6 if @v6), whose L4
  * header starts at @l4 (NULL: none, a fragment after the first)? In line
  * in the main program, on what it parsed already: rules_candidates()
- * without the trie, every table but rl_pfx (and rl_ports, when a candidate
- * has --dport) skipped when its kind of rule is absent (the flags in
- * rl_rules are constants: the verifier drops the tests that cannot pass).
- * 0: no rule can, the default rule's packet, decided without a call. Else
- * rules_path() decides, from the whole frame.
+ * without the trie, every table but rl_pfx (and the port tables, when a
+ * candidate has --dport: rules_port()) skipped when its kind of rule is
+ * absent (the flags in rl_rules are constants: the verifier drops the
+ * tests that cannot pass). 0: no rule can, the default rule's packet,
+ * decided without a call. Else rules_path() decides, from the whole frame.
  */
 static __always_inline __u64 rules_may_match(__u8 proto, void *l4, void *end, int v6, __u32 hi)
 {
 	__u64 cand = (rl_rules.any_mask | rl_rules.src_mask) & rl_rules.proto_mask[proto], *w;
 	__u32 idx;
 
-	if (rl_rules.need_ports && (cand & rl_rules.port_mask) && l4 &&
-	    (proto == IPPROTO_TCP || proto == IPPROTO_UDP)) {
-		struct udphdr *uh = l4; /* the destination port: the same place in tcp */
+	/* A port as rl_parse_frame() has one: the whole tcp or udp header there. */
+	if (rl_rules.need_ports && (cand & rl_rules.port_mask) && l4) {
+		if (proto == IPPROTO_TCP) {
+			struct tcphdr *th = l4;
 
-		if ((void *)(uh + 1) <= end &&
-		    (proto == IPPROTO_UDP || (void *)((struct tcphdr *)l4 + 1) <= end)) {
-			idx = (rl_rules.pair ? 2 * 65536 : 0) + (proto == IPPROTO_UDP ? 65536 : 0) +
-			      bpf_ntohs(uh->dest);
-			w = bpf_map_lookup_elem(&rl_ports, &idx);
-			if (w)
-				cand &= *w;
+			if ((void *)(th + 1) <= end)
+				cand = rules_port(cand, 0, th->dest);
+		} else if (proto == IPPROTO_UDP) {
+			struct udphdr *uh = l4;
+
+			if ((void *)(uh + 1) <= end)
+				cand = rules_port(cand, 1, uh->dest);
 		}
 	}
 	if (cand & rl_rules.src_mask) {

@@ -313,12 +313,21 @@ static __noinline int slow_path_basic(struct xdp_md *ctx, struct rl_kcounters *c
 	return slow_path_in(ctx, cnt, 0);
 }
 
+/* rules_first()'s answers. */
+enum {
+	RL_FIRST_NONE = 0, /* no rule can match: the default rule's packet */
+	RL_FIRST_NONE4 = 1, /* the same, of untagged IPv4 with a whole header */
+	RL_FIRST_MAY = 2, /* rules_path() decides */
+};
+
 /*
  * With rules: can one match the frame at @data (to @end)? For untagged IPv4
  * and IPv6 (but ICMPv6: neighbour discovery is rules_path()'s to tell),
  * rules_may_match() answers in line on the headers, with no call and no
  * lookup of a trie; any other frame is rules_path()'s to parse. An
- * IPv4-mapped source is the IPv4 host to rules too.
+ * IPv4-mapped source is the IPv4 host to rules too. Checks an IPv4 header
+ * as the main program's straight line does, which RL_FIRST_NONE4 lets skip
+ * its own checks.
  */
 static __always_inline int rules_first(void *data, void *end)
 {
@@ -333,16 +342,19 @@ static __always_inline int rules_first(void *data, void *end)
 		return rules_may_match(ip->protocol,
 				       ip->frag_off & bpf_htons(0x1fff) ? NULL :
 									  (void *)ip + ip->ihl * 4,
-				       end, 0, bpf_ntohl(ip->saddr)) != 0;
+				       end, 0, bpf_ntohl(ip->saddr)) ?
+			       RL_FIRST_MAY :
+			       RL_FIRST_NONE4;
 	if ((void *)(ip6 + 1) > end || eth->h_proto != bpf_htons(ETH_P_IPV6) || ip6->version != 6 ||
 	    ip6->nexthdr == 58 /* IPPROTO_ICMPV6 */)
-		return 1;
+		return RL_FIRST_MAY;
 	a0 = ip6->saddr.in6_u.u6_addr32[0];
 	a3 = ip6->saddr.in6_u.u6_addr32[3];
 	mapped = !a0 && !ip6->saddr.in6_u.u6_addr32[1] &&
 		 ip6->saddr.in6_u.u6_addr32[2] == bpf_htonl(0xffff);
-	return rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped, bpf_ntohl(mapped ? a3 : a0)) !=
-	       0;
+	return rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped, bpf_ntohl(mapped ? a3 : a0)) ?
+		       RL_FIRST_MAY :
+		       RL_FIRST_NONE;
 }
 
 static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
@@ -360,28 +372,41 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 	if (!cnt)
 		return XDP_PASS; /* cannot happen: a one-slot per-CPU array */
 	/* Rules first, when one may match; -1: the default rule's packet. */
-	if (full && rl_rules.n && rules_first(data, end)) {
-		v = rules_path(ctx, cnt);
-		if (v >= 0)
-			return v;
+	if (full && rl_rules.n) {
+		int first = rules_first(data, end);
+
+		/*
+		 * IPv4 no rule can match, and no SYN-cookie step to come: the
+		 * straight line below, on the header rules_first() checked and
+		 * nothing has changed (no call ran), rather than parsed again.
+		 */
+		if (first == RL_FIRST_NONE4 && !rl_cfg.syn.n)
+			goto v4;
+		if (first == RL_FIRST_MAY) {
+			v = rules_path(ctx, cnt);
+			if (v >= 0)
+				return v;
+			/* Read again: a syn-cookies rule may change the packet, to the verifier. */
+			data = (void *)(long)ctx->data;
+			end = (void *)(long)ctx->data_end;
+		}
 	}
 	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
 	if (full && rl_cfg.syn.n && v != RL_SYN_DONE) {
 		v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
 		if (v >= 0)
 			return v;
-	}
-	/* Read again: a SYN-cookie step (rules' or ours) may change the packet, to the verifier. */
-	if (full && (rl_rules.n || rl_cfg.syn.n)) {
+		/* Read again, as after rules_path(). */
 		data = (void *)(long)ctx->data;
 		end = (void *)(long)ctx->data_end;
-		eth = data;
-		ip = (void *)(eth + 1);
-		ip6 = (void *)(eth + 1);
 	}
+	eth = data;
+	ip = (void *)(eth + 1);
+	ip6 = (void *)(eth + 1);
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
 	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
+v4:
 		len = frame_len(ctx, data, end);
 		return decide(ctx, cnt, limit4(cnt, ip->saddr, len, 1, full), len);
 	}

@@ -222,6 +222,18 @@ struct rl_rules_cfg {
 #define RL_PORT_TABLE (2 * 2 * 65536)
 
 /*
+ * rl_dport_bits (the program's .rodata, made from rl_rules at each load):
+ * per protocol (0 tcp, 1 udp), one bit per destination port, set when a
+ * rule with --dport of that protocol holds the port; bit htons(port), the
+ * port as the packet holds it, so the program tests it without a byte
+ * swap. A packet to a port
+ * whose bit is clear leaves out every --dport rule on one word of the
+ * program's own data (16 KiB in all), without a lookup of rl_ports (2 MiB):
+ * the common case of a few port rules and traffic to other ports.
+ */
+#define RL_DPORT_WORDS (65536 / 64)
+
+/*
  * rl_pfx: per pair (the tries' pair), per family (0 IPv4, 1 IPv6), a bitmap
  * of the /RL_PFX_BITS networks (the first RL_PFX_BITS bits of the address)
  * that a prefix of that family covers or lies in: a source whose network's

@@ -9,6 +9,8 @@
  *				tags, fragments, extension headers, ARP and ND
  *	rk_quick_path		what the main program decides before any rule:
  *				prefixes of one family, their networks, ports
+ *	rk_port_bits		the ports of --dport rules (rl_dport_bits) at
+ *				their edges, per protocol, with and without VLAN
  *	rk_block		block durations to the ns
  *	rk_change		a change keeps the other rules' states, a new rule
  *				starts afresh, the old prefix tries are emptied
@@ -541,6 +543,81 @@ TEST_FLAGS(rk_quick_path, RL_TEST_ROOT)
 				  .dport = v6only[i].dport };
 		EXPECT(&k, &x, t, v6only[i].verdict, v6only[i].rule);
 	}
+out:
+	rk_stop(&k);
+}
+
+/*
+ * The ports of --dport rules (rl_dport_bits, tested before rl_ports): a
+ * port rule still matches at its range's edges and only for its protocol,
+ * a port next to one, a port of the other protocol and the byte-swapped
+ * value of a named port pass to the default rule, on the straight lines
+ * (untagged IPv4, IPv6, IPv4-mapped) and through rules_path() (VLAN tags).
+ */
+TEST_FLAGS(rk_port_bits, RL_TEST_ROOT)
+{
+	static const struct {
+		__u8 proto;
+		__u16 dport;
+		const char *src, *rule;
+	} cases[] = {
+		{ 6, 62, NULL, "default" },
+		{ 6, 63, NULL, "t" },
+		{ 6, 64, NULL, "t" },
+		{ 6, 65, NULL, "default" },
+		{ 17, 63, NULL, "default" }, /* tcp's port, not udp's */
+		{ 6, 0x3f00, NULL, "default" }, /* 63 byte-swapped */
+		{ 6, 0x4000, NULL, "default" },
+		{ 17, 999, NULL, "default" },
+		{ 17, 1000, NULL, "u" },
+		{ 17, 1010, NULL, "u" },
+		{ 17, 1011, NULL, "default" },
+		{ 6, 1005, NULL, "default" }, /* udp's port, not tcp's */
+		{ 6, 65535, NULL, "hi" },
+		{ 6, 65534, NULL, "default" },
+		{ 17, 65535, NULL, "default" },
+		{ 6, 80, "198.18.7.1", "s" },
+		{ 6, 80, "2001:db8::7", "s" },
+		{ 6, 80, "198.19.7.1", "default" }, /* a named port, another source */
+		{ 6, 81, "198.18.7.1", "default" },
+		{ 17, 9, "10.1.2.3", "a" },
+		{ 6, 9, "10.1.2.3", "a" },
+	};
+	static const char *const srcs_[] = { "198.19.0.1", "2001:db8:1::1", "::ffff:198.19.0.2" };
+	struct rk k;
+	struct pkt x;
+	__u64 t = SEC;
+
+	if (!rk_start(&k, def_opts))
+		goto out;
+	if (!rk_add(&k.set, "a --src 10.0.0.0/8 --allow", NULL) ||
+	    !rk_add(&k.set, "t --proto tcp --dport 63-64 --deny", NULL) ||
+	    !rk_add(&k.set, "u --proto udp --dport 1000-1010 --deny", NULL) ||
+	    !rk_add(&k.set, "s --src 198.18.0.0/16,2001:db8::/64 --proto tcp --dport 80 --deny",
+		    NULL) ||
+	    !rk_add(&k.set, "hi --proto tcp --dport 65535 --deny", NULL) || !rk_apply(&k))
+		goto out;
+	for (int vlan = 0; vlan < 2; vlan++) {
+		for (size_t s = 0; s < ARRAY_SIZE(srcs_); s++) {
+			for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+				const char *want = cases[i].rule;
+				int drop = strcmp(want, "default") && strcmp(want, "a");
+
+				/* A case of its own source: once, in the first family's round. */
+				if (cases[i].src && s)
+					continue;
+				x = (struct pkt){ .src = cases[i].src ? cases[i].src : srcs_[s],
+						  .proto = cases[i].proto,
+						  .dport = cases[i].dport,
+						  .flags = RL_TCP_ACK,
+						  .vlan = vlan };
+				/* One second apart: the default rule passes every one. */
+				t += SEC;
+				EXPECT(&k, &x, t, drop ? XDP_DROP : XDP_PASS, want);
+			}
+		}
+	}
+	ASSERT_TRUE(rk_counters_match(&k), "rule counters");
 out:
 	rk_stop(&k);
 }

@@ -408,6 +408,7 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 			goto fail;
 		}
 	}
+	rl_dport_bits_of(&skel->rodata_cfg->rl_rules, skel->rodata->rl_dport_bits);
 	/* The XDP program: the one with rules, SYN cookies and levels only when the policy has one. */
 	full = needs_full(cfg, &skel->rodata_cfg->rl_rules);
 	ret = bpf_program__set_autoload(skel->progs.xdp_ratelimit, !o->charge && full);

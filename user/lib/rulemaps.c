@@ -2,6 +2,7 @@
 /* Rules in the kernel's maps: see rulemaps.h. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,6 +336,28 @@ out:
 	free(keys);
 	free(vals);
 	return ret;
+}
+
+void rl_dport_bits_of(const struct rl_rules_cfg *cfg, __u64 bits[2][RL_DPORT_WORDS])
+{
+	memset(bits, 0, 2 * RL_DPORT_WORDS * sizeof(bits[0][0]));
+	for (__u32 i = 0; i < cfg->n && i < RL_RULE_SLOTS; i++) {
+		const struct rl_rule_l4 *l4 = &cfg->r[i].l4;
+		/* A --dport rule is of tcp or udp (rules.c); both halves for any other, to be safe. */
+		bool tcp = !(l4->fields & RL_MATCH_PROTO) || l4->proto != RL_PROTO_UDP;
+		bool udp = !(l4->fields & RL_MATCH_PROTO) || l4->proto != RL_PROTO_TCP;
+
+		if (!(l4->fields & RL_MATCH_DPORT))
+			continue;
+		for (__u32 p = l4->dport_lo; p <= l4->dport_hi; p++) {
+			__u16 raw = htons((__u16)p); /* indexed as the packet holds the port */
+
+			if (tcp)
+				bits[0][raw >> 6] |= 1ULL << (raw & 63);
+			if (udp)
+				bits[1][raw >> 6] |= 1ULL << (raw & 63);
+		}
+	}
 }
 
 static __u64 now_ns(void)

@@ -43,6 +43,12 @@ int rl_rules_fill(const struct rl_pins *pins, const struct rl_ruleset *set,
  */
 int rl_rules_commit(const struct rl_pins *pins, const struct rl_rules_cfg *cfg, char *err,
 		    size_t errlen);
+/*
+ * The ports the --dport rules of @cfg name, into @bits (rl_rules.h,
+ * RL_DPORT_WORDS; per protocol, 0 tcp, 1 udp): the program's rl_dport_bits,
+ * made again at every load from the rules it is built with.
+ */
+void rl_dport_bits_of(const struct rl_rules_cfg *cfg, __u64 bits[2][RL_DPORT_WORDS]);
 /* The live copy (all zeros: no rules). */
 int rl_rules_read(const struct rl_pins *pins, struct rl_rules_cfg *cfg);
 /*
