@@ -2,7 +2,7 @@
 /*
  * What every source table's path shares: the answers a table gives besides
  * a verdict (RL_RETRY_LOOKUP, RL_CAS_LOST, RL_NOT_HELD, RL_ROUND_LOST), the
- * outcome of inserting a new source (inserted()) and one packet against a
+ * outcome of inserting a new source (inserted(), placed()) and one packet against a
  * whole 64-bit state word in a compare-and-swap loop (step_state(), the
  * LRU tables' step).
  *
@@ -44,6 +44,21 @@ static __always_inline int inserted(struct rl_kcounters *cnt, int err, int pass)
 		return RL_RETRY_LOOKUP;
 	cnt->insert_failed++;
 	return -1;
+}
+
+/*
+ * A new source placed in a set table's slot or way by its claim (the
+ * sa4_claim() kind): counted, with the source it evicted when @evicted, of
+ * one seen again when @seen (the table's own bits of the old word).
+ */
+static __always_inline void placed(struct rl_kcounters *cnt, __u64 evicted, __u64 seen)
+{
+	cnt->new_sources++;
+	if (evicted) {
+		cnt->evicted++;
+		if (seen)
+			cnt->evicted_seen++;
+	}
 }
 
 /*

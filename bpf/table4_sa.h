@@ -187,12 +187,7 @@ __noinline int sa4_claim(struct rl_kcounters *cnt, struct rl_sa_set *set, struct
 		next = st;
 	/* Only this CPU writes a pending word: the CAS orders, it cannot fail. */
 	__sync_val_compare_and_swap(&set->w[victim], id | RL_SA_PEND, id | (next & sm));
-	cnt->new_sources++;
-	if (vw) {
-		cnt->evicted++;
-		if (vw & RL_SA_SEEN)
-			cnt->evicted_seen++;
-	}
+	placed(cnt, vw, vw & RL_SA_SEEN);
 	if (pass) {
 		idx = a->idx;
 		sync_slot4(cnt, &idx, victim, id, a->cost);

@@ -242,12 +242,7 @@ __noinline int wide_claim4(struct rl_kcounters *cnt, struct rl_sa_set *set,
 		next = st;
 	*(volatile __u64 *)&set->w[RL_SA_WIDE_WAYS + victim] = next;
 	__sync_val_compare_and_swap(&set->w[victim], lock, rl_sa_wide_next(lock, rl_sa_bits));
-	cnt->new_sources++;
-	if (vw & RL_SA_USED) {
-		cnt->evicted++;
-		if (vw & RL_SA_SEEN)
-			cnt->evicted_seen++;
-	}
+	placed(cnt, vw & RL_SA_USED, vw & RL_SA_SEEN);
 	if (pass) {
 		idx = a->idx;
 		sync_slot4(cnt, &idx, victim, id, a->cost);

@@ -342,12 +342,7 @@ __noinline int sa6_claim(struct rl_kcounters *cnt, struct rl_sa6_set *set, const
 	*(volatile __u64 *)&set->key[2 * victim + 1] = k1;
 	*(volatile __u64 *)&set->st[victim] = next;
 	release6(set, victim, lock);
-	cnt->new_sources++;
-	if (vw & RL_SA6_USED) {
-		cnt->evicted++;
-		if (vw & RL_SA6_SEEN)
-			cnt->evicted_seen++;
-	}
+	placed(cnt, vw & RL_SA6_USED, vw & RL_SA6_SEEN);
 	return pass;
 }
 
