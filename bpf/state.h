@@ -15,6 +15,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include "rl_common.h"
+#include "rl_sa.h"
 #include "maps.h"
 #include "clock.h"
 #include "sync.h"
@@ -59,6 +60,28 @@ static __always_inline void placed(struct rl_kcounters *cnt, __u64 evicted, __u6
 		if (seen)
 			cnt->evicted_seen++;
 	}
+}
+
+/*
+ * The arguments of the claim of a slot or way in an IPv4 set table
+ * (sa4_claim(), wide_claim4()): one pointer, as a call takes five at most.
+ */
+struct claim4_arg {
+	__u64 id, vw, now, tk, cost;
+	__be32 addr;
+	__u32 idx;
+	int victim;
+};
+
+/* @a's packet: source @addr at @now, @cost, the window's tick; returns the reference victims rank by. */
+static __always_inline __u64 claim4_packet(struct claim4_arg *a, struct rl_kcounters *cnt,
+					   __be32 addr, __u64 now, __u64 cost)
+{
+	a->addr = addr;
+	a->now = now;
+	a->cost = cost;
+	a->tk = tick(cnt, now);
+	return rl_sa_ref_at(&rl_cfg.params, a->tk);
 }
 
 /*

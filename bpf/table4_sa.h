@@ -146,21 +146,13 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 	return RL_ROUND_LOST;
 }
 
-/* The arguments of sa_miss4()'s claim (one pointer: a call takes five at most). */
-struct sa4_claim_arg {
-	__u64 id, vw, now, tk, cost;
-	__be32 addr;
-	__u32 idx;
-	int victim;
-};
-
 /*
  * sa_miss4() after the victim was chosen: claim slot @a->victim of @set
  * (read as @a->vw) as pending, check for a twin, publish the first state.
  * A global function of its own: the verifier checks it once with the victim
  * any of the ways, not once for each way SA_VICTIM() may pick.
  */
-__noinline int sa4_claim(struct rl_kcounters *cnt, struct rl_sa_set *set, struct sa4_claim_arg *a)
+__noinline int sa4_claim(struct rl_kcounters *cnt, struct rl_sa_set *set, struct claim4_arg *a)
 {
 	__u32 bits = rl_sa_bits, idx;
 	__u64 idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits), id, vw, next, st;
@@ -205,7 +197,7 @@ __noinline int sa4_claim(struct rl_kcounters *cnt, struct rl_sa_set *set, struct
 __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
 	__u32 bits = rl_sa_bits, h;
-	struct sa4_claim_arg a;
+	struct claim4_arg a;
 	struct rl_sa_set *set;
 	__u64 ref;
 	int victim;
@@ -218,11 +210,7 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 	set = bpf_map_lookup_elem(&rl_sets4, &a.idx);
 	if (!set)
 		return -1;
-	a.addr = addr;
-	a.now = now;
-	a.cost = cost;
-	a.tk = tick(cnt, now);
-	ref = rl_sa_ref_at(&rl_cfg.params, a.tk);
+	ref = claim4_packet(&a, cnt, addr, now, cost);
 	SA_VICTIM(set, ref, bits, victim, a.vw);
 	a.victim = victim;
 	return sa4_claim(cnt, set, &a);

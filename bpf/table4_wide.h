@@ -192,22 +192,13 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 	return RL_CAS_LOST;
 }
 
-/* The arguments of wide_miss4()'s claim (one pointer: a call takes five at most). */
-struct wide_claim_arg {
-	__u64 id, vw, now, tk, cost;
-	__be32 addr;
-	__u32 idx;
-	int victim;
-};
-
 /*
  * wide_miss4() after the victim was chosen: lock way @a->victim of @set
  * (read as @a->vw), look for a twin, store the first state and release.
  * A global function of its own: the verifier checks it once with the
  * victim any of the ways, not once for each way the choice may pick.
  */
-__noinline int wide_claim4(struct rl_kcounters *cnt, struct rl_sa_set *set,
-			   struct wide_claim_arg *a)
+__noinline int wide_claim4(struct rl_kcounters *cnt, struct rl_sa_set *set, struct claim4_arg *a)
 {
 	__u64 idm = rl_sa_id_mask(rl_sa_bits), id, vw, w, next, st, lock;
 	int i, victim, pass;
@@ -262,7 +253,7 @@ __noinline int wide_claim4(struct rl_kcounters *cnt, struct rl_sa_set *set,
 __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
 	__s64 best = 0x7fffffffffffffffLL;
-	struct wide_claim_arg a = {};
+	struct claim4_arg a = {};
 	struct rl_sa_set *set;
 	int i, victim = -1;
 	__u64 ref, w;
@@ -272,11 +263,7 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 	set = wide_set(addr, &a.idx, &a.id);
 	if (!set)
 		return -1;
-	a.addr = addr;
-	a.now = now;
-	a.cost = cost;
-	a.tk = tick(cnt, now);
-	ref = rl_sa_ref_at(&rl_cfg.params, a.tk);
+	ref = claim4_packet(&a, cnt, addr, now, cost);
 	for (i = 0; i < RL_SA_WIDE_WAYS; i++) {
 		__s64 ahead;
 
