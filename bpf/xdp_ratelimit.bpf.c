@@ -62,27 +62,36 @@
 #include "charge.h"
 
 /*
- * The three steps of the set table in use, rl_sets4 or rl_wide4: the
- * policy's table is a constant, so each is one call (the other's code goes).
+ * The IPv4 table of the program: the policy's (a constant) in the full one,
+ * rl_sets4 in xdp_ratelimit_b, which userspace loads only for that table
+ * (rl_prog_open()): its object holds no code of the others.
  */
-static __always_inline int sets_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+static __always_inline int table4_of(const int full)
 {
-	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+	return full ? rl_cfg.table4 : RL_TABLE4_SA;
+}
+
+/* The three steps of the set table in use, rl_sets4 or rl_wide4: each is one call. */
+static __always_inline int sets_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				     const int full)
+{
+	if (table4_of(full) == RL_TABLE4_WIDE)
 		return wide_hit4(cnt, addr, now, cost);
 	return sa_hit4(cnt, addr, now, cost);
 }
 
 static __always_inline int sets_limit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
-				       int lost)
+				       int lost, const int full)
 {
-	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+	if (table4_of(full) == RL_TABLE4_WIDE)
 		return limit_wide4(cnt, addr, now, cost, lost);
 	return limit_sa4(cnt, addr, now, cost, lost);
 }
 
-static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				      const int full)
 {
-	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+	if (table4_of(full) == RL_TABLE4_WIDE)
 		return wide_miss4(cnt, addr, now, cost);
 	return sa_miss4(cnt, addr, now, cost);
 }
@@ -90,21 +99,20 @@ static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u
 /*
  * A new IPv4 source in the set table: insert it (sa_miss4(), wide_miss4()),
  * starting over with the lookup when another CPU changed the set first; at
- * most RL_CAS_TRIES insertions, then RL_CAS_LOST. A global function: the
- * verifier checks the retries once, not once in the main program and again
- * for each way slow_path() reaches them.
+ * most RL_CAS_TRIES insertions, then RL_CAS_LOST.
  */
-__noinline int miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+static __always_inline int miss4_in(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				    const int full)
 {
 	int ret = RL_NOT_HELD;
 
 	if (!cnt)
 		return RL_CAS_LOST;
 	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
-		ret = sets_miss4(cnt, addr, now, cost);
+		ret = sets_miss4(cnt, addr, now, cost, full);
 		if (ret == RL_RETRY_LOOKUP) {
 			cnt->cas_retries++;
-			ret = sets_limit4(cnt, addr, now, cost, 0);
+			ret = sets_limit4(cnt, addr, now, cost, 0, full);
 		}
 	}
 	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
@@ -112,6 +120,21 @@ __noinline int miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cos
 		return RL_CAS_LOST;
 	}
 	return ret;
+}
+
+/*
+ * miss4_in() for each program: global functions, which the verifier checks
+ * once, not once in the main program and again for each way slow_path()
+ * reaches them.
+ */
+__noinline int miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	return miss4_in(cnt, addr, now, cost, 1);
+}
+
+__noinline int miss4_b(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	return miss4_in(cnt, addr, now, cost, 0);
 }
 
 /*
@@ -128,7 +151,7 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 	__u64 cost = packet_cost(len);
 	int ret;
 
-	if (rl_cfg.table4 == RL_TABLE4_LRU) {
+	if (table4_of(full) == RL_TABLE4_LRU) {
 		if (!fast)
 			return limit_lru4(cnt, addr, now, cost, 0);
 		ret = lru_hit4(cnt, addr, now, cost);
@@ -137,9 +160,9 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 		return ret;
 	}
 	if (!fast)
-		ret = sets_limit4(cnt, addr, now, cost, 0);
-	else if ((ret = sets_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
-		ret = sets_limit4(cnt, addr, now, cost, 1);
+		ret = sets_limit4(cnt, addr, now, cost, 0, full);
+	else if ((ret = sets_hit4(cnt, addr, now, cost, full)) == RL_ROUND_LOST)
+		ret = sets_limit4(cnt, addr, now, cost, 1, full);
 	/* A new source, beyond the admission cap: limited with the others as one. */
 	if (ret == RL_NOT_HELD && full && admit_on(RL_LVL_ON4)) {
 		ret = admit4(cnt, addr, now, cost);
@@ -147,7 +170,7 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 			return ret;
 	}
 	if (ret == RL_NOT_HELD)
-		ret = miss4(cnt, addr, now, cost);
+		ret = full ? miss4(cnt, addr, now, cost) : miss4_b(cnt, addr, now, cost);
 	return ret;
 }
 
@@ -181,7 +204,7 @@ static __always_inline void hot_v6(__u32 a0, __u32 a1, __u32 a2, __u32 a3, int l
 	hot_note(a0, a1, a2, a3, 0, rl_cfg.gen);
 }
 
-/* A new IPv6 source in rl_sets6 (sa6_miss()), as miss4(). */
+/* A new IPv6 source in rl_sets6 (sa6_miss()), as miss4_in(). */
 __noinline int miss6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now, __u64 cost)
 {
 	int ret = RL_NOT_HELD;
@@ -468,8 +491,9 @@ v4:
 
 /*
  * The XDP program, two of it: userspace loads one (rl_prog_open()). With
- * rules, SYN cookies or a level above the source, xdp_ratelimit; without
- * (the default), xdp_ratelimit_b, whose object holds none of their code: the
+ * rules, SYN cookies, a level above the source or IPv4 in a table other than
+ * rl_sets4, xdp_ratelimit; without (the default), xdp_ratelimit_b, whose
+ * object holds none of their code: the
  * verifier would remove it as dead, but only after the load, and that
  * removal's time grows with the square of the program (rules, SYN cookies
  * and levels were 40% of the program loaded, and about 12 ms of an attach).

@@ -295,12 +295,13 @@ static void close_templates(const int *templ, int n)
 
 /*
  * Does the policy @cfg with @rules need the XDP program with rules, SYN
- * cookies and levels (xdp_ratelimit), or does the one without
- * (xdp_ratelimit_b, the default policy's) do? bpf/xdp_ratelimit.bpf.c.
+ * cookies, levels and the IPv4 tables other than rl_sets4 (xdp_ratelimit),
+ * or does the one without (xdp_ratelimit_b, the default policy's) do?
+ * bpf/xdp_ratelimit.bpf.c.
  */
 static bool needs_full(const struct rl_config *cfg, const struct rl_rules_cfg *rules)
 {
-	if (rules->n || cfg->syn.n)
+	if (rules->n || cfg->syn.n || cfg->table4 != RL_TABLE4_SA)
 		return true;
 	for (int id = 1; id <= RL_LVL_N; id++)
 		if (RL_LVL(cfg, id)->on)
