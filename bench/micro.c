@@ -95,6 +95,7 @@
 #define NAME_C	 "(c) (b) + clock + GCRA CAS"
 #define NAME_CL	 "(c') (c) without (b)'s atomic add"
 #define NAME_CL4 "(c'4) (c') keyed by the 4-byte IPv4 address"
+#define NAME_K	 "(k) parse + precise clock read, nothing else"
 
 struct target {
 	char name[96];
@@ -1690,6 +1691,13 @@ static int phase_paths(struct micro *m)
 		add_target(t, &nt, NAME_CL ", IPv4", K_REF, fd, 1, k);
 		t[nt - 1].driver = d4;
 		add_target(t, &nt, NAME_CL ", IPv6", K_REF, fd, 1, k);
+		t[nt - 1].driver = d6;
+		t[nt - 1].frame = &m->frame6;
+		/* The clock alone: below it no limiter that reads it per packet can go. */
+		fd = bpf_program__fd(refs[k]->progs.ref_clock);
+		add_target(t, &nt, NAME_K ", IPv4", K_REF, fd, 1, k);
+		t[nt - 1].driver = d4;
+		add_target(t, &nt, NAME_K ", IPv6", K_REF, fd, 1, k);
 		t[nt - 1].driver = d6;
 		t[nt - 1].frame = &m->frame6;
 		for (int p = 0; p < P_ONE; p++) {

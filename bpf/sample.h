@@ -28,11 +28,12 @@
  * compare-and-swap as step_state(), so the cap is exact across CPUs
  * (RL_CAS_TRIES lost races count as over it). Not rl_fixed_step() itself:
  * its general packing spills registers, on a stack the packet path has
- * mostly used. Returns the time of the pick, or 0. Out of line, as
+ * mostly used. Returns the time of the pick, or 0. A global function, as
  * sample_send(): only a picked drop calls them, and apart (rather than one
- * inside the other) they fit the stack.
+ * inside the other) they fit the stack; global, the verifier checks each
+ * once, not once for each of the drop paths that call sample().
  */
-static __noinline __u64 sample_pick(struct rl_evcpu *pc)
+__noinline __u64 sample_pick(struct rl_evcpu *pc)
 {
 	struct rl_evctl *ev = &rl_evctl;
 	__u64 now, sec, old, next, e;
@@ -64,7 +65,7 @@ static __noinline __u64 sample_pick(struct rl_evcpu *pc)
  * it in its high 16 (bpf/aggregate.h, decide_level()). 1: sent; 0: the ring
  * was full.
  */
-static __noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
+__noinline int sample_send(struct xdp_md *ctx, __u64 now, __u32 reason)
 {
 	struct hdr_cursor c = { .pos = (void *)(long)ctx->data,
 				.end = (void *)(long)ctx->data_end };

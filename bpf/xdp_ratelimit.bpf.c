@@ -62,40 +62,88 @@
 #include "charge.h"
 
 /*
- * The three steps of the set table in use, rl_sets4 or rl_wide4: the
- * policy's table is a constant, so each is one call (the other's code goes).
+ * The IPv4 table of the program: the policy's (a constant) in the full one,
+ * rl_sets4 in xdp_ratelimit_b, which userspace loads only for that table
+ * (rl_prog_open()): its object holds no code of the others.
  */
-static __always_inline int sets_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+static __always_inline int table4_of(const int full)
 {
-	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+	return full ? rl_cfg.table4 : RL_TABLE4_SA;
+}
+
+/* The three steps of the set table in use, rl_sets4 or rl_wide4: each is one call. */
+static __always_inline int sets_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				     const int full)
+{
+	if (table4_of(full) == RL_TABLE4_WIDE)
 		return wide_hit4(cnt, addr, now, cost);
 	return sa_hit4(cnt, addr, now, cost);
 }
 
 static __always_inline int sets_limit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
-				       int lost)
+				       int lost, const int full)
 {
-	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+	if (table4_of(full) == RL_TABLE4_WIDE)
 		return limit_wide4(cnt, addr, now, cost, lost);
 	return limit_sa4(cnt, addr, now, cost, lost);
 }
 
-static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+static __always_inline int sets_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				      const int full)
 {
-	if (rl_cfg.table4 == RL_TABLE4_WIDE)
+	if (table4_of(full) == RL_TABLE4_WIDE)
 		return wide_miss4(cnt, addr, now, cost);
 	return sa_miss4(cnt, addr, now, cost);
+}
+
+/*
+ * A new IPv4 source in the set table: insert it (sa_miss4(), wide_miss4()),
+ * starting over with the lookup when another CPU changed the set first; at
+ * most RL_CAS_TRIES insertions, then RL_CAS_LOST.
+ */
+static __always_inline int miss4_in(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost,
+				    const int full)
+{
+	int ret = RL_NOT_HELD;
+
+	if (!cnt)
+		return RL_CAS_LOST;
+	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+		ret = sets_miss4(cnt, addr, now, cost, full);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = sets_limit4(cnt, addr, now, cost, 0, full);
+		}
+	}
+	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return RL_CAS_LOST;
+	}
+	return ret;
+}
+
+/*
+ * miss4_in() for each program: global functions, which the verifier checks
+ * once, not once in the main program and again for each way slow_path()
+ * reaches them.
+ */
+__noinline int miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	return miss4_in(cnt, addr, now, cost, 1);
+}
+
+__noinline int miss4_b(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
+{
+	return miss4_in(cnt, addr, now, cost, 0);
 }
 
 /*
  * IPv4 source @saddr. A hit's first round is in line when @fast (the main
  * program; slow_path()'s frame has no room for it): sa_hit4(), wide_hit4()
  * or lru_hit4(). Otherwise in a set table a hit is one call of limit_sa4()
- * (limit_wide4() in rl_wide4); a miss calls sa_miss4() (wide_miss4()) from
- * here, not from the lookup: three frames deep under slow_path() would pass
- * the 512 bytes of stack the verifier allows. It starts over with the
- * lookup when another CPU changed the set first. At most RL_CAS_TRIES
- * insertions.
+ * (limit_wide4() in rl_wide4); a miss is one call of miss4(), not made from
+ * the lookup: three frames deep under slow_path() would pass the 512 bytes
+ * of stack the verifier allows.
  */
 static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __u64 len, int fast,
 				       __u64 now, const int full)
@@ -103,7 +151,7 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 	__u64 cost = packet_cost(len);
 	int ret;
 
-	if (rl_cfg.table4 == RL_TABLE4_LRU) {
+	if (table4_of(full) == RL_TABLE4_LRU) {
 		if (!fast)
 			return limit_lru4(cnt, addr, now, cost, 0);
 		ret = lru_hit4(cnt, addr, now, cost);
@@ -112,26 +160,17 @@ static __always_inline int limit_v4_in(struct rl_kcounters *cnt, __be32 addr, __
 		return ret;
 	}
 	if (!fast)
-		ret = sets_limit4(cnt, addr, now, cost, 0);
-	else if ((ret = sets_hit4(cnt, addr, now, cost)) == RL_ROUND_LOST)
-		ret = sets_limit4(cnt, addr, now, cost, 1);
+		ret = sets_limit4(cnt, addr, now, cost, 0, full);
+	else if ((ret = sets_hit4(cnt, addr, now, cost, full)) == RL_ROUND_LOST)
+		ret = sets_limit4(cnt, addr, now, cost, 1, full);
 	/* A new source, beyond the admission cap: limited with the others as one. */
 	if (ret == RL_NOT_HELD && full && admit_on(RL_LVL_ON4)) {
 		ret = admit4(cnt, addr, now, cost);
 		if (ret != RL_NOT_HELD)
 			return ret;
 	}
-	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
-		ret = sets_miss4(cnt, addr, now, cost);
-		if (ret == RL_RETRY_LOOKUP) {
-			cnt->cas_retries++;
-			ret = sets_limit4(cnt, addr, now, cost, 0);
-		}
-	}
-	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
-		cnt->cas_exhausted++;
-		return RL_CAS_LOST;
-	}
+	if (ret == RL_NOT_HELD)
+		ret = full ? miss4(cnt, addr, now, cost) : miss4_b(cnt, addr, now, cost);
 	return ret;
 }
 
@@ -165,12 +204,33 @@ static __always_inline void hot_v6(__u32 a0, __u32 a1, __u32 a2, __u32 a3, int l
 	hot_note(a0, a1, a2, a3, 0, rl_cfg.gen);
 }
 
+/* A new IPv6 source in rl_sets6 (sa6_miss()), as miss4_in(). */
+__noinline int miss6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now, __u64 cost)
+{
+	int ret = RL_NOT_HELD;
+
+	if (!cnt || !src)
+		return RL_CAS_LOST;
+	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
+		ret = sa6_miss(cnt, src, now, cost);
+		if (ret == RL_RETRY_LOOKUP) {
+			cnt->cas_retries++;
+			ret = limit_sa6(cnt, src, now, cost, 0);
+		}
+	}
+	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
+		cnt->cas_exhausted++;
+		return RL_CAS_LOST;
+	}
+	return ret;
+}
+
 /*
  * IPv6 source @src (unmasked), as limit_v4(), after the hit's first round
  * in line answered @ret (sa6_hit(): 1 or 0, decided; RL_NOT_HELD or
  * RL_ROUND_LOST), or with @ret -1 (slow_path(): no round yet): limit_sa6()
  * for the rest; a miss asks the admission cap (admit6(), when it is on),
- * then calls sa6_miss() from here, at most RL_CAS_TRIES times.
+ * then calls miss6().
  */
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
 				    __u64 cost, int ret, const int full)
@@ -185,17 +245,8 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 		if (ret != RL_NOT_HELD)
 			return ret;
 	}
-	for (int t = 0; ret == RL_NOT_HELD && t < RL_CAS_TRIES; t++) {
-		ret = sa6_miss(cnt, src, now, cost);
-		if (ret == RL_RETRY_LOOKUP) {
-			cnt->cas_retries++;
-			ret = limit_sa6(cnt, src, now, cost, 0);
-		}
-	}
-	if (ret == RL_NOT_HELD || ret == RL_RETRY_LOOKUP) {
-		cnt->cas_exhausted++;
-		return RL_CAS_LOST;
-	}
+	if (ret == RL_NOT_HELD)
+		ret = miss6(cnt, src, now, cost);
 	if (!ret) /* over its limit: noted for top, keyed as rl_sets6 keys it */
 		hot_v6(src->addr[0], src->addr[1], src->addr[2], src->addr[3],
 		       link_local6(src->addr[0]));
@@ -302,14 +353,22 @@ malformed:
 	return rl_count_pass(cnt, len);
 }
 
-/* slow_path_in() out of line, for the program with levels and for the one without. */
-static __noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
+/*
+ * slow_path_in() out of line, for the program with levels and for the one
+ * without: global functions, checked once by the verifier rather than once
+ * for each state the main program reaches the call in (four).
+ */
+__noinline int slow_path(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
+	if (!cnt)
+		return XDP_PASS;
 	return slow_path_in(ctx, cnt, 1);
 }
 
-static __noinline int slow_path_basic(struct xdp_md *ctx, struct rl_kcounters *cnt)
+__noinline int slow_path_basic(struct xdp_md *ctx, struct rl_kcounters *cnt)
 {
+	if (!cnt)
+		return XDP_PASS;
 	return slow_path_in(ctx, cnt, 0);
 }
 
@@ -432,8 +491,9 @@ v4:
 
 /*
  * The XDP program, two of it: userspace loads one (rl_prog_open()). With
- * rules, SYN cookies or a level above the source, xdp_ratelimit; without
- * (the default), xdp_ratelimit_b, whose object holds none of their code: the
+ * rules, SYN cookies, a level above the source or IPv4 in a table other than
+ * rl_sets4, xdp_ratelimit; without (the default), xdp_ratelimit_b, whose
+ * object holds none of their code: the
  * verifier would remove it as dead, but only after the load, and that
  * removal's time grows with the square of the program (rules, SYN cookies
  * and levels were 40% of the program loaded, and about 12 ms of an attach).

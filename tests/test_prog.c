@@ -12,8 +12,9 @@
  *	prog_prefix4/6		prefix aggregation
  *	prog_bytes(_vlan)	byte mode: the cost is the whole frame's length
  *	prog_vs_sim		random traces: kernel and rl_sim_packet() agree
- *	prog_basic_or_full	the XDP program without rules, SYN cookies and
- *				levels for a policy with none, the other for one
+ *	prog_basic_or_full	the XDP program without rules, SYN cookies,
+ *				levels and rl_wide4 for a policy with none,
+ *				the other for one
  *	prog_set_*		live configuration change with state carried over
  */
 #include <arpa/inet.h>
@@ -1313,10 +1314,11 @@ static __u32 prog_name(const struct rl_prog *p, char *name, size_t len)
 }
 
 /*
- * A policy with no rule, no SYN cookies and no level above the source loads
- * xdp_ratelimit_b, whose object holds none of their code (less to load, and
- * for the verifier to remove); one with any of them loads xdp_ratelimit.
- * Either way set swaps one for the other on the same maps.
+ * A policy with no rule, no SYN cookies, no level above the source and
+ * IPv4 in rl_sets4 loads xdp_ratelimit_b, whose object holds none of the
+ * others' code (less to load, and for the verifier to remove); one with any
+ * of them (rl_wide4 included) loads xdp_ratelimit. Either way set swaps one
+ * for the other on the same maps.
  */
 TEST_FLAGS(prog_basic_or_full, RL_TEST_ROOT)
 {
@@ -1325,18 +1327,20 @@ TEST_FLAGS(prog_basic_or_full, RL_TEST_ROOT)
 		const char *name;
 	} cases[] = {
 		{ { "--rate", "100", "--burst", "10", NULL }, "xdp_ratelimit_b" },
-		{ { "--rate", "10mbit", "--algo", "sliding-window", NULL }, "xdp_ratelimit_b" },
+		{ { "--rate", "100", "--algo", "sliding-window", NULL }, "xdp_ratelimit_b" },
 		{ { "--rate", "100", "--aggregate4", "24", "--aggregate-rate", "1000", NULL },
 		  "xdp_ratelimit" },
 		{ { "--rate", "100", "--iface-rate", "100000", NULL }, "xdp_ratelimit" },
 		{ { "--rate", "100", "--admit-rate", "1000", NULL }, "xdp_ratelimit" },
 		{ { "--rate", "100", "--syn-cookies", "80", NULL }, "xdp_ratelimit" },
+		/* A queue rl_sets4 cannot hold: rl_wide4, whose code only the full program has. */
+		{ { "--rate", "10", "--algo", "gcra", "--burst", "100000", NULL }, "xdp_ratelimit" },
 		{ { "--rate", "100", "--burst", "10", NULL }, "xdp_ratelimit_b" },
 	};
-	struct rl_config cfg;
+	struct rl_config cfg, live;
 	struct rl_prog p;
 	char name[BPF_OBJ_NAME_LEN];
-	__u32 basic = 0, full = 0, n;
+	__u32 basic = 0, full = 0, n, a;
 
 	if (!rl_prog_load(&p, true, 4096))
 		return;
@@ -1345,6 +1349,8 @@ TEST_FLAGS(prog_basic_or_full, RL_TEST_ROOT)
 			break;
 		n = prog_name(&p, name, sizeof(name));
 		ASSERT_STREQ(name, cases[i].name, cases[i].opts[2]);
+		if (i == 6 && ASSERT_OK(rl_config_read(&p.maps, &live, &a), "read the live policy"))
+			ASSERT_EQ(live.table4, RL_TABLE4_WIDE, "the gcra queue is rl_wide4's");
 		if (i == 0)
 			basic = n;
 		if (i == 5)

@@ -27,7 +27,10 @@
  *		       minimal GCRA program", the reference of the goals;
  *	ref_gcra_lean4: (c'4) (c') keyed by the 4-byte IPv4 address, as
  *		       xdp_ratelimit's IPv4 table is by an 8-byte key: what
- *		       the key size alone is worth.
+ *		       the key size alone is worth;
+ *	ref_clock:     (k) parse and one read of the precise clock, then drop:
+ *		       what every limiter reading the clock per packet pays
+ *		       before its table (paths, issue #30).
  */
 #include "bench_ref.h"
 
@@ -238,6 +241,20 @@ int ref_gcra_lean4(struct xdp_md *ctx)
 		return XDP_PASS;
 	addr = key.addr[3];
 	return ref_gcra_on(&ref_gcra_lean4_map, &addr, ref_interval_ns, ref_tau_ns);
+}
+
+/* Where ref_clock's reads go: a helper's result the compiler must keep. */
+__u64 ref_clock_sink;
+
+SEC("xdp")
+int ref_clock(struct xdp_md *ctx)
+{
+	struct rl_key key;
+
+	if (ref_key(ctx, &key))
+		return XDP_PASS;
+	ref_clock_sink = bpf_ktime_get_ns();
+	return XDP_DROP;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -2,6 +2,7 @@
 /* Loading the XDP program built for one configuration: see prog.h. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,55 @@ static int sweep_arm(struct xdp_ratelimit *skel)
 	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.rl_sweep_arm), &opts))
 		return -errno;
 	return (int)opts.retval;
+}
+
+/*
+ * rl_sets4 made on a thread of its own while the object is opened and
+ * prepared: the kernel zeroes and charges the whole table as it makes it
+ * (32 MiB for the default 1M sources, about 6 ms), time the opening's
+ * parsing (about 4 ms) can overlap on another CPU. The load then takes the
+ * table as libbpf would have made it (rl_table4_create(): the same type,
+ * sizes and flags). Where the thread cannot run or the table cannot be
+ * made there, libbpf makes it in the load as before and says what failed.
+ */
+struct early4 {
+	pthread_t thread;
+	__u32 bits;
+	int fd;
+	bool started;
+};
+
+static void *early4_run(void *arg)
+{
+	struct early4 *e = arg;
+
+	e->fd = rl_table4_create(RL_TABLE4_SA, 0, e->bits, false);
+	return NULL;
+}
+
+static void early4_start(struct early4 *e, __u32 bits)
+{
+	e->bits = bits;
+	e->fd = -1;
+	e->started = !pthread_create(&e->thread, NULL, early4_run, e);
+}
+
+/* Wait for the thread: the table's descriptor, or negative (none made: libbpf makes it). */
+static int early4_join(struct early4 *e)
+{
+	if (e->started) {
+		pthread_join(e->thread, NULL);
+		e->started = false;
+	}
+	return e->fd;
+}
+
+/* Done with the table (the load holds its own descriptor), or a load that failed. */
+static void early4_drop(struct early4 *e)
+{
+	if (early4_join(e) >= 0)
+		close(e->fd);
+	e->fd = -1;
 }
 
 /*
@@ -295,12 +345,13 @@ static void close_templates(const int *templ, int n)
 
 /*
  * Does the policy @cfg with @rules need the XDP program with rules, SYN
- * cookies and levels (xdp_ratelimit), or does the one without
- * (xdp_ratelimit_b, the default policy's) do? bpf/xdp_ratelimit.bpf.c.
+ * cookies, levels and the IPv4 tables other than rl_sets4 (xdp_ratelimit),
+ * or does the one without (xdp_ratelimit_b, the default policy's) do?
+ * bpf/xdp_ratelimit.bpf.c.
  */
 static bool needs_full(const struct rl_config *cfg, const struct rl_rules_cfg *rules)
 {
-	if (rules->n || cfg->syn.n)
+	if (rules->n || cfg->syn.n || cfg->table4 != RL_TABLE4_SA)
 		return true;
 	for (int id = 1; id <= RL_LVL_N; id++)
 		if (RL_LVL(cfg, id)->on)
@@ -316,9 +367,13 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	__u32 max4 = o->max_sources4 ?: RL_DEFAULT_MAX_SOURCES, bits;
 	__u32 max6 = o->max_sources6 ?: RL_MAX_SOURCES6_FOR(max4);
 	int ret, avail = free_fds(), need = RL_LOAD_FDS_EXTRA;
+	struct early4 e4 = { .fd = -1 };
 	struct bpf_map *map;
 	bool full;
 
+	/* A new rl_sets4 of the policy's size: made while the object opens. */
+	if (!o->reuse && !o->charge && !o->both_tables4 && cfg->table4 == RL_TABLE4_SA)
+		early4_start(&e4, rl_sa_bits_for(max4));
 	skel = xdp_ratelimit__open();
 	if (!skel) {
 		ret = -errno;
@@ -453,6 +508,16 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 				 strerror(-ret));
 			goto fail;
 		}
+		/* rl_sets4 made early, if it could be (its size is bits', as above). */
+		if (early4_join(&e4) >= 0 && bits == e4.bits) {
+			ret = bpf_map__reuse_fd(skel->maps.rl_sets4, e4.fd);
+			if (ret) {
+				snprintf(err, errlen, "couldn't use the IPv4 source table: %s",
+					 strerror(-ret));
+				goto fail;
+			}
+		}
+		early4_drop(&e4);
 	}
 	if (fault("prog-load")) {
 		ret = -EPERM;
@@ -478,9 +543,11 @@ struct xdp_ratelimit *rl_prog_open(const struct rl_config *cfg, const struct rl_
 	return skel;
 fail:
 	xdp_ratelimit__destroy(skel);
+	early4_drop(&e4);
 	errno = -ret;
 	return NULL;
 fail_errno:
+	early4_drop(&e4);
 	errno = -ret;
 	return NULL;
 }
