@@ -113,10 +113,15 @@ check "the units the package installed pass systemd-analyze verify" \
 check "the dashboard is JSON" python3 -m json.tool /usr/share/xdp-ratelimit/grafana-dashboard.json
 # libmicrohttpd, libpcap and libnftables are opened when a command needs them,
 # not linked: dpkg-shlibdeps cannot see them, debian/control names them.
-for lib in libmicrohttpd12 libnftables1 libpcap0.8; do
-	check "Depends names $lib, installed with it" bash -c \
-		"dpkg-query -W -f='\${Depends}' $pkg | grep -q '$lib' &&
-		dpkg-query -W -f='\${Status}' $lib | grep -q 'ok installed'"
+# Debian 13 renamed two of them (64-bit time_t): either name does.
+for alt in libmicrohttpd12:libmicrohttpd12t64 libnftables1 libpcap0.8:libpcap0.8t64; do
+	lib=${alt%%:*} t64=${alt#*:}
+	want=$lib
+	[ "$t64" != "$alt" ] && want="$lib ([^)]*) | $t64"
+	check "Depends names $want, installed with it" bash -c \
+		"dpkg-query -W -f='\${Depends}' $pkg | grep -qE '$want' &&
+		{ dpkg-query -W -f='\${Status}' $lib 2>/dev/null | grep -q 'ok installed' ||
+		  dpkg-query -W -f='\${Status}' $t64 2>/dev/null | grep -q 'ok installed'; }"
 done
 check "simulate --pcap finds libpcap (libpcap's own error on /dev/null)" \
 	bash -c '/usr/sbin/xdp-ratelimit simulate --pcap /dev/null --rate 10 2>&1 | grep -q "truncated dump file"'

@@ -31,6 +31,7 @@ struct rl_dynsym {
 struct rl_dynlib {
 	const char *soname; /* what dlopen() opens: "libpcap.so.0.8" */
 	const char *package; /* the Debian package that has it: "libpcap0.8" */
+	const char *package13; /* its Debian 13 name, if that differs: "libpcap0.8t64" */
 	const struct rl_dynsym *syms;
 	size_t nsyms;
 	void *table; /* where the pointers go */
@@ -41,6 +42,7 @@ struct rl_dynlib {
 /*
  * Load @lib and fill its table, once (later calls return at once). 0, or
  * -ELIBACC with a message in @err: "@who needs SONAME: install PACKAGE (why)"
+ * ("install PACKAGE (PACKAGE13 on Debian 13)" where the names differ)
  * for a library that is missing or lacks one of the functions. Nothing is
  * kept of a failed load.
  */

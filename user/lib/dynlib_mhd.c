@@ -10,6 +10,7 @@ static const struct rl_dynsym syms[] = { RL_MHD_FNS(SYM) };
 static struct rl_dynlib lib = {
 	.soname = RL_MHD_SONAME,
 	.package = RL_MHD_PACKAGE,
+	.package13 = RL_MHD_PACKAGE13,
 	.syms = syms,
 	.nsyms = sizeof(syms) / sizeof(syms[0]),
 	.table = &rl_mhd,

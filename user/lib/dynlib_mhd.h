@@ -13,9 +13,13 @@
 #include <microhttpd.h>
 #include "dynlib.h"
 
-/* The SONAME of the libmicrohttpd the project is built against, and its Debian package. */
-#define RL_MHD_SONAME  "libmicrohttpd.so.12"
-#define RL_MHD_PACKAGE "libmicrohttpd12"
+/*
+ * The SONAME of the libmicrohttpd the project is built against, and its
+ * Debian package: Debian 12's name, and Debian 13's (64-bit time_t).
+ */
+#define RL_MHD_SONAME	 "libmicrohttpd.so.12"
+#define RL_MHD_PACKAGE	 "libmicrohttpd12"
+#define RL_MHD_PACKAGE13 "libmicrohttpd12t64"
 
 #define RL_MHD_FNS(X)                      \
 	X(MHD_start_daemon)                \

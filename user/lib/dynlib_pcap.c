@@ -10,6 +10,7 @@ static const struct rl_dynsym syms[] = { RL_PCAP_FNS(SYM) };
 static struct rl_dynlib lib = {
 	.soname = RL_PCAP_SONAME,
 	.package = RL_PCAP_PACKAGE,
+	.package13 = RL_PCAP_PACKAGE13,
 	.syms = syms,
 	.nsyms = sizeof(syms) / sizeof(syms[0]),
 	.table = &rl_pcap,

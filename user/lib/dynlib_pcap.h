@@ -20,6 +20,8 @@
 /* The SONAME of the libpcap the project is built against, and its Debian package. */
 #define RL_PCAP_SONAME	"libpcap.so.0.8"
 #define RL_PCAP_PACKAGE "libpcap0.8"
+/* Debian 13's name for it (64-bit time_t). */
+#define RL_PCAP_PACKAGE13 "libpcap0.8t64"
 
 #define RL_PCAP_FNS(X)                              \
 	X(pcap_fopen_offline_with_tstamp_precision) \
