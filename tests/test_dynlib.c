@@ -100,10 +100,12 @@ TEST(dynlib_missing_message)
 	ASSERT_TRUE(absent.handle == NULL, "no handle kept");
 	/* A package Debian 13 renamed (64-bit time_t): both names. */
 	absent.package13 = "libxdp-ratelimit-absent9t64";
-	ASSERT_EQ(rl_dynlib_load(&absent, "the test", err, sizeof(err)), -ELIBACC, "absent, renamed");
-	ASSERT_CONTAINS(err,
-			"install libxdp-ratelimit-absent9 (libxdp-ratelimit-absent9t64 on Debian 13) (",
-			"names both packages");
+	ASSERT_EQ(rl_dynlib_load(&absent, "the test", err, sizeof(err)), -ELIBACC,
+		  "absent, renamed");
+	ASSERT_CONTAINS(
+		err,
+		"install libxdp-ratelimit-absent9 (libxdp-ratelimit-absent9t64 on Debian 13) (",
+		"names both packages");
 	old.soname = "libc.so.6";
 	old.package = "libc6";
 	ASSERT_EQ(rl_dynlib_load(&old, "the test", err, sizeof(err)), -ELIBACC, "no such function");

@@ -1334,7 +1334,8 @@ TEST_FLAGS(prog_basic_or_full, RL_TEST_ROOT)
 		{ { "--rate", "100", "--admit-rate", "1000", NULL }, "xdp_ratelimit" },
 		{ { "--rate", "100", "--syn-cookies", "80", NULL }, "xdp_ratelimit" },
 		/* A queue rl_sets4 cannot hold: rl_wide4, whose code only the full program has. */
-		{ { "--rate", "10", "--algo", "gcra", "--burst", "100000", NULL }, "xdp_ratelimit" },
+		{ { "--rate", "10", "--algo", "gcra", "--burst", "100000", NULL },
+		  "xdp_ratelimit" },
 		{ { "--rate", "100", "--burst", "10", NULL }, "xdp_ratelimit_b" },
 	};
 	struct rl_config cfg, live;
