@@ -10,7 +10,8 @@
 # IPv4 (the main program's straight line), and through the slow path IPv4
 # behind a VLAN tag, IPv6, an IPv4-mapped IPv6 source and ARP. Prints
 # "FRAME ROUND A_NS B_NS" and the load average before and after; read the
-# ratio B/A over the rounds. No frame is sent.
+# ratio B/A over the rounds. RL_AB_ARGS: more of the policy, the same for
+# both (a level above the source, say). No frame is sent.
 
 set -e
 A=$1/xdp-ratelimit
@@ -51,8 +52,12 @@ for p in a b; do
 	ip -n $NS link set rp${p}0 up
 	ip -n $NS link set rp${p}1 up
 done
-nsenter --net=/run/netns/$NS "$A" attach rpa0 --rate 100000000 --burst 100000000 --mode skb >/dev/null
-nsenter --net=/run/netns/$NS "$B" attach rpb0 --rate 100000000 --burst 100000000 --mode skb >/dev/null
+# shellcheck disable=SC2086 # RL_AB_ARGS: words of the policy
+nsenter --net=/run/netns/$NS "$A" attach rpa0 --rate 100000000 --burst 100000000 --mode skb \
+	${RL_AB_ARGS:-} >/dev/null
+# shellcheck disable=SC2086
+nsenter --net=/run/netns/$NS "$B" attach rpb0 --rate 100000000 --burst 100000000 --mode skb \
+	${RL_AB_ARGS:-} >/dev/null
 ida=$(ip -n $NS -d link show rpa0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
 idb=$(ip -n $NS -d link show rpb0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
 run() {

@@ -128,16 +128,22 @@ static __always_inline int limit4(struct rl_kcounters *cnt, __be32 saddr, __u64 
 	return 1;
 }
 
-/* The IPv6 source level, the packet flow's limit_v6() (with the admission cap on a miss). */
+/*
+ * The IPv6 source level, the packet flow's limit_v6() (with the admission
+ * cap on a miss), and hit_v6(), the same after the hit's first round in line.
+ */
 static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 now,
 				    __u64 cost, int ret, const int full);
+static __always_inline int hit_v6(struct rl_kcounters *cnt, struct rl_key *src, __u32 a0, __u32 a1,
+				  __u32 a2, __u32 a3, __u64 now, __u64 cost, const int full);
 
 /*
  * The same for an IPv6 source @src (unmasked): its levels, then its own
- * level in rl_sets6 (limit_v6(), no round in line: the main program's
- * straight line, fast_v6(), is taken only with no level on for IPv6).
+ * level in rl_sets6: with its first round in line when @fast (the main
+ * program's straight line, fast_v6(): never a link-local source; hit_v6()
+ * writes the same source to @src again), else limit_v6().
  */
-static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key *src, __u64 len,
+static __always_inline int limit6(struct rl_kcounters *cnt, struct rl_key *src, __u64 len, int fast,
 				  const int full)
 {
 	__u64 now = rl_now();
@@ -155,7 +161,11 @@ static __always_inline int limit6(struct rl_kcounters *cnt, const struct rl_key 
 		if (ret)
 			return ret;
 	}
-	ret = limit_v6(cnt, src, now, packet_cost(len), -1, full);
+	if (fast)
+		ret = hit_v6(cnt, src, src->addr[0], src->addr[1], src->addr[2], src->addr[3], now,
+			     packet_cost(len), full);
+	else
+		ret = limit_v6(cnt, src, now, packet_cost(len), -1, full);
 	if (ret != 1)
 		return ret;
 	if (lvl_on(RL_LVL_PREFIX, RL_LVL_ON6))

@@ -254,29 +254,48 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 }
 
 /*
- * Untagged IPv6 from @ip6 (a whole fixed header, not ICMPv6), source @a0..@a3
- * neither IPv4-mapped nor link-local: the hit's first round in line
- * (sa6_hit()), limit_v6() for the rest.
+ * IPv6 source @a0..@a3 (unmasked, neither IPv4-mapped nor link-local) at
+ * time @now: the hit's first round in line (sa6_hit()), limit_v6() for the
+ * rest, with the source written to @src (the caller's: one slot of the
+ * main program's stack, whether or not levels come first).
  */
-static __always_inline int fast_v6(struct rl_kcounters *cnt, __u32 a0, __u32 a1, __u32 a2, __u32 a3,
-				   __u64 len, const int full)
+static __always_inline int hit_v6(struct rl_kcounters *cnt, struct rl_key *src, __u32 a0, __u32 a1,
+				  __u32 a2, __u32 a3, __u64 now, __u64 cost, const int full)
 {
-	__u64 now = rl_now(), cost = packet_cost(len);
-	struct rl_key src;
 	int ret;
 
-	cnt->ipv6++;
 	ret = sa6_hit(cnt, a0, a1, a2, a3, now, cost);
 	if (ret != RL_NOT_HELD && ret != RL_ROUND_LOST && !rl_cfg.sync_count) {
 		if (!ret)
 			hot_v6(a0, a1, a2, a3, 0);
 		return ret;
 	}
-	src.addr[0] = a0;
-	src.addr[1] = a1;
-	src.addr[2] = a2;
-	src.addr[3] = a3;
-	return limit_v6(cnt, &src, now, cost, ret, full);
+	src->addr[0] = a0;
+	src->addr[1] = a1;
+	src->addr[2] = a2;
+	src->addr[3] = a3;
+	return limit_v6(cnt, src, now, cost, ret, full);
+}
+
+/*
+ * Untagged IPv6 from @ip6 (a whole fixed header, not ICMPv6), source @a0..@a3
+ * neither IPv4-mapped nor link-local: hit_v6(), behind the levels above the
+ * source when some are on for IPv6 (limit6()).
+ */
+static __always_inline int fast_v6(struct rl_kcounters *cnt, __u32 a0, __u32 a1, __u32 a2, __u32 a3,
+				   __u64 len, const int full)
+{
+	struct rl_key src;
+
+	cnt->ipv6++;
+	if (full && levels_on(RL_LVL_ON6)) {
+		src.addr[0] = a0;
+		src.addr[1] = a1;
+		src.addr[2] = a2;
+		src.addr[3] = a3;
+		return limit6(cnt, &src, len, 1, full);
+	}
+	return hit_v6(cnt, &src, a0, a1, a2, a3, rl_now(), packet_cost(len), full);
 }
 
 /* The verdict for a table's answer @ret (limit_v4(), limit_v6()), counted (and sampled when dropped). */
@@ -340,7 +359,7 @@ static __always_inline int slow_path_in(struct xdp_md *ctx, struct rl_kcounters 
 	if (kind == RL_PARSED_IPV6) {
 		cnt->ipv6++;
 		if (src.addr[0] || src.addr[1] || src.addr[2] != bpf_htonl(0xffff))
-			return decide(ctx, cnt, limit6(cnt, &src, len, full), len);
+			return decide(ctx, cnt, limit6(cnt, &src, len, 0, full), len);
 	}
 	return decide(ctx, cnt, limit4(cnt, src.addr[3], len, 0, full), len);
 malformed:
@@ -471,17 +490,15 @@ v4:
 	}
 	/*
 	 * Untagged IPv6, but ICMPv6 (neighbour discovery), IPv4-mapped sources
-	 * (IPv4 ones) and link-local ones (keyed whole): the other straight line,
-	 * when no level above the source is on for IPv6 (else slow_path(): the
-	 * levels' calls take the room of the hit in line).
+	 * (IPv4 ones) and link-local ones (keyed whole): the other straight
+	 * line, the levels above the source included.
 	 */
 	if ((void *)(ip6 + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6) &&
 	    ip6->version == 6 && ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */) {
 		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
 		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
 
-		if ((!full || !levels_on(RL_LVL_ON6)) && (a0 || a1 || a2 != bpf_htonl(0xffff)) &&
-		    !link_local6(a0)) {
+		if ((a0 || a1 || a2 != bpf_htonl(0xffff)) && !link_local6(a0)) {
 			len = frame_len(ctx, data, end);
 			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, len, full), len);
 		}
