@@ -7,7 +7,8 @@
 # Each build attaches its limiter (skb mode, a rate no run reaches: every
 # frame passes) to a veth of one namespace made here; bpftool prog run
 # (BPF_PROG_TEST_RUN) runs each frame 2,000,000 times per round: untagged
-# IPv4 (the main program's straight line), and through the slow path IPv4
+# IPv4 (the main program's straight line; UDP, and a TCP ACK to port 22,
+# which --syn-cookies looks at), and through the slow path IPv4
 # behind a VLAN tag, IPv6, an IPv4-mapped IPv6 source and ARP. Prints
 # "FRAME ROUND A_NS B_NS" and the load average before and after; read the
 # ratio B/A over the rounds. RL_AB_ARGS: more of the policy, the same for
@@ -32,12 +33,17 @@ mac = bytes.fromhex('020000000002020000000001')
 def ip4(src):
     s = bytes(int(x) for x in src.split('.'))
     return struct.pack('!BBHHHBBH4s4s', 0x45, 0, 46, 1, 0, 64, 17, 0, s, bytes([198,18,0,2])) + struct.pack('!HHHH', 40000, 9, 26, 0) + bytes(18)
+def tcp4(src, dport):
+    s = bytes(int(x) for x in src.split('.'))
+    # An ACK (flags 0x10), no options: a connection's packet, not a SYN.
+    return struct.pack('!BBHHHBBH4s4s', 0x45, 0, 40, 1, 0, 64, 6, 0, s, bytes([198,18,0,2])) + struct.pack('!HHIIBBHHH', 40000, dport, 1, 1, 5 << 4, 0x10, 512, 0, 0) + bytes(6)
 def ip6(src):
     import ipaddress
     s = ipaddress.IPv6Address(src).packed
     return struct.pack('!IHBB', 6 << 28, 26, 17, 64) + s + ipaddress.IPv6Address('2001:2::2').packed + struct.pack('!HHHH', 40000, 9, 26, 0) + bytes(18)
 fr = {
  'ipv4': mac + struct.pack('!H', 0x0800) + ip4('198.18.0.1'),
+ 'tcp4': mac + struct.pack('!H', 0x0800) + tcp4('198.18.0.1', 22),
  'vlan-ipv4': mac + struct.pack('!HHH', 0x8100, 100, 0x0800) + ip4('198.18.0.1'),
  'ipv6': mac + struct.pack('!H', 0x86dd) + ip6('2001:2::1'),
  'mapped': mac + struct.pack('!H', 0x86dd) + ip6('::ffff:198.18.0.1'),
@@ -66,7 +72,7 @@ run() {
 }
 echo "# frame round A_ns B_ns (load: $(cut -d' ' -f1-3 /proc/loadavg))"
 for r in $(seq 1 "${3:-5}"); do
-	for f in ipv4 vlan-ipv4 ipv6 mapped arp; do
+	for f in ipv4 tcp4 vlan-ipv4 ipv6 mapped arp; do
 		echo "$f $r $(run $ida $f) $(run $idb $f)"
 	done
 done

@@ -56,13 +56,20 @@
 /* The longest TCP header, and the copy of it the cookie is made from. */
 #define RL_TCP_MAXLEN 60
 
-/* Is @port (host order) one of --syn-cookies'? The count is a constant: dead ranges go. */
+/*
+ * Is @port (host order) one of --syn-cookies'? The count is a constant, and
+ * the loop ends at it: the ranges past it are neither run nor checked by
+ * the verifier (which walked all RL_SYN_MAX_RANGES rounds of a loop that
+ * only tested the count inside).
+ */
 static __always_inline int syn_port(__u16 port)
 {
-	for (int i = 0; i < RL_SYN_MAX_RANGES; i++)
-		if (i < rl_cfg.syn.n && port >= rl_cfg.syn.port[i].lo &&
-		    port <= rl_cfg.syn.port[i].hi)
+	for (int i = 0; i < RL_SYN_MAX_RANGES; i++) {
+		if (i >= rl_cfg.syn.n)
+			break;
+		if (port >= rl_cfg.syn.port[i].lo && port <= rl_cfg.syn.port[i].hi)
 			return 1;
+	}
 	return 0;
 }
 
