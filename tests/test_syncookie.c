@@ -710,7 +710,8 @@ static unsigned long long nstat_get(struct rl_ns *ns, const char *key)
 	unsigned long long v;
 	char *out = NULL;
 
-	rl_ns_rx_sh(ns, &out, "nstat -az %s", key);
+	/* -s: absolute counters, and no history file (/tmp/.nstat.u$UID) left behind. */
+	rl_ns_rx_sh(ns, &out, "nstat -azs %s", key);
 	v = field_after(out, key);
 	free(out);
 	return v;
