@@ -34,6 +34,34 @@ struct sa4_round_arg {
 };
 
 /*
+ * A round on slot @i of set @idx (@set), whose word @w holds the source of
+ * identity @id: RL_ROUND_LOST while another CPU inserts it; else its state
+ * (relative to @ref) stepped at @now (tick @tk) for @cost, a pass stored
+ * with one compare-and-swap of the word read. 1, 0, or RL_ROUND_LOST when
+ * another CPU changed the word first. sa4_round()'s and sa_hit4()'s.
+ */
+static __always_inline int round4(struct rl_kcounters *cnt, struct rl_sa_set *set, __u32 idx, int i,
+				  __u64 w, __u64 id, __u64 now, __u64 tk, __u64 ref, __u64 cost)
+{
+	__u32 bits = rl_sa_bits;
+	__u64 next;
+
+	if (w & RL_SA_PEND) { /* being inserted by another CPU */
+		cnt->cas_retries++;
+		return RL_ROUND_LOST;
+	}
+	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, ref, bits), now, tk, cost, &next))
+		return 0;
+	if (__sync_val_compare_and_swap(&set->w[i], w,
+					id | RL_SA_SEEN | (next & rl_sa_state_mask(bits))) == w) {
+		sync_slot4(cnt, &idx, i, id, cost);
+		return 1;
+	}
+	cnt->cas_retries++;
+	return RL_ROUND_LOST;
+}
+
+/*
  * One round of limit_sa4() on @set for the source and packet of @a: 1, 0,
  * RL_NOT_HELD, or RL_ROUND_LOST (another CPU changed the slot, or is
  * inserting the source). A global function of its own: the verifier checks
@@ -41,29 +69,15 @@ struct sa4_round_arg {
  */
 __noinline int sa4_round(struct rl_kcounters *cnt, struct rl_sa_set *set, struct sa4_round_arg *a)
 {
-	__u32 bits = rl_sa_bits, idx;
-	__u64 idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits), id, w, next;
+	__u64 idm = rl_sa_id_mask(rl_sa_bits), w;
 	int hit;
 
 	if (!cnt || !set || !a)
 		return -1;
-	id = a->id;
-	SA_FIND(set, id, idm, hit, w);
+	SA_FIND(set, a->id, idm, hit, w);
 	if (hit < 0)
 		return RL_NOT_HELD;
-	if (w & RL_SA_PEND) { /* being inserted by another CPU */
-		cnt->cas_retries++;
-		return RL_ROUND_LOST;
-	}
-	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, a->ref, bits), a->now, a->tk, a->cost, &next))
-		return 0;
-	if (__sync_val_compare_and_swap(&set->w[hit], w, id | RL_SA_SEEN | (next & sm)) == w) {
-		idx = a->idx;
-		sync_slot4(cnt, &idx, hit, id, a->cost);
-		return 1;
-	}
-	cnt->cas_retries++;
-	return RL_ROUND_LOST;
+	return round4(cnt, set, a->idx, hit, w, a->id, a->now, a->tk, a->ref, a->cost);
 }
 
 /*
@@ -120,7 +134,7 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 {
 	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
 	__u32 idx = h & ((1U << bits) - 1);
-	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits), w = 0, tk, next;
+	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits), w = 0, tk;
 	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
 	int i;
 
@@ -129,21 +143,8 @@ static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 
 	SA_FIND(set, id, idm, i, w);
 	if (i < 0)
 		return RL_NOT_HELD;
-	if (w & RL_SA_PEND) { /* being inserted by another CPU */
-		cnt->cas_retries++;
-		return RL_ROUND_LOST;
-	}
 	tk = tick(cnt, now);
-	if (!rl_step_at(&rl_cfg.params, rl_sa_get(w, rl_sa_ref_at(&rl_cfg.params, tk), bits), now,
-			tk, cost, &next))
-		return 0;
-	if (__sync_val_compare_and_swap(&set->w[i], w,
-					id | RL_SA_SEEN | (next & rl_sa_state_mask(bits))) == w) {
-		sync_slot4(cnt, &idx, i, id, cost);
-		return 1;
-	}
-	cnt->cas_retries++;
-	return RL_ROUND_LOST;
+	return round4(cnt, set, idx, i, w, id, now, tk, rl_sa_ref_at(&rl_cfg.params, tk), cost);
 }
 
 /*
