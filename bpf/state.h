@@ -13,6 +13,7 @@
 #define RL_BPF_STATE_H
 
 #include <linux/bpf.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 #include "rl_common.h"
 #include "rl_sa.h"
@@ -60,6 +61,20 @@ static __always_inline void placed(struct rl_kcounters *cnt, __u64 evicted, __u6
 		if (seen)
 			cnt->evicted_seen++;
 	}
+}
+
+/*
+ * The set of IPv4 source @addr in the set table @map (rl_sets4 or rl_wide4,
+ * both of 2^rl_sa_bits sets), its index in *idx and its identity in *id.
+ * The lookup cannot fail (idx < max_entries).
+ */
+static __always_inline struct rl_sa_set *set4(void *map, __be32 addr, __u32 *idx, __u64 *id)
+{
+	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
+
+	*idx = h & ((1U << bits) - 1);
+	*id = rl_sa_id(h, rl_cfg.gen, bits);
+	return bpf_map_lookup_elem(map, idx);
 }
 
 /*

@@ -97,17 +97,13 @@ __noinline int sa4_round(struct rl_kcounters *cnt, struct rl_sa_set *set, struct
  */
 __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost, int lost)
 {
-	__u32 bits = rl_sa_bits, h;
 	struct sa4_round_arg a;
 	struct rl_sa_set *set;
 	int t, ret;
 
 	if (!cnt)
 		return -1;
-	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
-	a.idx = h & ((1U << bits) - 1);
-	a.id = rl_sa_id(h, rl_cfg.gen, bits);
-	set = bpf_map_lookup_elem(&rl_sets4, &a.idx);
+	set = set4(&rl_sets4, addr, &a.idx, &a.id);
 	if (!set) { /* cannot happen: idx < max_entries */
 		cnt->insert_failed++;
 		return -1;
@@ -132,12 +128,12 @@ __noinline int limit_sa4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64
  */
 static __always_inline int sa_hit4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
-	__u32 idx = h & ((1U << bits) - 1);
-	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits), w = 0, tk;
-	struct rl_sa_set *set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	__u64 idm = rl_sa_id_mask(rl_sa_bits), id, w = 0, tk;
+	struct rl_sa_set *set;
+	__u32 idx;
 	int i;
 
+	set = set4(&rl_sets4, addr, &idx, &id);
 	if (!set) /* cannot happen: idx < max_entries; limit_sa4() counts it */
 		return RL_ROUND_LOST;
 	SA_FIND(set, id, idm, i, w);
@@ -197,7 +193,7 @@ __noinline int sa4_claim(struct rl_kcounters *cnt, struct rl_sa_set *set, struct
  */
 __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 cost)
 {
-	__u32 bits = rl_sa_bits, h;
+	__u32 bits = rl_sa_bits;
 	struct claim4_arg a;
 	struct rl_sa_set *set;
 	__u64 ref;
@@ -205,10 +201,7 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
 
 	if (!cnt)
 		return -1;
-	h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
-	a.idx = h & ((1U << bits) - 1);
-	a.id = rl_sa_id(h, rl_cfg.gen, bits);
-	set = bpf_map_lookup_elem(&rl_sets4, &a.idx);
+	set = set4(&rl_sets4, addr, &a.idx, &a.id);
 	if (!set)
 		return -1;
 	ref = claim4_packet(&a, cnt, addr, now, cost);
@@ -230,14 +223,13 @@ __noinline int sa_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u64 
  */
 __noinline int charge_sa4(__be32 addr, __u64 now, __u64 units)
 {
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key), idx;
-	__u64 id = rl_sa_id(h, rl_cfg.gen, bits), idm = rl_sa_id_mask(bits);
-	__u64 sm = rl_sa_state_mask(bits), ref = rl_sa_ref(&rl_cfg.params, now), w, next;
+	__u32 bits = rl_sa_bits, idx;
+	__u64 idm = rl_sa_id_mask(bits), sm = rl_sa_state_mask(bits);
+	__u64 ref = rl_sa_ref(&rl_cfg.params, now), id, w, next;
 	struct rl_sa_set *set;
 	int i, t;
 
-	idx = h & ((1U << bits) - 1);
-	set = bpf_map_lookup_elem(&rl_sets4, &idx);
+	set = set4(&rl_sets4, addr, &idx, &id);
 	if (!set)
 		return 0;
 	/* The slot once; then retries on it alone (fewer paths for the verifier). */

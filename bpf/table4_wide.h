@@ -25,20 +25,6 @@
 #include "sync.h"
 
 /*
- * rl_wide4 (the wide layout of include/rl_sa.h): the set of IPv4 source
- * @addr, its index in *idx and its identity. The lookup cannot fail (idx <
- * max_entries).
- */
-static __always_inline struct rl_sa_set *wide_set(__be32 addr, __u32 *idx, __u64 *id)
-{
-	__u32 bits = rl_sa_bits, h = rl_sa_hash(bpf_ntohl(addr), rl_cfg.gen, rl_cfg.sa_key);
-
-	*idx = h & ((1U << bits) - 1);
-	*id = rl_sa_id(h, rl_cfg.gen, bits);
-	return bpf_map_lookup_elem(&rl_wide4, idx);
-}
-
-/*
  * One round on way @i of @set, whose identity word was read as @w (used,
  * unlocked): its state, then over the limit if the identity word still
  * reads @w, or within it if the lock from @w is taken, in which case the
@@ -108,7 +94,7 @@ static __always_inline int wide_hit4(struct rl_kcounters *cnt, __be32 addr, __u6
 	__u32 idx;
 	int i, ret;
 
-	set = wide_set(addr, &idx, &id);
+	set = set4(&rl_wide4, addr, &idx, &id);
 	if (!set) /* cannot happen; limit_wide4() counts it */
 		return RL_ROUND_LOST;
 	i = wide_find(set, id, &w);
@@ -175,7 +161,7 @@ __noinline int limit_wide4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u
 
 	if (!cnt)
 		return -1;
-	set = wide_set(addr, &a.idx, &a.id);
+	set = set4(&rl_wide4, addr, &a.idx, &a.id);
 	if (!set) { /* cannot happen: idx < max_entries */
 		cnt->insert_failed++;
 		return -1;
@@ -260,7 +246,7 @@ __noinline int wide_miss4(struct rl_kcounters *cnt, __be32 addr, __u64 now, __u6
 
 	if (!cnt)
 		return -1;
-	set = wide_set(addr, &a.idx, &a.id);
+	set = set4(&rl_wide4, addr, &a.idx, &a.id);
 	if (!set)
 		return -1;
 	ref = claim4_packet(&a, cnt, addr, now, cost);
@@ -302,7 +288,7 @@ __noinline int charge_wide4(__be32 addr, __u64 now, __u64 units)
 	__u32 idx;
 	int i, t;
 
-	set = wide_set(addr, &idx, &id);
+	set = set4(&rl_wide4, addr, &idx, &id);
 	if (!set)
 		return 0;
 	i = wide_find(set, id, &w);
