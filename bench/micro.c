@@ -1595,7 +1595,8 @@ static const __u32 paths_tables[] = { M1, 2 * M1, 4 * M1, M8, M8 + M1 };
  *	16 tcp port rules (paths_ruleset()), on a UDP and on a TCP frame to a
  *	port no rule names: x (c'), and x the program without rules, net of the
  *	driver and gross (the driver's cost in both, as a caller of the whole
- *	program sees it);
+ *	program sees it); the IPv6 frame behind the same rules, against IPv6
+ *	with --prefix6 64 and no rules;
  * and 1M sources in tables for 1M, 2M, 4M, 8M and 9M sources (rl_sets4 of
  * 2^19 to 2^23 sets), INSTANCES of each, against (c') with a table for 1M and
  * for 9M sources, and against our table for 1M: what a table larger than its
@@ -1714,6 +1715,13 @@ static int phase_paths(struct micro *m)
 			add_target(t, &nt, name, K_OURS, fd, 1, k);
 			t[nt - 1].driver = dt;
 			t[nt - 1].frame = &tcp4;
+			if (p == P_V4)
+				continue;
+			/* The IPv6 frame behind the same (IPv4) rules: the no-match path of IPv6. */
+			snprintf(name, sizeof(name), "IPv6%s, UDP", one_name[p] + strlen("IPv4"));
+			add_target(t, &nt, name, K_OURS, fd, 1, k);
+			t[nt - 1].driver = d6;
+			t[nt - 1].frame = &m->frame6;
 		}
 	}
 	/* 1M sources. */
@@ -1788,8 +1796,11 @@ static int phase_paths(struct micro *m)
 		net_cell(nc, sizeof(nc), &x, false);
 		/* The rules rows against the same frame without rules. */
 		if (strstr(t[i].name, "prefixes")) {
-			snprintf(base, sizeof(base), "%s, %s", one_name[P_V4],
-				 t[i].frame == &tcp4 ? "TCP" : "UDP");
+			if (t[i].frame == &m->frame6)
+				snprintf(base, sizeof(base), "%s", one_name[P_V6_64]);
+			else
+				snprintf(base, sizeof(base), "%s, %s", one_name[P_V4],
+					 t[i].frame == &tcp4 ? "TCP" : "UDP");
 			b = find_target(t, nt, base, 1);
 			if (b >= 0) {
 				xn = round_ratio(m, t, nt, i, b, true);
