@@ -396,6 +396,7 @@ enum {
 	RL_FIRST_NONE = 0, /* no rule can match: the default rule's packet */
 	RL_FIRST_NONE4 = 1, /* the same, of untagged IPv4 with a whole header */
 	RL_FIRST_MAY = 2, /* rules_path() decides */
+	RL_FIRST_NONE6 = 3, /* RL_FIRST_NONE, of untagged IPv6 (not ICMPv6, not IPv4-mapped) */
 };
 
 /*
@@ -403,9 +404,9 @@ enum {
  * and IPv6 (but ICMPv6: neighbour discovery is rules_path()'s to tell),
  * rules_may_match() answers in line on the headers, with no call and no
  * lookup of a trie; any other frame is rules_path()'s to parse. An
- * IPv4-mapped source is the IPv4 host to rules too. Checks an IPv4 header
- * as the main program's straight line does, which RL_FIRST_NONE4 lets skip
- * its own checks.
+ * IPv4-mapped source is the IPv4 host to rules too. Checks an IPv4 or IPv6
+ * header as the main program's straight lines do, which RL_FIRST_NONE4 and
+ * RL_FIRST_NONE6 let skip their own checks.
  */
 static __always_inline int rules_first(void *data, void *end)
 {
@@ -430,9 +431,9 @@ static __always_inline int rules_first(void *data, void *end)
 	a3 = ip6->saddr.in6_u.u6_addr32[3];
 	mapped = !a0 && !ip6->saddr.in6_u.u6_addr32[1] &&
 		 ip6->saddr.in6_u.u6_addr32[2] == bpf_htonl(0xffff);
-	return rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped, bpf_ntohl(mapped ? a3 : a0)) ?
-		       RL_FIRST_MAY :
-		       RL_FIRST_NONE;
+	if (rules_may_match(ip6->nexthdr, ip6 + 1, end, !mapped, bpf_ntohl(mapped ? a3 : a0)))
+		return RL_FIRST_MAY;
+	return mapped ? RL_FIRST_NONE : RL_FIRST_NONE6;
 }
 
 static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
@@ -454,12 +455,15 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 		int first = rules_first(data, end);
 
 		/*
-		 * IPv4 no rule can match, and no SYN-cookie step to come: the
-		 * straight line below, on the header rules_first() checked and
-		 * nothing has changed (no call ran), rather than parsed again.
+		 * IPv4 or IPv6 no rule can match, and no SYN-cookie step to
+		 * come: the straight line below, on the header rules_first()
+		 * checked and nothing has changed (no call ran), rather than
+		 * parsed again.
 		 */
 		if (first == RL_FIRST_NONE4 && !rl_cfg.syn.n)
 			goto v4;
+		if (first == RL_FIRST_NONE6 && !rl_cfg.syn.n)
+			goto v6;
 		if (first == RL_FIRST_MAY) {
 			v = rules_path(ctx, cnt);
 			if (v >= 0)
@@ -495,9 +499,12 @@ v4:
 	 */
 	if ((void *)(ip6 + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6) &&
 	    ip6->version == 6 && ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */) {
-		__u32 a0 = ip6->saddr.in6_u.u6_addr32[0], a1 = ip6->saddr.in6_u.u6_addr32[1];
-		__u32 a2 = ip6->saddr.in6_u.u6_addr32[2], a3 = ip6->saddr.in6_u.u6_addr32[3];
-
+		__u32 a0, a1, a2, a3;
+v6:
+		a0 = ip6->saddr.in6_u.u6_addr32[0];
+		a1 = ip6->saddr.in6_u.u6_addr32[1];
+		a2 = ip6->saddr.in6_u.u6_addr32[2];
+		a3 = ip6->saddr.in6_u.u6_addr32[3];
 		if ((a0 || a1 || a2 != bpf_htonl(0xffff)) && !link_local6(a0)) {
 			len = frame_len(ctx, data, end);
 			return decide(ctx, cnt, fast_v6(cnt, a0, a1, a2, a3, len, full), len);
