@@ -345,6 +345,51 @@ static __always_inline int syn_answer(struct xdp_md *ctx, struct rl_kcounters *c
 	return XDP_TX;
 }
 
+/* syn_first()'s answers. */
+enum {
+	RL_SYN_FIRST_NONE = 0, /* rl_syn_step() would let the frame go on untouched */
+	RL_SYN_FIRST_NONE4 = 1, /* the same, of untagged IPv4 with a whole header */
+	RL_SYN_FIRST_NONE6 = 2, /* the same, of untagged IPv6 but ICMPv6 */
+	RL_SYN_FIRST_STEP = 3, /* rl_syn_step() decides */
+};
+
+/*
+ * Before rl_syn_step(), in line in the main program: does the frame at
+ * @data (to @end) need it? Only a TCP header to a port of --syn-cookies
+ * does, or a VLAN tag (the step parses past it). Everything else (UDP,
+ * TCP to another port, a fragment, a header cut short) it would let go on
+ * untouched, after a call and a parse of its own. Checks an IPv4 or IPv6
+ * header as the main program's straight lines do, which RL_SYN_FIRST_NONE4
+ * and RL_SYN_FIRST_NONE6 let skip their own checks.
+ */
+static __always_inline int syn_first(void *data, void *end)
+{
+	struct ethhdr *eth = data;
+	struct iphdr *ip = (void *)(eth + 1);
+	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	struct tcphdr *th;
+
+	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
+	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
+		th = (void *)ip + ip->ihl * 4;
+		if (ip->protocol == IPPROTO_TCP && !(ip->frag_off & bpf_htons(0x3fff)) &&
+		    (void *)(th + 1) <= end && th->doff >= 5 && syn_port(bpf_ntohs(th->dest)))
+			return RL_SYN_FIRST_STEP;
+		return RL_SYN_FIRST_NONE4;
+	}
+	if ((void *)(ip6 + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IPV6) &&
+	    ip6->version == 6 && ip6->nexthdr != 58 /* IPPROTO_ICMPV6 */) {
+		th = (void *)(ip6 + 1);
+		if (ip6->nexthdr == IPPROTO_TCP && (void *)(th + 1) <= end && th->doff >= 5 &&
+		    syn_port(bpf_ntohs(th->dest)))
+			return RL_SYN_FIRST_STEP;
+		return RL_SYN_FIRST_NONE6;
+	}
+	if ((void *)(eth + 1) <= end && is_vlan(eth->h_proto))
+		return RL_SYN_FIRST_STEP;
+	return RL_SYN_FIRST_NONE;
+}
+
 /*
  * The SYN-cookie step for the packet of @ctx: XDP_TX (a SYN answered),
  * XDP_DROP (no connection and no valid cookie, counted), RL_SYN_GO_ON, or

@@ -474,17 +474,29 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 		}
 	}
 	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
-	if (full && rl_cfg.syn.n && v != RL_SYN_DONE) {
-		v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
-		if (v >= 0)
-			return v;
-		/* Read again, as after rules_path(). */
-		data = (void *)(long)ctx->data;
-		end = (void *)(long)ctx->data_end;
-	}
 	eth = data;
 	ip = (void *)(eth + 1);
 	ip6 = (void *)(eth + 1);
+	if (full && rl_cfg.syn.n && v != RL_SYN_DONE) {
+		/* No call for a frame the step would not touch (UDP, TCP to another port). */
+		int first = syn_first(data, end);
+
+		if (first == RL_SYN_FIRST_NONE4)
+			goto v4;
+		if (first == RL_SYN_FIRST_NONE6)
+			goto v6;
+		if (first == RL_SYN_FIRST_STEP) {
+			v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
+			if (v >= 0)
+				return v;
+			/* Read again, as after rules_path(). */
+			data = (void *)(long)ctx->data;
+			end = (void *)(long)ctx->data_end;
+			eth = data;
+			ip = (void *)(eth + 1);
+			ip6 = (void *)(eth + 1);
+		}
+	}
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
 	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {

@@ -9,6 +9,8 @@
  *	syn_ack_cookie		the cookie's ACK goes on (limited), a wrong one is dropped
  *	syn_options_malformed	options cut short, zero sizes, overlong: answered, never read past
  *	syn_no_state		SYNs from 1000 sources leave the source tables empty
+ *	syn_other_limited	UDP, TCP to another port, a VLAN tag: limited per source,
+ *				never a SYN-cookie verdict
  *	syn_dry_run		a bad cookie in dry-run goes on, counted
  *	syn_rule		a syn-cookies rule between a deny and a limit rule
  *	syn_cli			--syn-proxy check and nft through attach, set, detach
@@ -513,6 +515,59 @@ TEST_FLAGS(syn_no_state, RL_TEST_ROOT)
 	ASSERT_EQ(sources(&p), 0, "no source made by SYNs");
 	if (counters(&p, &c))
 		ASSERT_EQ(c.syncookies_sent, 1000, "1000 SYNs answered");
+	rl_prog_close(&p);
+}
+
+/*
+ * What --syn-cookies does not look at (UDP, even to a protected port; TCP to
+ * another port; IPv4, IPv6, behind a VLAN tag) goes past the step to its
+ * source's limit: syn_first() answers for untagged frames in line, a tagged
+ * one through rl_syn_step(). Each kind from its own source, 6 frames against
+ * a burst of 4 at a clock that does not move: 4 pass, 2 are limited.
+ */
+TEST_FLAGS(syn_other_limited, RL_TEST_ROOT)
+{
+	static const char *const opts[] = { "--rate",	     "1000", "--burst", "4",
+					    "--syn-cookies", "22",   NULL };
+	static const struct {
+		const char *src;
+		int vlans, udp;
+		__u16 dport;
+	} kinds[] = {
+		{ "198.18.1.1", 0, 1, 22 },	 { "198.18.1.2", 0, 0, 9000 },
+		{ "198.18.1.3", 1, 1, 22 },	 { "2001:db8:1::1", 0, 1, 22 },
+		{ "2001:db8:2::1", 0, 0, 9000 }, { "2001:db8:3::1", 2, 0, 9000 },
+	};
+	struct rl_counters c;
+	struct rl_prog p;
+
+	if (!start(&p, opts))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
+		struct tcp_spec s = { .src = kinds[i].src,
+				      .vlans = kinds[i].vlans,
+				      .sport = 40000,
+				      .dport = kinds[i].dport,
+				      .flags = F_ACK };
+		struct tcpf in;
+
+		if (!ASSERT_TRUE(build(&in, &s), "frame"))
+			break;
+		/* The same ports, as UDP: the protocol's byte, the checksum unread. */
+		if (kinds[i].udp)
+			in.d[in.l3 + (in.v6 ? 6 : 9)] = 17;
+		for (int k = 0; k < 6; k++)
+			if (!ASSERT_EQ(run(&p, &in, NULL), k < 4 ? XDP_PASS : XDP_DROP,
+				       kinds[i].src))
+				break;
+	}
+	if (counters(&p, &c)) {
+		ASSERT_EQ(c.new_sources, ARRAY_SIZE(kinds), "a source for each kind");
+		ASSERT_EQ(c.passed, 4 * ARRAY_SIZE(kinds), "passed");
+		ASSERT_EQ(c.limited, 2 * ARRAY_SIZE(kinds), "limited");
+		ASSERT_EQ(c.syncookies_sent + c.syncookies_invalid + c.syncookies_valid, 0,
+			  "no SYN-cookie verdict");
+	}
 	rl_prog_close(&p);
 }
 
