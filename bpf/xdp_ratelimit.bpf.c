@@ -436,6 +436,17 @@ static __always_inline int rules_first(void *data, void *end)
 	return mapped ? RL_FIRST_NONE : RL_FIRST_NONE6;
 }
 
+/*
+ * The frame's bounds, read again after a call that may have changed the
+ * packet (a syn-cookies rule's or the SYN-cookie step's SYN-ACK): to the
+ * verifier, every packet pointer from before the call is gone.
+ */
+static __always_inline void *reread(struct xdp_md *ctx, void **end)
+{
+	*end = (void *)(long)ctx->data_end;
+	return (void *)(long)ctx->data;
+}
+
 static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 {
 	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
@@ -468,9 +479,7 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 			v = rules_path(ctx, cnt);
 			if (v >= 0)
 				return v;
-			/* Read again: a syn-cookies rule may change the packet, to the verifier. */
-			data = (void *)(long)ctx->data;
-			end = (void *)(long)ctx->data_end;
+			data = reread(ctx, &end);
 		}
 	}
 	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
@@ -489,9 +498,7 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 			v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
 			if (v >= 0)
 				return v;
-			/* Read again, as after rules_path(). */
-			data = (void *)(long)ctx->data;
-			end = (void *)(long)ctx->data_end;
+			data = reread(ctx, &end);
 			eth = data;
 			ip = (void *)(eth + 1);
 			ip6 = (void *)(eth + 1);
