@@ -96,6 +96,7 @@
 #define NAME_CL	 "(c') (c) without (b)'s atomic add"
 #define NAME_CL4 "(c'4) (c') keyed by the 4-byte IPv4 address"
 #define NAME_K	 "(k) parse + precise clock read, nothing else"
+#define NAME_KC	 "(k') (k) + one GCRA compare-and-swap, no table"
 
 struct target {
 	char name[96];
@@ -1699,6 +1700,13 @@ static int phase_paths(struct micro *m)
 		add_target(t, &nt, NAME_K ", IPv4", K_REF, fd, 1, k);
 		t[nt - 1].driver = d4;
 		add_target(t, &nt, NAME_K ", IPv6", K_REF, fd, 1, k);
+		t[nt - 1].driver = d6;
+		t[nt - 1].frame = &m->frame6;
+		/* And one compare-and-swap: below it no exact limiter can go, whatever its table. */
+		fd = bpf_program__fd(refs[k]->progs.ref_clock_cas);
+		add_target(t, &nt, NAME_KC ", IPv4", K_REF, fd, 1, k);
+		t[nt - 1].driver = d4;
+		add_target(t, &nt, NAME_KC ", IPv6", K_REF, fd, 1, k);
 		t[nt - 1].driver = d6;
 		t[nt - 1].frame = &m->frame6;
 		for (int p = 0; p < P_ONE; p++) {

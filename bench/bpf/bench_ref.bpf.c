@@ -30,7 +30,10 @@
  *		       the key size alone is worth;
  *	ref_clock:     (k) parse and one read of the precise clock, then drop:
  *		       what every limiter reading the clock per packet pays
- *		       before its table (paths, issue #30).
+ *		       before its table (paths, issue #30);
+ *	ref_clock_cas: (k') (k) and one GCRA compare-and-swap on a single
+ *		       word, no table: what an exact limiter pays at least,
+ *		       whatever its table, on one source.
  */
 #include "bench_ref.h"
 
@@ -175,17 +178,28 @@ int bench_nop(struct xdp_md *ctx)
 
 /* Where ref_clock's reads go: a helper's result the compiler must keep. */
 __u64 ref_clock_sink;
+/* ref_clock_cas's state: one source's TAT, with no table to find it in. */
+__u64 ref_cas_tat;
 
-/* (a) and (k): the parse, with one read of the precise clock after it when @clock. */
+/*
+ * (a), (k) and (k'): the parse, with one read of the precise clock after it
+ * when @clock, and (@clock 2) one GCRA compare-and-swap of ref_cas_tat.
+ */
 static __always_inline int parse_drop(struct xdp_md *ctx, const int clock)
 {
 	struct rl_key key;
+	__u64 now;
 
 	if (ref_key(ctx, &key))
 		return XDP_PASS;
-	if (clock)
-		ref_clock_sink = bpf_ktime_get_ns();
-	return XDP_DROP;
+	if (!clock)
+		return XDP_DROP;
+	now = bpf_ktime_get_ns();
+	if (clock == 1) {
+		ref_clock_sink = now;
+		return XDP_DROP;
+	}
+	return ref_gcra_cas(&ref_cas_tat, now, ref_interval_ns, ref_tau_ns);
 }
 
 SEC("xdp")
@@ -198,6 +212,12 @@ SEC("xdp")
 int ref_clock(struct xdp_md *ctx)
 {
 	return parse_drop(ctx, 1);
+}
+
+SEC("xdp")
+int ref_clock_cas(struct xdp_md *ctx)
+{
+	return parse_drop(ctx, 2);
 }
 
 SEC("xdp")
