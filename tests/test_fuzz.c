@@ -10,6 +10,11 @@
  * by frame and the counters at every checkpoint; XDP_ABORTED never happens.
  * A mismatch prints a reproducer: the frame in hex, its time, the policy.
  *
+ * Beside each policy runs its twin with --syn-cookies (TWIN_PORTS): every
+ * frame that the SYN-cookie step would not act on must get the same verdict
+ * and counters there, through the in-line answer that skips the step
+ * (bpf/syncookie.h, syn_first()); frames it would act on run in neither.
+ *
  * fuzz_short runs in make test; fuzz_long (make fuzz) runs 10 million frames.
  */
 #include <arpa/inet.h>
@@ -41,8 +46,12 @@ static __u32 below(__u32 n)
 struct coverage {
 	unsigned long frames, ipv4, ipv6, not_ip, malformed[RL_BAD__COUNT], vlan[3];
 	unsigned long options, fragments, ext_headers, pass, drop, would_drop, new_sources;
-	unsigned long nd, link_local;
+	unsigned long nd, link_local, tcp_twin, syn_skipped;
 };
+
+/* The twin's --syn-cookies: random TCP ports hit them now and then. */
+#define TWIN_PORTS     "1-1024,40000-40100"
+#define TWIN_PORTED(p) (((p) >= 1 && (p) <= 1024) || ((p) >= 40000 && (p) <= 40100))
 
 /* What the model expects of one frame. */
 struct expect {
@@ -300,6 +309,61 @@ static void hexdump(const __u8 *f, __u32 len)
 	fputc('\n', stderr);
 }
 
+/*
+ * Would the SYN-cookie step act on frame @f (@len bytes)? A whole TCP
+ * header (doff 5 or more) to one of TWIN_PORTS, of IPv4 that is not a
+ * fragment or of IPv6 without an extension header, behind at most two VLAN
+ * tags: the contract of rl_syn_step(), written again. It answers or drops
+ * such a frame where the policy alone counts it against its source. Sets
+ * *@tcp for any TCP header the twin looks past.
+ */
+static bool syn_acts(const __u8 *f, __u32 len, bool *tcp)
+{
+	__u32 off = 14, l4;
+	__u16 proto;
+
+	*tcp = false;
+	if (len < 14)
+		return false;
+	proto = get16(f + 12);
+	for (int i = 0; i < 2 && (proto == 0x8100 || proto == 0x88a8); i++) {
+		if (off + 4 > len)
+			return false;
+		proto = get16(f + off + 2);
+		off += 4;
+	}
+	if (proto == ETH_P_IP) {
+		if (off + 20 > len || f[off] >> 4 != 4 || (f[off] & 15) < 5 || f[off + 9] != 6 ||
+		    (get16(f + off + 6) & 0x3fff))
+			return false;
+		l4 = off + (f[off] & 15u) * 4;
+	} else if (proto == ETH_P_IPV6) {
+		if (off + 40 > len || f[off] >> 4 != 6 || f[off + 6] != 6)
+			return false;
+		l4 = off + 40;
+	} else {
+		return false;
+	}
+	if (l4 + 20 > len || f[l4 + 12] >> 4 < 5)
+		return false;
+	*tcp = true;
+	return TWIN_PORTED(get16(f + l4 + 2));
+}
+
+/* @pol (NULL-terminated) with --syn-cookies TWIN_PORTS after it, in @out (of @n). */
+static void twin_opts(const char *const *pol, const char **out, size_t n)
+{
+	size_t i = 0;
+
+	while (pol[i] && i + 3 < n) {
+		out[i] = pol[i];
+		i++;
+	}
+	out[i++] = "--syn-cookies";
+	out[i++] = TWIN_PORTS;
+	out[i] = NULL;
+}
+
 static const char *const *const policies[] = {
 	(const char *const[]){ "--rate", "1000", "--burst", "20", NULL },
 	(const char *const[]){ "--algo", "gcra", "--rate", "1mbit", "--burst", "3000", "--prefix4",
@@ -340,8 +404,10 @@ static void fuzz(unsigned long frames)
 	rng_state = rl_test_seed() * 0x9e3779b97f4a7c15ULL | 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (size_t p = 0; p < sizeof(policies) / sizeof(policies[0]); p++) {
-		struct rl_counters kc;
-		struct rl_prog prog;
+		struct rl_counters kc, tc;
+		struct rl_prog prog, twin;
+		struct rl_config tcfg;
+		const char *topts[24];
 		struct model m = {};
 		struct rl_policy pol;
 		struct rl_opts o;
@@ -353,13 +419,26 @@ static void fuzz(unsigned long frames)
 		rl_config_policy(&m.cfg, &pol, &o);
 		if (!ASSERT_OK(rl_sim_init(&m.sim, &pol, err, sizeof(err)), err))
 			return;
+		twin_opts(policies[p], topts, sizeof(topts) / sizeof(topts[0]));
+		if (!rl_build_config(&tcfg, topts, NULL)) {
+			rl_sim_free(&m.sim);
+			return;
+		}
 		if (!rl_prog_load(&prog, true, 1 << 20) || !rl_prog_configure(&prog, 0, &m.cfg)) {
 			rl_sim_free(&m.sim);
 			return;
 		}
+		if (!rl_prog_load(&twin, true, 1 << 20)) {
+			rl_prog_close(&prog);
+			rl_sim_free(&m.sim);
+			return;
+		}
+		if (!rl_prog_configure(&twin, 0, &tcfg))
+			goto next;
 		for (unsigned long i = 0; i < per; i++) {
 			__u32 len = gen_frame(f, &cov);
-			int want, got;
+			int want, got, tgot;
+			bool tcp;
 
 			/* Mostly small steps, sometimes none, now and then a long idle. */
 			switch (below(16)) {
@@ -371,8 +450,14 @@ static void fuzz(unsigned long frames)
 			default:
 				now += rnd() % 2000000;
 			}
+			if (syn_acts(f, len, &tcp)) {
+				cov.syn_skipped++;
+				continue;
+			}
+			cov.tcp_twin += tcp;
 			want = model_frame(&m, f, len, now, &cov);
 			got = rl_prog_run(&prog, now, f, len, 1);
+			tgot = rl_prog_run(&twin, now, f, len, 1);
 			cov.frames++;
 			cov.pass += got == XDP_PASS;
 			cov.drop += got == XDP_DROP;
@@ -384,9 +469,25 @@ static void fuzz(unsigned long frames)
 				hexdump(f, len);
 				goto next;
 			}
+			if (tgot != got) {
+				rl_test_fail(
+					__FILE__, __LINE__,
+					"frame %lu of policy %zu at %llu ns: kernel %d, with --syn-cookies %d",
+					i, p, (unsigned long long)now, got, tgot);
+				hexdump(f, len);
+				goto next;
+			}
 			if ((i + 1) % CHECK_EVERY == 0 || i + 1 == per) {
-				if (!rl_prog_counters(&prog, &kc))
+				if (!rl_prog_counters(&prog, &kc) || !rl_prog_counters(&twin, &tc))
 					goto next;
+				if (!counters_equal(&kc, &tc)) {
+					rl_test_fail(
+						__FILE__, __LINE__,
+						"counters with --syn-cookies differ after frame %lu of policy %zu",
+						i, p);
+					print_counters_diff(&tc, &kc);
+					goto next;
+				}
 				if (!counters_equal(&kc, &m.cnt)) {
 					rl_test_fail(
 						__FILE__, __LINE__,
@@ -400,6 +501,7 @@ static void fuzz(unsigned long frames)
 		}
 next:
 		cov.would_drop += m.cnt.would_drop;
+		rl_prog_close(&twin);
 		rl_prog_close(&prog);
 		rl_sim_free(&m.sim);
 	}
@@ -407,15 +509,18 @@ next:
 	printf("    %lu frames in %.1f s: ipv4 %lu (options %lu, fragments %lu), ipv6 %lu (ext headers %lu),\n"
 	       "    not ip %lu, malformed eth/vlan/ipv4/ihl/ipv6 %lu/%lu/%lu/%lu/%lu (BPF_PROG_TEST_RUN takes no runt under 14 bytes),\n"
 	       "    vlan tags 0/1-2/3 %lu/%lu/%lu, pass %lu, drop %lu, would-drop %lu, new sources %lu,\n"
-	       "    neighbour discovery %lu, link-local ipv6 %lu\n",
+	       "    neighbour discovery %lu, link-local ipv6 %lu,\n"
+	       "    with --syn-cookies: tcp %lu the same, %lu for its step not run\n",
 	       cov.frames, (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9,
 	       cov.ipv4, cov.options, cov.fragments, cov.ipv6, cov.ext_headers, cov.not_ip,
 	       cov.malformed[RL_BAD_ETH], cov.malformed[RL_BAD_VLAN], cov.malformed[RL_BAD_IPV4],
 	       cov.malformed[RL_BAD_IHL], cov.malformed[RL_BAD_IPV6], cov.vlan[0], cov.vlan[1],
 	       cov.vlan[2], cov.pass, cov.drop, cov.would_drop, cov.new_sources, cov.nd,
-	       cov.link_local);
+	       cov.link_local, cov.tcp_twin, cov.syn_skipped);
 	/* The generator must reach what it is there to reach. */
 	ASSERT_TRUE(cov.nd > 0 && cov.link_local > 0, "neighbour discovery and link-local covered");
+	ASSERT_TRUE(cov.tcp_twin > 0 && cov.syn_skipped > 0,
+		    "tcp past --syn-cookies and frames for its step covered");
 }
 
 TEST_FLAGS(fuzz_short, RL_TEST_ROOT)
