@@ -532,6 +532,24 @@ TEST_FLAGS(rk_quick_path, RL_TEST_ROOT)
 				  .ext = v4only[i].ext };
 		EXPECT(&k, &x, t, v4only[i].verdict, v4only[i].rule);
 	}
+	/*
+	 * Neighbour discovery from a global source, which no rule can match
+	 * (no IPv6 prefix, no rule for ICMPv6): it passes as ND, never limited
+	 * (twice the burst of 5, from a /64 that sent UDP above), never on the
+	 * IPv6 straight line.
+	 */
+	{
+		struct frame f;
+
+		for (int i = 0; i < 10; i++) {
+			fr_init(&f);
+			fr_eth(&f, ETH_P_IPV6);
+			fr_icmp6(&f, "2001:db8:40::9", 135, 255);
+			if (!ASSERT_EQ(rl_prog_run(&k.p, t, f.data, f.len, 1), XDP_PASS,
+				       "ND from a global source, no rule for it"))
+				break;
+		}
+	}
 	rk_stop(&k);
 	if (!rk_start(&k, def_opts))
 		goto out;
