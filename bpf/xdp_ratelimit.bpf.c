@@ -453,9 +453,9 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 	struct ethhdr *eth = data;
 	struct iphdr *ip = (void *)(eth + 1);
 	struct ipv6hdr *ip6 = (void *)(eth + 1);
+	int v = -1, syn = RL_SYN_FIRST_NONE;
 	struct rl_kcounters *cnt;
 	__u32 zero = 0;
-	int v = -1;
 	__u64 len;
 
 	cnt = bpf_map_lookup_elem(&rl_counters, &zero);
@@ -482,28 +482,28 @@ static __always_inline int rl_xdp(struct xdp_md *ctx, const int full)
 			data = reread(ctx, &end);
 		}
 	}
-	/* --syn-cookies: before the per-source step, so a SYN leaves no state (bpf/syncookie.h). */
-	eth = data;
-	ip = (void *)(eth + 1);
-	ip6 = (void *)(eth + 1);
+	/*
+	 * --syn-cookies: before the per-source step, so a SYN leaves no state
+	 * (bpf/syncookie.h); no call for a frame the step would not touch (UDP,
+	 * TCP to another port), and a header syn_first() checked is not
+	 * checked again.
+	 */
 	if (full && rl_cfg.syn.n && v != RL_SYN_DONE) {
-		/* No call for a frame the step would not touch (UDP, TCP to another port). */
-		int first = syn_first(data, end);
-
-		if (first == RL_SYN_FIRST_NONE4)
-			goto v4;
-		if (first == RL_SYN_FIRST_NONE6)
-			goto v6;
-		if (first == RL_SYN_FIRST_STEP) {
+		syn = syn_first(data, end);
+		if (syn == RL_SYN_FIRST_STEP) {
 			v = rl_syn_step(ctx, 1, rl_cfg.action == RL_ACTION_DRY_RUN);
 			if (v >= 0)
 				return v;
 			data = reread(ctx, &end);
-			eth = data;
-			ip = (void *)(eth + 1);
-			ip6 = (void *)(eth + 1);
 		}
 	}
+	eth = data;
+	ip = (void *)(eth + 1);
+	ip6 = (void *)(eth + 1);
+	if (syn == RL_SYN_FIRST_NONE4)
+		goto v4;
+	if (syn == RL_SYN_FIRST_NONE6)
+		goto v6;
 	/* Untagged IPv4 with a whole header (options included): the straight line. */
 	if ((void *)(ip + 1) <= end && eth->h_proto == bpf_htons(ETH_P_IP) && ip->version == 4 &&
 	    ip->ihl >= 5 && (void *)ip + ip->ihl * 4 <= end) {
