@@ -1688,27 +1688,31 @@ static int phase_paths(struct micro *m)
 	d6 = nt - 1;
 	t[d6].frame = &m->frame6;
 	for (int k = 0; k < ONE_INSTANCES && do_one; k++) {
-		int fd = bpf_program__fd(refs[k]->progs.ref_gcra_lean);
+		/*
+		 * (c'); the clock alone, below which no limiter that reads it
+		 * per packet can go; and with one compare-and-swap, below which
+		 * no exact limiter can, whatever its table. On both frames.
+		 */
+		const struct {
+			const char *name;
+			struct bpf_program *prog;
+		} ref[] = { { NAME_CL, refs[k]->progs.ref_gcra_lean },
+			    { NAME_K, refs[k]->progs.ref_clock },
+			    { NAME_KC, refs[k]->progs.ref_clock_cas } };
+		int fd;
 
-		add_target(t, &nt, NAME_CL ", IPv4", K_REF, fd, 1, k);
-		t[nt - 1].driver = d4;
-		add_target(t, &nt, NAME_CL ", IPv6", K_REF, fd, 1, k);
-		t[nt - 1].driver = d6;
-		t[nt - 1].frame = &m->frame6;
-		/* The clock alone: below it no limiter that reads it per packet can go. */
-		fd = bpf_program__fd(refs[k]->progs.ref_clock);
-		add_target(t, &nt, NAME_K ", IPv4", K_REF, fd, 1, k);
-		t[nt - 1].driver = d4;
-		add_target(t, &nt, NAME_K ", IPv6", K_REF, fd, 1, k);
-		t[nt - 1].driver = d6;
-		t[nt - 1].frame = &m->frame6;
-		/* And one compare-and-swap: below it no exact limiter can go, whatever its table. */
-		fd = bpf_program__fd(refs[k]->progs.ref_clock_cas);
-		add_target(t, &nt, NAME_KC ", IPv4", K_REF, fd, 1, k);
-		t[nt - 1].driver = d4;
-		add_target(t, &nt, NAME_KC ", IPv6", K_REF, fd, 1, k);
-		t[nt - 1].driver = d6;
-		t[nt - 1].frame = &m->frame6;
+		for (size_t r = 0; r < sizeof(ref) / sizeof(ref[0]); r++) {
+			char name[96];
+
+			fd = bpf_program__fd(ref[r].prog);
+			snprintf(name, sizeof(name), "%s, IPv4", ref[r].name);
+			add_target(t, &nt, name, K_REF, fd, 1, k);
+			t[nt - 1].driver = d4;
+			snprintf(name, sizeof(name), "%s, IPv6", ref[r].name);
+			add_target(t, &nt, name, K_REF, fd, 1, k);
+			t[nt - 1].driver = d6;
+			t[nt - 1].frame = &m->frame6;
+		}
 		for (int p = 0; p < P_ONE; p++) {
 			char name[96];
 
