@@ -253,6 +253,15 @@ static __always_inline int limit_v6(struct rl_kcounters *cnt, const struct rl_ke
 	return count6(ret, cnt, src, cost);
 }
 
+/* *@src, of the address words @a0..@a3 (network order). */
+static __always_inline void src6(struct rl_key *src, __u32 a0, __u32 a1, __u32 a2, __u32 a3)
+{
+	src->addr[0] = a0;
+	src->addr[1] = a1;
+	src->addr[2] = a2;
+	src->addr[3] = a3;
+}
+
 /*
  * IPv6 source @a0..@a3 (unmasked, neither IPv4-mapped nor link-local) at
  * time @now: the hit's first round in line (sa6_hit()), limit_v6() for the
@@ -270,10 +279,7 @@ static __always_inline int hit_v6(struct rl_kcounters *cnt, struct rl_key *src, 
 			hot_v6(a0, a1, a2, a3, 0);
 		return ret;
 	}
-	src->addr[0] = a0;
-	src->addr[1] = a1;
-	src->addr[2] = a2;
-	src->addr[3] = a3;
+	src6(src, a0, a1, a2, a3);
 	return limit_v6(cnt, src, now, cost, ret, full);
 }
 
@@ -289,10 +295,7 @@ static __always_inline int fast_v6(struct rl_kcounters *cnt, __u32 a0, __u32 a1,
 
 	cnt->ipv6++;
 	if (full && levels_on(RL_LVL_ON6)) {
-		src.addr[0] = a0;
-		src.addr[1] = a1;
-		src.addr[2] = a2;
-		src.addr[3] = a3;
+		src6(&src, a0, a1, a2, a3);
 		return limit6(cnt, &src, len, 1, full);
 	}
 	return hit_v6(cnt, &src, a0, a1, a2, a3, rl_now(), packet_cost(len), full);
